@@ -1,0 +1,230 @@
+/*
+ * gpured — the one header shared by the C files of the extension.
+ *
+ * Layers (data flows top to bottom, never back up):
+ *   module.c    Python C API: arguments, NumPy arrays, exceptions, the GIL
+ *   plan.c      variant selection: pure function of (op, types, shape, device)
+ *   reduce.c    enqueue the passes a plan describes
+ *   buffers.c   host <-> device transfer (zero-copy on CPU devices)
+ *   programs.c  program cache, in memory and on disk
+ *   runtime.c   platforms, devices, capabilities, contexts, queues, errors
+ *
+ * Code that runs with the GIL released never touches a Python object: it
+ * reports failure through a gr_status, which runtime.c turns into a Python
+ * exception once the GIL is held again (gr_raise).
+ */
+#ifndef GPURED_H
+#define GPURED_H
+
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ types */
+
+/* Element types gpured knows; one row each in gr_dtypes[] (plan.c). */
+typedef enum {
+    GR_BOOL, GR_INT8, GR_UINT8, GR_INT16, GR_UINT16, GR_INT32, GR_UINT32,
+    GR_INT64, GR_UINT64, GR_FLOAT32, GR_FLOAT64, GR_NDTYPES
+} gr_dtype;
+
+typedef struct {
+    const char *name;    /* NumPy's name                                   */
+    const char *cl;      /* OpenCL C storage type                          */
+    const char *cl_uns;  /* unsigned twin (wrapping arithmetic)            */
+    const char *cl_mask; /* signed integer of the same size (masks)        */
+    const char *minv;    /* lowest value / -inf, as OpenCL C text          */
+    const char *maxv;    /* highest value / +inf                           */
+    int size;
+    int is_float;
+    int is_signed;
+} gr_dtype_info;
+
+extern const gr_dtype_info gr_dtypes[GR_NDTYPES];
+
+/* Reduction operators (same numbering as GR_OP_* in kernels/common.cl). */
+typedef enum {
+    GR_ADD, GR_MUL, GR_MIN, GR_MAX, GR_ARGMIN, GR_ARGMAX, GR_ALL, GR_ANY,
+    GR_NOPS
+} gr_op;
+
+extern const char *const gr_op_names[GR_NOPS];
+
+/* ---------------------------------------------------------------- devices */
+
+typedef struct {
+    cl_platform_id platform;
+    cl_device_id id;
+    int pidx, didx;
+    char name[256];
+    char platform_name[256];
+    char vendor[256];
+    char version[128];         /* CL_DEVICE_VERSION                        */
+    char driver[128];          /* CL_DRIVER_VERSION                        */
+    char platform_version[128];
+    char c_version[128];       /* CL_DEVICE_OPENCL_C_VERSION               */
+    cl_device_type type;
+    cl_uint compute_units;
+    size_t max_wg;
+    cl_ulong local_mem;
+    cl_ulong global_mem;
+    cl_ulong max_alloc;
+    int fp64;
+    int atomics64;
+    int subgroups;
+    int wg_collectives;
+    int nvidia_ptx;
+    int is_gpu;
+    /* Created lazily by gr_device_open(). */
+    cl_context ctx;
+    cl_command_queue queue;
+} gr_device;
+
+/* Failure of code running without the GIL: which call, which error. */
+typedef struct {
+    const char *call;  /* NULL: no error                                   */
+    cl_int err;
+    char *log;         /* build log (malloc'd) or NULL                     */
+    char msg[256];     /* non-OpenCL failures (out of host memory, ...)    */
+} gr_status;
+
+/* Record a failed OpenCL call and jump to the function's `fail:` label.
+ * The call's name is the text of the expression up to its '('. */
+#define GR_CL_CHECK_AS(st, name, expr)                                       \
+    do {                                                                     \
+        cl_int e_ = (expr);                                                  \
+        if (e_ != CL_SUCCESS) {                                              \
+            (st)->call = (name);                                             \
+            (st)->err = e_;                                                  \
+            goto fail;                                                       \
+        }                                                                    \
+    } while (0)
+#define GR_CL_CHECK(st, expr) GR_CL_CHECK_AS(st, #expr, expr)
+
+/* runtime.c */
+extern PyObject *gr_OpenCLError;
+extern PyObject *gr_VariantUnavailable;
+int gr_runtime_init(void);                 /* -1 with exception set        */
+int gr_device_count(void);
+gr_device *gr_device_get(int i);
+gr_device *gr_current_device(void);        /* NULL with exception set      */
+int gr_set_device(const char *spec);       /* -1 with exception set        */
+int gr_current_index(void);
+int gr_device_open(gr_device *d, gr_status *st); /* no GIL needed          */
+const char *gr_cl_error_name(cl_int err);
+void gr_raise(const gr_status *st);        /* needs the GIL; frees st->log */
+void gr_status_fail(gr_status *st, const char *fmt, ...);
+void gr_lock(void);                        /* serialises device work       */
+void gr_unlock(void);
+
+/* programs.c */
+typedef struct gr_program gr_program;
+/* Returns the built program for (device, source); NULL with st set. */
+gr_program *gr_program_get(gr_device *d, const char *source,
+                           const char *options, gr_status *st);
+cl_kernel gr_program_kernel(gr_program *p, const char *name, gr_status *st);
+void gr_programs_set_cache_dir(const char *dir);
+const char *gr_programs_cache_dir(void);
+extern const char *const gr_kernel_families[];   /* NULL-terminated      */
+const char *gr_kernel_text(const char *family);  /* NULL if unknown       */
+char *gr_program_source(const char *family, const char *defines); /* malloc */
+void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds);
+
+/* ------------------------------------------------------------------ plans */
+
+/* How a reduction's elements sit in memory, in elements (not bytes). */
+typedef struct {
+    size_t M;            /* segments (outputs)                              */
+    size_t L;            /* elements per segment                            */
+    ptrdiff_t seg_stride;
+    ptrdiff_t elem_stride;
+} gr_layout;
+
+typedef enum { GR_K_GROUP, GR_K_ITEMS } gr_kernel_kind;
+
+/* User overrides; 0 means "choose". */
+typedef struct {
+    const char *variant;  /* NULL or "auto"                                 */
+    int wg_size;
+    int groups;           /* parts per segment in the first pass           */
+    int items;            /* elements per work-item (sets groups)          */
+    int ilp;
+    int vw;
+} gr_overrides;
+
+typedef struct {
+    const char *variant;  /* name shown to users                           */
+    gr_kernel_kind kind;
+    int wg;
+    int vw;
+    int ilp;
+    int contig_wi;
+    size_t parts;         /* first-pass chunks per segment                 */
+    size_t chunk;         /* elements per chunk                            */
+    int passes;
+    int wg2;              /* work-group size of pass 2                     */
+    char why[256];
+} gr_plan;
+
+/* Accumulator choice for (op, input, result) on a device. */
+typedef struct {
+    gr_dtype t, r;
+    const char *a_cl;     /* accumulator OpenCL type                        */
+    const char *a_min, *a_max;
+    int a_size;
+    int cvt;              /* GR_CVT_* of kernels/common.cl                 */
+    int comp;
+    int x_size;           /* bytes of the auxiliary state, 0 if none       */
+} gr_accum;
+
+int gr_accum_for(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
+                 gr_accum *acc, char *err, size_t errlen);
+/* Pure: 0 on success, -1 with a message in plan->why (bad knob/variant),
+ * -2 when the variant is unavailable on this device. */
+int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
+                   const gr_layout *lay, const gr_overrides *ov,
+                   gr_plan *plan);
+const char *const *gr_reduce_variants(void);
+
+/* --------------------------------------------------------------- reduce.c */
+
+typedef struct {
+    double first_ns;     /* device time of each pass (profiling events)     */
+    double second_ns;
+} gr_timing;
+
+/* A buffer holding elements [base, base + len) of the input.  One piece
+ * holds the whole layout; several pieces split one segment (M == 1) into
+ * runs of whole plan chunks, for inputs larger than one buffer may be. */
+typedef struct {
+    cl_mem mem;
+    size_t base;
+    size_t len;
+} gr_piece;
+
+/* Runs a planned reduction without the GIL; results go to host `out`
+ * (M values of the result type). */
+int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
+                  const gr_layout *lay, const gr_plan *plan,
+                  const gr_piece *pieces, int npieces, void *out,
+                  gr_timing *timing, gr_status *st);
+size_t gr_result_size(gr_op op, const gr_accum *acc);
+
+/* -------------------------------------------------------------- buffers.c */
+
+typedef struct {
+    cl_mem mem;
+    size_t base;       /* offset of the first element, in elements          */
+    int zero_copy;
+} gr_input;
+
+/* Makes the host bytes [ptr, ptr + nbytes) readable by the device. */
+int gr_input_from_host(gr_device *d, const void *ptr, size_t nbytes,
+                       size_t itemsize, gr_input *inp, gr_status *st);
+void gr_input_release(gr_input *inp);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * gpured — enqueue the passes a reduction plan describes.
+ *
+ *   pass 1  elements  -> states  (M x parts)   gr_reduce_group / _items
+ *   pass 2  states    -> results (M)           only when parts > 1
+ *
+ * Scratch: one buffer of M x parts accumulator values (plus one of
+ * auxiliary states for compensated sums and argmin/argmax), released before
+ * returning.  Runs without the GIL; failures are reported through st.
+ */
+#include "gpured.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int in_partial;
+    int final;
+    int wg, vw, ilp, contig_wi;
+} pass_cfg;
+
+static const char *result_cl(gr_op op, const gr_accum *acc)
+{
+    if (op == GR_ARGMIN || op == GR_ARGMAX) {
+        return "long";
+    }
+    return gr_dtypes[acc->r].cl;
+}
+
+size_t gr_result_size(gr_op op, const gr_accum *acc)
+{
+    return (op == GR_ARGMIN || op == GR_ARGMAX) ? 8
+                                                : (size_t)gr_dtypes[acc->r].size;
+}
+
+/* The #define block that specialises kernels/reduce.cl. */
+static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
+                    const pass_cfg *c)
+{
+    const int fp64 = acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0;
+    snprintf(buf, n,
+             "#define GR_NEED_FP64 %d\n"
+             "#define GR_T %s\n#define GR_A %s\n#define GR_R %s\n"
+             "#define GR_OP %d\n#define GR_CVT %d\n#define GR_COMP %d\n"
+             "#define GR_A_MINV %s\n#define GR_A_MAXV %s\n"
+             "#define GR_VW %d\n#define GR_WG %d\n#define GR_ILP %d\n"
+             "#define GR_CONTIG_WI %d\n#define GR_IN_PARTIAL %d\n"
+             "#define GR_FINAL %d\n",
+             fp64 || acc->t == GR_FLOAT64 || acc->r == GR_FLOAT64,
+             gr_dtypes[acc->t].cl, acc->a_cl, result_cl(op, acc), (int)op,
+             acc->cvt, acc->comp, acc->a_min, acc->a_max, c->vw, c->wg,
+             c->ilp, c->contig_wi, c->in_partial, c->final);
+}
+
+static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
+                            const pass_cfg *c, const char *name,
+                            gr_status *st)
+{
+    char defs[1024];
+    defines(defs, sizeof defs, op, acc, c);
+    char *src = gr_program_source("reduce", defs);
+    if (src == NULL) {
+        gr_status_fail(st, "out of host memory building kernel source");
+        return NULL;
+    }
+    gr_program *p = gr_program_get(d, src, "", st);
+    free(src);
+    return p ? gr_program_kernel(p, name, st) : NULL;
+}
+
+/* Largest work-group the compiled kernel allows. */
+static size_t kernel_wg_limit(gr_device *d, cl_kernel k)
+{
+    size_t lim = d->max_wg;
+    clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof lim,
+                             &lim, NULL);
+    return lim ? lim : 1;
+}
+
+#define ARG(k, i, v) GR_CL_CHECK_AS(st, "clSetKernelArg", clSetKernelArg(k, i, sizeof(v), &(v)))
+
+/* Kernel events of a run: the first one's start and the last one's end
+ * bound the device time of a pass. */
+typedef struct {
+    cl_event first, last;
+} span;
+
+static void span_add(span *s, cl_event e)
+{
+    if (s == NULL) {
+        clReleaseEvent(e);
+        return;
+    }
+    if (s->first == NULL) {
+        s->first = e;
+        clRetainEvent(e);
+    }
+    if (s->last != NULL) {
+        clReleaseEvent(s->last);
+    }
+    s->last = e;
+}
+
+static double span_ns(span *s)
+{
+    cl_ulong a = 0, b = 0;
+    if (s->first == NULL) {
+        return 0.0;
+    }
+    clGetEventProfilingInfo(s->first, CL_PROFILING_COMMAND_START, sizeof a,
+                            &a, NULL);
+    clGetEventProfilingInfo(s->last, CL_PROFILING_COMMAND_END, sizeof b, &b,
+                            NULL);
+    return b > a ? (double)(b - a) : 0.0;
+}
+
+static void span_release(span *s)
+{
+    if (s->first) clReleaseEvent(s->first);
+    if (s->last) clReleaseEvent(s->last);
+    s->first = s->last = NULL;
+}
+
+/* Enqueue one pass.  in/inx: elements or states; outv/outx: states or
+ * results.  For the group kernel segments are launched in batches so that
+ * no launch has more than 2^24 work-groups. */
+static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
+                        int wg, cl_mem in, cl_mem inx, cl_ulong base,
+                        cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
+                        cl_ulong chunk, cl_ulong parts, cl_ulong M,
+                        cl_ulong idx0, cl_ulong out0, cl_mem outv,
+                        cl_mem outx, span *sp, gr_status *st)
+{
+    cl_event ev = NULL;
+    ARG(k, 0, in);
+    ARG(k, 1, inx);
+    ARG(k, 2, base);
+    ARG(k, 3, L);
+    ARG(k, 4, seg_stride);
+    ARG(k, 8, idx0);
+    ARG(k, 9, out0);
+    ARG(k, 10, outv);
+    ARG(k, 11, outx);
+    if (kind == GR_K_GROUP) {
+        cl_uint uparts = (cl_uint)parts;
+        ARG(k, 5, chunk);
+        ARG(k, 6, uparts);
+        const cl_ulong batch = ((cl_ulong)1 << 24) / parts;
+        for (cl_ulong s0 = 0; s0 < M; s0 += batch) {
+            cl_ulong nseg = M - s0 < batch ? M - s0 : batch;
+            size_t local = (size_t)wg, global = (size_t)(nseg * parts * wg);
+            ARG(k, 7, s0);
+            GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 1, NULL,
+                                                   &global, &local, 0, NULL,
+                                                   &ev));
+            span_add(sp, ev);
+            ev = NULL;
+        }
+    } else {
+        ARG(k, 5, elem_stride);
+        ARG(k, 6, chunk);
+        ARG(k, 7, M);
+        size_t lim = kernel_wg_limit(d, k);
+        size_t lw = (size_t)wg;
+        while (lw > lim) {
+            lw /= 2;
+        }
+        size_t local[2] = {lw, 1};
+        size_t global[2] = {(size_t)((M + lw - 1) / lw * lw), (size_t)parts};
+        GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global,
+                                               local, 0, NULL, &ev));
+        span_add(sp, ev);
+        ev = NULL;
+    }
+    return 0;
+fail:
+    if (ev != NULL) {
+        clReleaseEvent(ev);
+    }
+    return -1;
+}
+
+int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
+                  const gr_layout *lay, const gr_plan *plan_in,
+                  const gr_piece *pieces, int npieces, void *out,
+                  gr_timing *timing, gr_status *st)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem pv = NULL, px = NULL, outv = NULL;
+    span s1 = {NULL, NULL}, s2 = {NULL, NULL};
+    gr_plan plan = *plan_in;
+    size_t total_parts = 0;
+    const size_t rsize = gr_result_size(op, acc);
+    const size_t M = lay->M;
+    cl_kernel k1 = NULL, k2 = NULL;
+    int rc = -1;
+
+    if (gr_device_open(d, st) != 0) {
+        return -1;
+    }
+    /* Several pieces (one segment larger than a buffer may be): every
+     * piece is a run of whole chunks, and pass 2 merges all their parts. */
+    for (int i = 0; i < npieces; ++i) {
+        total_parts += (pieces[i].len + plan.chunk - 1) / plan.chunk;
+    }
+    if (npieces > 1) {
+        plan.passes = 2;
+        plan.parts = total_parts;
+    }
+    /* Pass 1 kernel; shrink the work-group if the compiled kernel needs to
+     * (PyOpenCL's habit: CL_KERNEL_WORK_GROUP_SIZE has the last word). */
+    for (;;) {
+        pass_cfg c1 = {0, plan.passes == 1, plan.wg, plan.vw, plan.ilp,
+                       plan.contig_wi};
+        const char *name = plan.kind == GR_K_GROUP ? "gr_reduce_group"
+                                                   : "gr_reduce_items";
+        k1 = get_kernel(d, op, acc, &c1, name, st);
+        if (k1 == NULL) {
+            goto fail;
+        }
+        if (plan.kind != GR_K_GROUP || plan.wg == 1 ||
+            kernel_wg_limit(d, k1) >= (size_t)plan.wg) {
+            break;
+        }
+        plan.wg /= 2;
+    }
+    if (plan.passes > 1) {
+        pass_cfg c2 = {1, 1, plan.wg2 ? plan.wg2 : 1, 1, 1, 0};
+        k2 = get_kernel(d, op, acc, &c2,
+                        plan.wg2 ? "gr_reduce_group" : "gr_reduce_items", st);
+        if (k2 == NULL) {
+            goto fail;
+        }
+        pv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE,
+                            M * plan.parts * acc->a_size, NULL, &err);
+        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        if (acc->x_size) {
+            px = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE,
+                                M * plan.parts * acc->x_size, NULL, &err);
+            GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        }
+    }
+    outv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, M * rsize, NULL, &err);
+    GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+
+    if (plan.passes == 1) {
+        if (enqueue_pass(d, k1, plan.kind, plan.wg, pieces[0].mem, NULL,
+                         pieces[0].base, lay->L, lay->seg_stride,
+                         lay->elem_stride, plan.chunk, 1, M, 0, 0, outv, NULL,
+                         timing ? &s1 : NULL, st) != 0) {
+            goto fail;
+        }
+    } else {
+        size_t idx0 = 0, out0 = 0;
+        for (int i = 0; i < npieces; ++i) {
+            size_t parts_i = npieces > 1
+                                 ? (pieces[i].len + plan.chunk - 1) / plan.chunk
+                                 : plan.parts;
+            if (enqueue_pass(d, k1, plan.kind, plan.wg, pieces[i].mem, NULL,
+                             pieces[i].base, pieces[i].len, lay->seg_stride,
+                             lay->elem_stride, plan.chunk, parts_i, M, idx0,
+                             out0, pv, px, timing ? &s1 : NULL, st) != 0) {
+                goto fail;
+            }
+            idx0 += pieces[i].len;
+            out0 += parts_i;
+        }
+        if (enqueue_pass(d, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
+                         plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), pv, px,
+                         0, plan.parts, plan.parts, 1, plan.parts, 1, M, 0, 0,
+                         outv, NULL, timing ? &s2 : NULL, st) != 0) {
+            goto fail;
+        }
+    }
+    GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, outv, CL_TRUE, 0, M * rsize,
+                                        out, 0, NULL, NULL));
+    if (timing != NULL) {
+        timing->first_ns = span_ns(&s1);
+        timing->second_ns = span_ns(&s2);
+    }
+    rc = 0;
+fail:
+    if (rc != 0) {
+        clFinish(d->queue);
+    }
+    span_release(&s1);
+    span_release(&s2);
+    if (pv) clReleaseMemObject(pv);
+    if (px) clReleaseMemObject(px);
+    if (outv) clReleaseMemObject(outv);
+    return rc;
+}

@@ -1,0 +1,381 @@
+/*
+ * gpured — platforms, devices, capabilities, contexts and queues, and the one
+ * place where OpenCL failures become Python exceptions.
+ */
+#include "gpured.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+PyObject *gr_OpenCLError = NULL;
+PyObject *gr_VariantUnavailable = NULL;
+
+/* The device table is filled once per process; the extension is a
+ * single-interpreter module, so this is its state. */
+static gr_device *devices = NULL;
+static int ndevices = 0;
+static int current = -1;
+static int initialised = 0;
+static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gr_lock(void) { pthread_mutex_lock(&device_lock); }
+void gr_unlock(void) { pthread_mutex_unlock(&device_lock); }
+
+const char *gr_cl_error_name(cl_int err)
+{
+    switch (err) {
+#define E(x) case x: return #x;
+    E(CL_SUCCESS) E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE)
+    E(CL_COMPILER_NOT_AVAILABLE) E(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
+    E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP)
+    E(CL_IMAGE_FORMAT_MISMATCH) E(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    E(CL_BUILD_PROGRAM_FAILURE) E(CL_MAP_FAILURE)
+    E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    E(CL_COMPILE_PROGRAM_FAILURE) E(CL_LINKER_NOT_AVAILABLE)
+    E(CL_LINK_PROGRAM_FAILURE) E(CL_DEVICE_PARTITION_FAILED)
+    E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) E(CL_INVALID_VALUE)
+    E(CL_INVALID_DEVICE_TYPE) E(CL_INVALID_PLATFORM) E(CL_INVALID_DEVICE)
+    E(CL_INVALID_CONTEXT) E(CL_INVALID_QUEUE_PROPERTIES)
+    E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_HOST_PTR)
+    E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    E(CL_INVALID_IMAGE_SIZE) E(CL_INVALID_SAMPLER) E(CL_INVALID_BINARY)
+    E(CL_INVALID_BUILD_OPTIONS) E(CL_INVALID_PROGRAM)
+    E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME)
+    E(CL_INVALID_KERNEL_DEFINITION) E(CL_INVALID_KERNEL)
+    E(CL_INVALID_ARG_INDEX) E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE)
+    E(CL_INVALID_KERNEL_ARGS) E(CL_INVALID_WORK_DIMENSION)
+    E(CL_INVALID_WORK_GROUP_SIZE) E(CL_INVALID_WORK_ITEM_SIZE)
+    E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT_WAIT_LIST)
+    E(CL_INVALID_EVENT) E(CL_INVALID_OPERATION) E(CL_INVALID_GL_OBJECT)
+    E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_MIP_LEVEL)
+    E(CL_INVALID_GLOBAL_WORK_SIZE) E(CL_INVALID_PROPERTY)
+    E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS)
+    E(CL_INVALID_LINKER_OPTIONS) E(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef E
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "CL_UNKNOWN_ERROR";
+    }
+}
+
+void gr_status_fail(gr_status *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+    va_end(ap);
+    st->call = "gpured";
+    st->err = CL_SUCCESS;
+}
+
+/* Sets gpured.OpenCLError(message) with attributes call, code, name and
+ * build_log; non-OpenCL failures (st->msg) become MemoryError or
+ * RuntimeError. */
+void gr_raise(const gr_status *st)
+{
+    PyObject *inst = NULL, *log = NULL;
+    char call[64];
+    size_t cn = strcspn(st->call ? st->call : "?", "(");
+    if (cn >= sizeof call) {
+        cn = sizeof call - 1;
+    }
+    memcpy(call, st->call ? st->call : "?", cn);
+    call[cn] = '\0';
+    if (st->err == CL_SUCCESS) {
+        PyErr_SetString(strstr(st->msg, "memory") ? PyExc_MemoryError
+                                                  : PyExc_RuntimeError,
+                        st->msg);
+        goto done;
+    }
+    if (st->err == CL_OUT_OF_HOST_MEMORY) {
+        PyErr_Format(PyExc_MemoryError, "%s failed: CL_OUT_OF_HOST_MEMORY",
+                     call);
+        goto done;
+    }
+    if (st->log != NULL && st->log[0] != '\0') {
+        inst = PyObject_CallFunction(gr_OpenCLError, "s",
+                                     "OpenCL build failed");
+        if (inst != NULL) {
+            PyObject *m = PyUnicode_FromFormat(
+                "%s failed: %s (%d)\nbuild log:\n%s", call,
+                gr_cl_error_name(st->err), (int)st->err, st->log);
+            if (m != NULL) {
+                PyObject *args = PyTuple_Pack(1, m);
+                if (args != NULL) {
+                    PyObject_SetAttrString(inst, "args", args);
+                    Py_DECREF(args);
+                }
+                Py_DECREF(m);
+            }
+        }
+        log = PyUnicode_DecodeUTF8(st->log, strlen(st->log), "replace");
+    } else {
+        inst = PyObject_CallFunction(
+            gr_OpenCLError, "N",
+            PyUnicode_FromFormat("%s failed: %s (%d)", call,
+                                 gr_cl_error_name(st->err), (int)st->err));
+    }
+    if (inst == NULL) {
+        goto done;
+    }
+    PyObject *cname = PyUnicode_FromString(call);
+    PyObject_SetAttrString(inst, "call", cname);
+    Py_XDECREF(cname);
+    PyObject *code = PyLong_FromLong(st->err);
+    PyObject_SetAttrString(inst, "code", code);
+    Py_XDECREF(code);
+    PyObject *name = PyUnicode_FromString(gr_cl_error_name(st->err));
+    PyObject_SetAttrString(inst, "name", name);
+    Py_XDECREF(name);
+    PyObject_SetAttrString(inst, "build_log", log ? log : Py_None);
+    PyErr_SetObject(gr_OpenCLError, inst);
+done:
+    Py_XDECREF(inst);
+    Py_XDECREF(log);
+    free(st->log);
+    ((gr_status *)st)->log = NULL;
+}
+
+/* ------------------------------------------------------------ discovery */
+
+static void info_str(gr_device *d, cl_device_info what, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (clGetDeviceInfo(d->id, what, n, buf, NULL) != CL_SUCCESS) {
+        buf[0] = '\0';
+    }
+    buf[n - 1] = '\0';
+}
+
+static int has_extension(const char *exts, const char *name)
+{
+    size_t len = strlen(name);
+    const char *p = exts;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == exts || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0')) {
+            return 1;
+        }
+        p += len;
+    }
+    return 0;
+}
+
+static void probe(gr_device *d)
+{
+    char *exts = NULL;
+    size_t n = 0;
+    cl_bool b = CL_FALSE;
+
+    info_str(d, CL_DEVICE_NAME, d->name, sizeof d->name);
+    info_str(d, CL_DEVICE_VENDOR, d->vendor, sizeof d->vendor);
+    info_str(d, CL_DEVICE_VERSION, d->version, sizeof d->version);
+    info_str(d, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
+    info_str(d, CL_DEVICE_OPENCL_C_VERSION, d->c_version, sizeof d->c_version);
+    clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof d->platform_name,
+                      d->platform_name, NULL);
+    clGetPlatformInfo(d->platform, CL_PLATFORM_VERSION,
+                      sizeof d->platform_version, d->platform_version, NULL);
+    clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof d->type, &d->type, NULL);
+    clGetDeviceInfo(d->id, CL_DEVICE_MAX_COMPUTE_UNITS,
+                    sizeof d->compute_units, &d->compute_units, NULL);
+    clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_wg,
+                    &d->max_wg, NULL);
+    clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem,
+                    &d->local_mem, NULL);
+    clGetDeviceInfo(d->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem,
+                    &d->global_mem, NULL);
+    clGetDeviceInfo(d->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc,
+                    &d->max_alloc, NULL);
+    if (d->compute_units == 0) {
+        d->compute_units = 1;
+    }
+    if (d->max_wg == 0) {
+        d->max_wg = 1;
+    }
+    d->is_gpu = (d->type & CL_DEVICE_TYPE_GPU) != 0;
+
+    if (clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, 0, NULL, &n) ==
+            CL_SUCCESS &&
+        (exts = calloc(n + 1, 1)) != NULL) {
+        clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, n, exts, NULL);
+    }
+    const char *e = exts ? exts : "";
+    cl_device_fp_config fp = 0;
+    clGetDeviceInfo(d->id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
+    d->fp64 = has_extension(e, "cl_khr_fp64") || fp != 0;
+    d->atomics64 = has_extension(e, "cl_khr_int64_base_atomics");
+    d->subgroups = has_extension(e, "cl_khr_subgroups");
+    d->nvidia_ptx = strstr(d->vendor, "NVIDIA") != NULL ||
+                    strstr(d->platform_name, "NVIDIA") != NULL;
+    /* Work-group collectives: OpenCL C 2.0, or 3.0 with the feature. */
+    int cmajor = 1, cminor = 2;
+    sscanf(d->c_version, "OpenCL C %d.%d", &cmajor, &cminor);
+    if (cmajor == 2) {
+        d->wg_collectives = 1;
+    } else if (cmajor >= 3) {
+        b = CL_FALSE;
+        clGetDeviceInfo(d->id, CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT,
+                        sizeof b, &b, NULL);
+        d->wg_collectives = b == CL_TRUE;
+        if (!d->subgroups) {
+            cl_uint nsg = 0;
+            clGetDeviceInfo(d->id, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof nsg,
+                            &nsg, NULL);
+            d->subgroups = nsg > 0;
+        }
+    }
+    free(exts);
+}
+
+int gr_runtime_init(void)
+{
+    cl_uint np = 0;
+    cl_platform_id *plats = NULL;
+    if (initialised) {
+        return 0;
+    }
+    initialised = 1;
+    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0) {
+        return 0; /* no OpenCL: devices() is empty, ops raise */
+    }
+    plats = calloc(np, sizeof *plats);
+    if (plats == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    clGetPlatformIDs(np, plats, NULL);
+    for (cl_uint p = 0; p < np; ++p) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) !=
+                CL_SUCCESS ||
+            nd == 0) {
+            continue;
+        }
+        cl_device_id *ids = calloc(nd, sizeof *ids);
+        gr_device *grown = realloc(devices, (ndevices + nd) * sizeof *devices);
+        if (ids == NULL || grown == NULL) {
+            free(ids);
+            free(plats);
+            PyErr_NoMemory();
+            return -1;
+        }
+        devices = grown;
+        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL);
+        for (cl_uint i = 0; i < nd; ++i) {
+            gr_device *d = &devices[ndevices++];
+            memset(d, 0, sizeof *d);
+            d->platform = plats[p];
+            d->id = ids[i];
+            d->pidx = (int)p;
+            d->didx = (int)i;
+            probe(d);
+        }
+        free(ids);
+    }
+    free(plats);
+    /* Default: the first GPU, else the first device of any kind. */
+    for (int i = 0; i < ndevices && current < 0; ++i) {
+        if (devices[i].is_gpu) {
+            current = i;
+        }
+    }
+    if (current < 0 && ndevices > 0) {
+        current = 0;
+    }
+    const char *env = getenv("GPURED_DEVICE");
+    if (env != NULL && env[0] != '\0') {
+        return gr_set_device(env);
+    }
+    return 0;
+}
+
+int gr_device_count(void) { return ndevices; }
+gr_device *gr_device_get(int i) { return &devices[i]; }
+int gr_current_index(void) { return current; }
+
+gr_device *gr_current_device(void)
+{
+    if (current < 0) {
+        PyErr_SetString(gr_OpenCLError,
+                        "no OpenCL device found: install an OpenCL driver "
+                        "(e.g. pocl-opencl-icd) or set OCL_ICD_VENDORS");
+        return NULL;
+    }
+    return &devices[current];
+}
+
+static int ci_contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *h = hay; *h; ++h) {
+        size_t k = 0;
+        while (k < n && h[k] &&
+               tolower((unsigned char)h[k]) == tolower((unsigned char)needle[k])) {
+            ++k;
+        }
+        if (k == n) {
+            return 1;
+        }
+    }
+    return n == 0;
+}
+
+/* "p:d" indices, or a case-insensitive substring of the device name (or of
+ * the platform name, so "nvidia" and "portable" work too). */
+int gr_set_device(const char *spec)
+{
+    int p = -1, dd = -1;
+    char tail = 0;
+    if (sscanf(spec, "%d:%d%c", &p, &dd, &tail) == 2) {
+        for (int i = 0; i < ndevices; ++i) {
+            if (devices[i].pidx == p && devices[i].didx == dd) {
+                current = i;
+                return 0;
+            }
+        }
+    } else {
+        for (int pass = 0; pass < 2; ++pass) {
+            for (int i = 0; i < ndevices; ++i) {
+                const char *s = pass == 0 ? devices[i].name
+                                          : devices[i].platform_name;
+                if (ci_contains(s, spec)) {
+                    current = i;
+                    return 0;
+                }
+            }
+        }
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "no OpenCL device matches '%s' (GPURED_DEVICE / set_device "
+                 "take 'platform:device' indices or part of a device name; "
+                 "gpured.devices() lists them)",
+                 spec);
+    return -1;
+}
+
+int gr_device_open(gr_device *d, gr_status *st)
+{
+    cl_int err = CL_SUCCESS;
+    if (d->queue != NULL) {
+        return 0;
+    }
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     (cl_context_properties)d->platform, 0};
+    d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
+    GR_CL_CHECK_AS(st, "clCreateContext", err);
+    d->queue = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE,
+                                    &err);
+    GR_CL_CHECK_AS(st, "clCreateCommandQueue", err);
+    return 0;
+fail:
+    if (d->ctx != NULL) {
+        clReleaseContext(d->ctx);
+        d->ctx = NULL;
+    }
+    return -1;
+}

@@ -1,0 +1,68 @@
+"""gpured: parallel reductions on any OpenCL device, NumPy arrays in and out.
+
+    >>> import numpy as np, gpured
+    >>> a = np.arange(10, dtype=np.float32)
+    >>> gpured.sum(a)
+    np.float32(45.0)
+
+Every function follows NumPy's signature and semantics (result dtypes,
+integer wraparound, NaN propagation, empty reductions, ``axis``/``keepdims``/
+``dtype``/``out``/``initial``).  The work runs on the current OpenCL device:
+the first GPU, else the first CPU device (PoCL); ``GPURED_DEVICE`` or
+:func:`set_device` choose another.
+
+Extra keyword arguments pick the algorithm: ``variant=`` (see
+:func:`variants`) and the knobs ``wg_size``, ``groups``, ``items``, ``ilp``
+and ``vw``; :func:`explain` shows what would run and why.
+"""
+from . import _core
+from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
+                      prod, sum, variants)
+
+OpenCLError = _core.OpenCLError
+VariantUnavailable = _core.VariantUnavailable
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
+    "devices", "get_device", "set_device", "kernel_source", "variants",
+    "explain", "OpenCLError", "VariantUnavailable",
+]
+
+
+def devices():
+    """List the OpenCL devices with the capabilities that decide variants.
+
+    Each entry is a dict: name, platform, type ("GPU"/"CPU"/...), index
+    ("platform:device"), compute_units, max_work_group_size, local_mem_size,
+    fp64, atomics64, subgroups, wg_collectives, nvidia_ptx, versions.
+    """
+    return _core.devices()
+
+
+def get_device():
+    """The current device, as one entry of :func:`devices`."""
+    return _core.get_device()
+
+
+def set_device(spec):
+    """Make another device current.
+
+    ``spec`` is ``"platform:device"`` (indices, as in ``devices()[i]["index"]``)
+    or a case-insensitive part of the device or platform name.  Returns the
+    device's dict; ValueError if nothing matches.
+    """
+    if isinstance(spec, int):
+        spec = devices()[spec]["index"]
+    return _core.set_device(str(spec))
+
+
+def kernel_source(family="reduce"):
+    """The OpenCL C source of a kernel family (building blocks included)."""
+    return _core.kernel_source(family)
+
+
+def cache_dir():
+    """Directory of the compiled-kernel cache (``GPURED_CACHE_DIR``)."""
+    return _core.cache_dir()

@@ -1,0 +1,329 @@
+"""Reductions: NumPy's signatures, normalised here, computed in the C core.
+
+Every reduction becomes a 2-D problem for ``_core.reduce``: the kept axes
+are moved to the front and the reduced axes to the back, and the array is
+viewed as (M segments, L elements).  NumPy makes a copy only when no view of
+that shape exists.  Result dtypes are taken from NumPy itself (by reducing a
+one-element array of the input dtype), so promotion rules match exactly.
+Python never touches element values.
+"""
+import builtins
+import operator
+
+import numpy as np
+
+from . import _core
+
+try:  # NumPy >= 2
+    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+except ImportError:  # pragma: no cover - NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+    from numpy.core.numeric import normalize_axis_tuple
+
+_NoValue = np._NoValue
+_KNOBS = ("variant", "wg_size", "groups", "items", "ilp", "vw")
+_SUPPORTED = "bool, int8-int64, uint8-uint64, float32, float64"
+
+
+def _asarray(a):
+    arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+    _check_dtype(arr.dtype, "input")
+    return arr
+
+
+def _check_dtype(dt, what):
+    dt = np.dtype(dt)
+    if dt.kind in "biu" or (dt.kind == "f" and dt.itemsize in (4, 8)):
+        if dt.kind != "f" or dt.itemsize == 4 or _fp64():
+            return dt
+        raise TypeError("dtype float64 is not supported by device %r (no fp64)"
+                        % _core.get_device()["name"])
+    raise TypeError("gpured does not support %s dtype %s (supported: %s)"
+                    % (what, dt, _SUPPORTED))
+
+
+def _fp64():
+    return _core.get_device()["fp64"]
+
+
+def _knobs(kw):
+    bad = [k for k in kw if k not in _KNOBS]
+    if bad:
+        raise TypeError("unexpected keyword argument %r" % bad[0])
+    knobs = {}
+    for k, v in kw.items():
+        if v is None:
+            continue
+        if k == "variant":
+            if not isinstance(v, str):
+                raise TypeError("variant must be a string")
+            knobs[k] = v
+        else:
+            try:
+                iv = operator.index(v)
+            except TypeError:
+                raise TypeError("%s must be an integer" % k) from None
+            if iv < 1:
+                raise ValueError("%s must be at least 1 (got %d)" % (k, iv))
+            knobs[k] = iv
+    return knobs
+
+
+def _axes(arr, axis):
+    if axis is None:
+        return tuple(range(arr.ndim))
+    return normalize_axis_tuple(axis, arr.ndim, "axis")
+
+
+def _as_2d(arr, axes, ordered):
+    """View arr as (M, L): kept axes first, reduced axes last.
+
+    With ``ordered`` False the reduced axes may be visited in any order
+    (sums, min, ...): they are sorted by decreasing stride so that a
+    Fortran-ordered or transposed array needs no copy.
+    """
+    kept = [i for i in range(arr.ndim) if i not in axes]
+    red = list(axes) if ordered else sorted(
+        axes, key=lambda i: -builtins.abs(arr.strides[i]))
+    if not ordered and len(kept) == 0:
+        # Full reduction, order-free: any contiguous layout is one segment.
+        flat = arr.ravel(order="K")
+        return flat.reshape(1, flat.size), ()
+    M = int(np.prod([arr.shape[i] for i in kept], dtype=np.int64))
+    L = int(np.prod([arr.shape[i] for i in red], dtype=np.int64))
+    return arr.transpose(kept + red).reshape(M, L), tuple(arr.shape[i] for i in kept)
+
+
+def _finish(res, arr, axes, keepdims, out, scalar_ok=True):
+    """Shape the (M,) core result, then hand it back as NumPy would."""
+    shape = tuple(1 if i in axes else n for i, n in enumerate(arr.shape)) \
+        if keepdims else tuple(n for i, n in enumerate(arr.shape) if i not in axes)
+    res = res.reshape(shape)
+    if out is not None:
+        np.copyto(out, res, casting="unsafe")
+        return out
+    if res.ndim == 0 and scalar_ok:
+        return res[()]
+    return res
+
+
+def _check_out(out, arr, axes, keepdims, name):
+    if out is None:
+        return
+    if not isinstance(out, np.ndarray):
+        raise TypeError("out must be a numpy.ndarray")
+    shape = tuple(1 if i in axes else n for i, n in enumerate(arr.shape)) \
+        if keepdims else tuple(n for i, n in enumerate(arr.shape) if i not in axes)
+    if out.shape != shape:
+        raise ValueError("output parameter for reduction operation %s has the "
+                         "wrong shape: found %s but expected %s"
+                         % (name, out.shape, shape))
+    if not out.flags.writeable:
+        raise ValueError("output array is read-only")
+
+
+def _reduce(opname, arr, axes, rdtype, keepdims, out, knobs, ordered=False):
+    """Reduce arr over axes with the core operator opname; arr non-empty."""
+    a2, _ = _as_2d(arr, axes, ordered)
+    res = _core.reduce(a2, opname, rdtype, **knobs)
+    return res
+
+
+# NumPy functions used for empty inputs (no data: nothing to run) and the
+# ufunc that applies ``initial`` to a result.
+_UFUNC = {"add": np.add, "multiply": np.multiply, "minimum": np.minimum,
+          "maximum": np.maximum}
+
+
+def _generic(npfunc, opname, a, axis, dtype, out, keepdims, initial, kw):
+    arr = _asarray(a)
+    knobs = _knobs(kw)
+    if dtype is not None:
+        _check_dtype(dtype, "result")
+    axes = _axes(arr, axis)
+    if opname in ("add", "multiply"):
+        probe_dtype = dtype if dtype is not None else (
+            out.dtype if isinstance(out, np.ndarray) else None)
+        rd = _UFUNC[opname].reduce(np.zeros(1, arr.dtype), dtype=probe_dtype).dtype
+    else:
+        rd = arr.dtype
+    _check_dtype(rd, "result")
+    _check_out(out, arr, axes, keepdims, opname)
+    if arr.size == 0 or len(axes) == 0:
+        kwargs = {} if initial is _NoValue else {"initial": initial}
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        return npfunc(arr, axis=axis, out=out, keepdims=keepdims, **kwargs)
+    core_op = opname
+    if rd == np.bool_ and opname in ("add", "multiply"):
+        core_op = "any" if opname == "add" else "all"  # NumPy's bool add/mul
+    res = _reduce(core_op, arr, axes, rd, keepdims, out, knobs)
+    if initial is not _NoValue:
+        res = _UFUNC[opname](res, np.asarray(initial).astype(rd), dtype=rd)
+    return _finish(np.asarray(res), arr, axes, keepdims, out)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+        **kw):
+    """Sum of array elements over the given axes, as :func:`numpy.sum`.
+
+    Floating-point sums are compensated: float32 accumulates in float64 where
+    the device has fp64, float64 with Knuth's TwoSum per work-item and in
+    every combine, so the result is at least as accurate as NumPy's pairwise
+    summation (typically correctly rounded).
+    """
+    return _generic(np.sum, "add", a, axis, dtype, out, keepdims, initial, kw)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+         **kw):
+    """Product of array elements over the given axes, as :func:`numpy.prod`."""
+    return _generic(np.prod, "multiply", a, axis, dtype, out, keepdims,
+                    initial, kw)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
+    """Minimum over the given axes, as :func:`numpy.min` (NaN propagates)."""
+    return _generic(np.min, "minimum", a, axis, None, out, keepdims, initial,
+                    kw)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
+    """Maximum over the given axes, as :func:`numpy.max` (NaN propagates)."""
+    return _generic(np.max, "maximum", a, axis, None, out, keepdims, initial,
+                    kw)
+
+
+def _logical(npfunc, opname, a, axis, out, keepdims, kw):
+    arr = _asarray(a)
+    knobs = _knobs(kw)
+    axes = _axes(arr, axis)
+    _check_out(out, arr, axes, keepdims, "logical_" + ("and" if opname == "all" else "or"))
+    if arr.size == 0 or len(axes) == 0:
+        return npfunc(arr, axis=axis, out=out, keepdims=keepdims)
+    res = _reduce(opname, arr, axes, np.dtype(bool), keepdims, out, knobs)
+    return _finish(res, arr, axes, keepdims, out)
+
+
+def all(a, axis=None, out=None, keepdims=False, **kw):
+    """Whether all elements are nonzero (NaN counts as nonzero), as
+    :func:`numpy.all`."""
+    return _logical(np.all, "all", a, axis, out, keepdims, kw)
+
+
+def any(a, axis=None, out=None, keepdims=False, **kw):
+    """Whether any element is nonzero, as :func:`numpy.any`."""
+    return _logical(np.any, "any", a, axis, out, keepdims, kw)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """Arithmetic mean over the given axes, as :func:`numpy.mean`.
+
+    The sum runs in float64 where the device has it (float32 results are
+    rounded once at the end), so it is at least as accurate as NumPy's.
+    """
+    arr = _asarray(a)
+    knobs = _knobs(kw)
+    if dtype is not None:
+        _check_dtype(dtype, "result")
+    axes = _axes(arr, axis)
+    rd = np.mean(np.zeros(1, arr.dtype), dtype=dtype).dtype
+    _check_dtype(rd, "result")
+    _check_out(out, arr, axes, keepdims, "add")
+    if arr.size == 0 or len(axes) == 0:
+        return np.mean(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    sd = np.dtype(np.float64) if (rd.kind == "f" and _fp64()) else rd
+    s = _reduce("add", arr, axes, sd, keepdims, out, knobs)
+    count = int(np.prod([arr.shape[i] for i in axes], dtype=np.int64))
+    res = np.true_divide(s, count, dtype=np.result_type(sd, np.float64)
+                         if sd.kind != "f" else sd).astype(rd)
+    return _finish(res, arr, axes, keepdims, out)
+
+
+def _arg(npfunc, opname, a, axis, out, keepdims, kw):
+    arr = _asarray(a)
+    knobs = _knobs(kw)
+    if axis is None:
+        axes = tuple(range(arr.ndim))
+        flat = True
+    else:
+        axes = (normalize_axis_index(operator.index(axis), arr.ndim, "axis"),)
+        flat = False
+    if arr.size == 0 or arr.ndim == 0:
+        return npfunc(arr, axis=axis, out=out, keepdims=keepdims)
+    if flat:
+        # NumPy's argmin over the flattened (C-order) array.
+        res = _core.reduce(arr.reshape(1, arr.size), opname, np.dtype(np.int64),
+                           **knobs)
+        if keepdims:
+            shape = (1,) * arr.ndim
+        else:
+            shape = ()
+    else:
+        res = _reduce(opname, arr, axes, np.dtype(np.int64), keepdims, out,
+                      knobs, ordered=True)
+        shape = tuple(1 if i in axes else n for i, n in enumerate(arr.shape)) \
+            if keepdims else tuple(n for i, n in enumerate(arr.shape) if i not in axes)
+    res = res.astype(np.intp, copy=False).reshape(shape)
+    if out is not None:
+        if out.shape != shape:
+            raise ValueError("output array has wrong shape: %s, expected %s"
+                             % (out.shape, shape))
+        np.copyto(out, res, casting="unsafe")
+        return out
+    return res[()] if res.ndim == 0 else res
+
+
+def argmin(a, axis=None, out=None, keepdims=False, **kw):
+    """Index of the first minimum (of the first NaN, if any), as
+    :func:`numpy.argmin`."""
+    return _arg(np.argmin, "argmin", a, axis, out, keepdims, kw)
+
+
+def argmax(a, axis=None, out=None, keepdims=False, **kw):
+    """Index of the first maximum (of the first NaN, if any), as
+    :func:`numpy.argmax`."""
+    return _arg(np.argmax, "argmax", a, axis, out, keepdims, kw)
+
+
+# --------------------------------------------------------------- introspection
+
+_OPS = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum",
+        "all": "all", "any": "any", "mean": "add", "argmin": "argmin",
+        "argmax": "argmax"}
+
+
+def variants(op="sum"):
+    """Names of the variants of ``op`` that the current device can run."""
+    if op not in _OPS:
+        raise ValueError("unknown operation %r (one of %s)" % (op, ", ".join(_OPS)))
+    return _core.variants(op)
+
+
+def explain(op, a, axis=None, dtype=None, **kw):
+    """The plan ``op(a, axis=axis, dtype=dtype, **kw)`` would run, and why.
+
+    Returns a dict: variant, kernel, wg_size, vw, ilp, groups (work-groups
+    per segment in the first pass), chunk, passes, accumulator, why, ...
+    """
+    if op not in _OPS:
+        raise ValueError("unknown operation %r (one of %s)" % (op, ", ".join(_OPS)))
+    arr = _asarray(a)
+    knobs = _knobs(kw)
+    axes = _axes(arr, axis)
+    if arr.size == 0 or len(axes) == 0:
+        return {"variant": None, "passes": 0,
+                "why": "empty reduction: answered without running a kernel"}
+    opname = _OPS[op]
+    if op in ("sum", "prod"):
+        rd = _UFUNC[opname].reduce(np.zeros(1, arr.dtype), dtype=dtype).dtype
+    elif op == "mean":
+        rd = np.dtype(np.float64) if _fp64() else np.dtype(np.float32)
+    elif op in ("all", "any"):
+        rd = np.dtype(bool)
+    elif op in ("argmin", "argmax"):
+        rd = np.dtype(np.int64)
+    else:
+        rd = arr.dtype
+    a2, _ = _as_2d(arr, axes, op in ("argmin", "argmax"))
+    return _core.explain(a2, opname, rd, **knobs)

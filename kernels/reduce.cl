@@ -1,0 +1,200 @@
+/*
+ * gpured — reductions.
+ *
+ * Every reduction is seen as M segments of L elements each (a full reduction
+ * is M = 1); element i of segment s lives at
+ *
+ *     in[base + s * seg_stride + i * elem_stride]
+ *
+ * and each segment may be split into `parts` chunks that are reduced by
+ * different work-groups (or work-items) into partial states:
+ *
+ *     pass 1:  in (M x L elements)  --fold-->  partial states (M x parts)
+ *     pass 2:  partial (M x parts)  --merge--> result (M)          [parts > 1]
+ *
+ * Pass 2 is the same gr_reduce_group kernel built with GR_IN_PARTIAL 1: its
+ * "elements" are states (value array + auxiliary array) and folding is
+ * merging.  GR_FINAL 1 writes gr_finish(state) in the result type instead of
+ * a state.
+ *
+ * gr_reduce_group — one work-group per (segment, part); the segment's
+ * elements are contiguous (elem_stride 1).  Two ways to split a chunk among
+ * the work-items of a group (the plan's choice, GR_CONTIG_WI):
+ *
+ *   coalesced (GPU)       wi0 wi1 wi2 wi3 wi0 wi1 wi2 wi3 ...   vectors of
+ *                         |v0 |v1 |v2 |v3 |v4 |...               GR_VW, local
+ *                                                               size apart
+ *   contiguous (CPU)      wi0 wi0 wi0 ... wi1 wi1 wi1 ...       one run per
+ *                                                               work-item
+ *
+ * Each work-item keeps GR_ILP independent vector accumulators (the seed on
+ * latency hiding: more loads in flight per work-item), then its lanes and
+ * accumulators are merged into one state and the group combines states in
+ * local memory.  Elements that do not fill a whole vector tile are folded
+ * one by one afterwards.
+ *
+ * Inputs larger than one buffer may hold (CL_DEVICE_MAX_MEM_ALLOC_SIZE) come
+ * as several pieces of one segment: each piece is a pass-1 launch whose
+ * element indices start at idx0 and whose states land at out0 onwards.
+ *
+ * gr_reduce_items — one work-item per (segment, part): for segments whose
+ * elements are strided (column reductions: consecutive work-items read
+ * consecutive addresses) and for very short rows.
+ */
+
+#ifndef GR_IN_PARTIAL
+#define GR_IN_PARTIAL 0
+#endif
+
+#if GR_IN_PARTIAL
+#define GR_IN GR_A
+#else
+#define GR_IN GR_T
+#endif
+#if GR_FINAL
+#define GR_OUT GR_R
+#else
+#define GR_OUT GR_A
+#endif
+
+/* Read element i (absolute offset) as a state and fold it into s. */
+#if GR_IN_PARTIAL
+#define GR_FOLD_ELEM(s, in, inx, off, idx)                                   \
+    do {                                                                     \
+        gr_state o_;                                                         \
+        o_.v = (in)[off];                                                    \
+        o_.x = GR_HAS_X ? (inx)[off] : 0;                                    \
+        gr_merge(&(s), o_);                                                  \
+    } while (0)
+#else
+#define GR_FOLD_ELEM(s, in, inx, off, idx)                                   \
+    GR_FOLD_S(s, GR_CVT_S((in)[off]), (long)(idx0 + (idx)))
+#endif
+
+inline void gr_store(gr_state s, __global GR_OUT *outv, __global GR_X *outx, ulong at)
+{
+#if GR_FINAL
+    outv[at] = gr_finish(s);
+#else
+    outv[at] = s.v;
+#if GR_HAS_X
+    outx[at] = s.x;
+#endif
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(GR_WG, 1, 1)))
+void gr_reduce_group(__global const GR_IN *restrict in,
+                     __global const GR_X *restrict inx,
+                     ulong base, ulong L, ulong seg_stride, ulong chunk,
+                     uint parts, ulong seg0, ulong idx0, ulong out0,
+                     __global GR_OUT *restrict outv,
+                     __global GR_X *restrict outx)
+{
+    __local GR_A lv[GR_WG];
+    __local GR_X lx[GR_HAS_X ? GR_WG : 1];
+    const uint lid = get_local_id(0);
+    const ulong g = get_group_id(0);
+    const ulong seg = seg0 + g / parts;
+    const ulong part = g % parts;
+    const ulong lo = part * chunk;
+    const ulong hi = min(lo + chunk, L);
+    const ulong seg_base = base + seg * seg_stride;
+    __global const GR_IN *p = in + seg_base;
+
+    gr_state s = gr_identity();
+    ulong nv = 0;          /* vector loads per work-item               */
+#if !GR_IN_PARTIAL
+    const ulong n = hi > lo ? hi - lo : 0;
+#if GR_CONTIG_WI
+    const ulong cw = (n / GR_WG) / GR_VW * GR_VW; /* elements per work-item */
+    const ulong start = lo + lid * cw;
+    const ulong step = GR_VW;
+    nv = cw / GR_VW;
+#else
+    const ulong start = lo + lid * GR_VW;
+    const ulong step = (ulong)GR_WG * GR_VW;
+    nv = n / ((ulong)GR_WG * GR_VW);
+#endif
+    {
+        GR_VA av[GR_ILP];
+        GR_VX ax[GR_ILP];
+#pragma unroll
+        for (int u = 0; u < GR_ILP; ++u) {
+            av[u] = (GR_VA)GR_IDENT_V;
+            ax[u] = (GR_VX)GR_IDENT_X;
+        }
+        ulong k = 0;
+        for (; k + GR_ILP <= nv; k += GR_ILP) {
+#pragma unroll
+            for (int u = 0; u < GR_ILP; ++u) {
+                const ulong at = start + (k + u) * step;
+                GR_FOLD(av[u], ax[u], GR_CVT_V(GR_VLOAD(p + at)),
+                        (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX);
+            }
+        }
+        for (; k < nv; ++k) {
+            const ulong at = start + k * step;
+            GR_FOLD(av[0], ax[0], GR_CVT_V(GR_VLOAD(p + at)),
+                    (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX);
+        }
+        /* Accumulators and lanes -> one state. */
+#pragma unroll
+        for (int u = 0; u < GR_ILP; ++u) {
+            GR_A lanes_v[GR_VW];
+            GR_X lanes_x[GR_VW];
+#if GR_VW == 1
+            lanes_v[0] = av[u];
+            lanes_x[0] = ax[u];
+#else
+            GR_CAT(vstore, GR_VW)(av[u], 0, lanes_v);
+            GR_CAT(vstore, GR_VW)(ax[u], 0, lanes_x);
+#endif
+#pragma unroll
+            for (int l = 0; l < GR_VW; ++l) {
+                gr_state o;
+                o.v = lanes_v[l];
+                o.x = lanes_x[l];
+                gr_merge(&s, o);
+            }
+        }
+    }
+#endif
+    /* What the vector tiles left over (all of it for partial input). */
+    {
+        const ulong rest = lo + nv * (ulong)GR_WG * GR_VW;
+        for (ulong i = rest + lid; i < hi; i += GR_WG) {
+            GR_FOLD_ELEM(s, p, inx + seg_base, i, i);
+        }
+    }
+    s = gr_group_combine(s, lv, lx);
+    if (lid == 0) {
+        gr_store(s, outv, outx, out0 + seg * parts + part);
+    }
+}
+
+__kernel void gr_reduce_items(__global const GR_IN *restrict in,
+                              __global const GR_X *restrict inx,
+                              ulong base, ulong L, ulong seg_stride,
+                              ulong elem_stride, ulong chunk, ulong M,
+                              ulong idx0, ulong out0,
+                              __global GR_OUT *restrict outv,
+                              __global GR_X *restrict outx)
+{
+    const ulong j = get_global_id(0);
+    const ulong part = get_global_id(1);
+    const uint parts = get_global_size(1);
+    /* Clamp instead of returning early: the loop bounds stay uniform in
+     * the work-group, which lets PoCL vectorise across work-items. */
+    const ulong seg = min(j, M - 1);
+    const ulong lo = part * chunk;
+    const ulong hi = min(lo + chunk, L);
+    const ulong seg_base = base + seg * seg_stride;
+    gr_state s = gr_identity();
+    for (ulong i = lo; i < hi; ++i) {
+        GR_FOLD_ELEM(s, in, inx, seg_base + i * elem_stride, i);
+    }
+    if (j < M) {
+        gr_store(s, outv, outx, out0 + seg * parts + part);
+    }
+}
