@@ -255,10 +255,14 @@ static int prepare(call *c, PyObject *args, PyObject *kw)
         return -1;
     }
     /* Native byte order and alignment; a copy only when needed. */
-    Py_INCREF(PyArray_DESCR((PyArrayObject *)obj));
+    PyArray_Descr *native =
+        PyArray_DescrNewByteorder(PyArray_DESCR((PyArrayObject *)obj),
+                                  NPY_NATIVE); /* new reference, stolen below */
+    if (native == NULL) {
+        return -1;
+    }
     c->arr = (PyArrayObject *)PyArray_FromAny(
-        obj, PyArray_DESCR((PyArrayObject *)obj), 2, 2,
-        NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED, NULL);
+        obj, native, 2, 2, NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED, NULL);
     if (c->arr == NULL) {
         return -1;
     }

@@ -42,13 +42,19 @@ static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
     snprintf(buf, n,
              "#define GR_NEED_FP64 %d\n"
              "#define GR_T %s\n#define GR_A %s\n#define GR_R %s\n"
+             "#define GR_AM %s\n"
              "#define GR_OP %d\n#define GR_CVT %d\n#define GR_COMP %d\n"
              "#define GR_A_MINV %s\n#define GR_A_MAXV %s\n"
              "#define GR_VW %d\n#define GR_WG %d\n#define GR_ILP %d\n"
              "#define GR_CONTIG_WI %d\n#define GR_IN_PARTIAL %d\n"
              "#define GR_FINAL %d\n",
              fp64 || acc->t == GR_FLOAT64 || acc->r == GR_FLOAT64,
-             gr_dtypes[acc->t].cl, acc->a_cl, result_cl(op, acc), (int)op,
+             gr_dtypes[acc->t].cl, acc->a_cl, result_cl(op, acc),
+             acc->a_size == 1   ? "char"
+             : acc->a_size == 2 ? "short"
+             : acc->a_size == 4 ? "int"
+                                : "long",
+             (int)op,
              acc->cvt, acc->comp, acc->a_min, acc->a_max, c->vw, c->wg,
              c->ilp, c->contig_wi, c->in_partial, c->final);
 }

@@ -72,6 +72,11 @@ def _knobs(kw):
 def _axes(arr, axis):
     if axis is None:
         return tuple(range(arr.ndim))
+    if arr.ndim == 0:
+        # NumPy's reductions accept axis 0 / -1 (and tuples of them) on 0-d
+        # arrays and reduce nothing.
+        normalize_axis_tuple(axis, 1, "axis")
+        return ()
     return normalize_axis_tuple(axis, arr.ndim, "axis")
 
 
@@ -243,13 +248,24 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
 def _arg(npfunc, opname, a, axis, out, keepdims, kw):
     arr = _asarray(a)
     knobs = _knobs(kw)
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError("out must be a numpy.ndarray")
+        if out.dtype != np.intp:
+            raise TypeError("Cannot cast array data from dtype('int64') to %r "
+                            "according to the rule 'safe'" % out.dtype)
+    if arr.ndim == 0:
+        # One element: index 0 (NumPy accepts axis 0 / -1 here).
+        if axis is not None:
+            normalize_axis_index(operator.index(axis), 1, "axis")
+        return npfunc(arr, axis=axis, out=out, keepdims=keepdims)
     if axis is None:
         axes = tuple(range(arr.ndim))
         flat = True
     else:
         axes = (normalize_axis_index(operator.index(axis), arr.ndim, "axis"),)
         flat = False
-    if arr.size == 0 or arr.ndim == 0:
+    if arr.size == 0:
         return npfunc(arr, axis=axis, out=out, keepdims=keepdims)
     if flat:
         # NumPy's argmin over the flattened (C-order) array.

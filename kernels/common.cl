@@ -7,6 +7,7 @@
  *
  * Macros set by the host (csrc/reduce.c: gr_reduce_defines):
  *   GR_T     element type read by the first pass (e.g. float, uchar for bool)
+ *   GR_AM    signed integer type of GR_A's size (masks of comparisons)
  *   GR_A     accumulator type (double for a float32 sum on fp64 devices, the
  *            unsigned twin of the result for integer add/mul so that overflow
  *            wraps as NumPy's does instead of being undefined behaviour)
@@ -63,6 +64,7 @@
 #define GR_AS(t, x) GR_CAT(as_, t)(x)
 
 #define GR_VA GR_VEC(GR_A)
+#define GR_VM GR_VEC(GR_AM)
 
 /* Element -> accumulator value, for scalars (S) and vectors of GR_VW (V). */
 #if GR_CVT == GR_CVT_NONE
@@ -138,14 +140,15 @@ typedef struct {
 #define GR_SAME(a, b) (((a) == (b)) || (GR_ISNAN(a) && GR_ISNAN(b)))
 
 /*
- * GR_FOLD(v, x, y, i, VT, XT): fold value y (element index i) into state
- * (v, x) whose parts have the built-in types VT and XT (scalar or vector).
+ * GR_FOLD(v, x, y, i, VT, XT, MT): fold value y (element index i) into
+ * state (v, x) whose parts have the built-in types VT and XT (scalar or
+ * vector); MT is the signed integer type of VT's size (comparison masks).
  * Elements reach a state in increasing index order, so for argmin/argmax a
  * strict comparison keeps the first occurrence.
  */
 #if GR_OP == GR_OP_ADD && GR_COMP
 /* Knuth's TwoSum: t + e == v + y exactly; e collects what t lost. */
-#define GR_FOLD(v, x, y, i, VT, XT)                                          \
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                          \
     do {                                                                     \
         VT t_ = (v) + (y);                                                   \
         VT b_ = t_ - (v);                                                    \
@@ -153,27 +156,32 @@ typedef struct {
         (v) = t_;                                                            \
     } while (0)
 #elif GR_OP == GR_OP_ADD
-#define GR_FOLD(v, x, y, i, VT, XT) ((v) += (y))
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) += (y))
 #elif GR_OP == GR_OP_MUL
-#define GR_FOLD(v, x, y, i, VT, XT) ((v) *= (y))
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) *= (y))
 #elif GR_OP == GR_OP_MIN
-#define GR_FOLD(v, x, y, i, VT, XT) ((v) = GR_SEL((v), (y), ((y) < (v)) || GR_ISNAN(y)))
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) = GR_SEL((v), (y), ((y) < (v)) || GR_ISNAN(y)))
 #elif GR_OP == GR_OP_MAX
-#define GR_FOLD(v, x, y, i, VT, XT) ((v) = GR_SEL((v), (y), ((y) > (v)) || GR_ISNAN(y)))
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) = GR_SEL((v), (y), ((y) > (v)) || GR_ISNAN(y)))
 #elif GR_OP == GR_OP_ALL
-#define GR_FOLD(v, x, y, i, VT, XT) ((v) &= (y))
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) &= (y))
 #elif GR_OP == GR_OP_ANY
-#define GR_FOLD(v, x, y, i, VT, XT) ((v) |= (y))
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) |= (y))
 #else /* ARGMIN / ARGMAX */
-#define GR_FOLD(v, x, y, i, VT, XT)                                          \
+/* A tie with the identity (x == LONG_MAX) takes the element's index.
+ * m_ is the choice as a mask the size of the value, xm_ the size of x. */
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
     do {                                                                     \
         VT y_ = (y);                                                         \
-        XT m_ = GR_CONVERT(XT, GR_BETTER(y_, (v)));                          \
-        (x) = GR_SEL((x), (i), m_);                                          \
-        (v) = GR_SEL((v), y_, GR_BETTER(y_, (v)));                           \
+        XT i_ = (i);                                                         \
+        MT m_ = GR_BETTER(y_, (v)) |                                         \
+                (GR_SAME(y_, (v)) & GR_CONVERT(MT, i_ < (x)));               \
+        XT xm_ = GR_CONVERT(XT, m_);                                         \
+        (v) = GR_SEL((v), y_, m_);                                           \
+        (x) = GR_SEL((x), i_, xm_);                                          \
     } while (0)
 #endif
-#define GR_FOLD_S(s, y, i) GR_FOLD((s).v, (s).x, y, i, GR_A, GR_X)
+#define GR_FOLD_S(s, y, i) GR_FOLD((s).v, (s).x, y, i, GR_A, GR_X, GR_AM)
 
 /* Merge state b into state a (both scalar); order-independent. */
 inline void gr_merge(gr_state *a, gr_state b)

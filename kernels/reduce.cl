@@ -105,7 +105,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     gr_state s = gr_identity();
     ulong nv = 0;          /* vector loads per work-item               */
 #if !GR_IN_PARTIAL
-    const ulong n = hi > lo ? hi - lo : 0;
+    const ulong n = hi - lo; /* lo < L: parts = ceil(L / chunk) */
 #if GR_CONTIG_WI
     const ulong cw = (n / GR_WG) / GR_VW * GR_VW; /* elements per work-item */
     const ulong start = lo + lid * cw;
@@ -130,13 +130,13 @@ void gr_reduce_group(__global const GR_IN *restrict in,
             for (int u = 0; u < GR_ILP; ++u) {
                 const ulong at = start + (k + u) * step;
                 GR_FOLD(av[u], ax[u], GR_CVT_V(GR_VLOAD(p + at)),
-                        (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX);
+                        (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX, GR_VM);
             }
         }
         for (; k < nv; ++k) {
             const ulong at = start + k * step;
             GR_FOLD(av[0], ax[0], GR_CVT_V(GR_VLOAD(p + at)),
-                    (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX);
+                    (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX, GR_VM);
         }
         /* Accumulators and lanes -> one state. */
 #pragma unroll

@@ -4,7 +4,6 @@ and inputs are never modified."""
 import numpy as np
 import pytest
 
-import gpured
 from conftest import (ARG_OPS, DTYPES, FLOAT_DTYPES, LAYOUTS, OPS, data_kinds, dtype_id,
                       gp_call, make_data, make_layout, np_call)
 

@@ -1,0 +1,135 @@
+"""Run every reduction kernel configuration under Oclgrind and fail on any
+report (data races, barrier divergence, invalid or out-of-bounds accesses,
+uninitialised values), checking each result against NumPy as well.
+
+    python3 tests/oclgrind_check.py                # parent: runs the jobs
+    python3 tests/oclgrind_check.py --child JOB    # what runs in oclgrind
+
+Oclgrind simulates an OpenCL device instruction by instruction, so inputs
+are small.  Two notes on running it:
+
+* Kernels are built with -cl-opt-disable under Oclgrind: its interpreter
+  does not know LLVM's `freeze` instruction, which the optimiser emits.
+* Oclgrind 21.10's uninitialised-value plugin reports values as
+  uninitialised in the second and later two-pass reductions of a process
+  even when every scratch element was written (and even when the scratch
+  buffer is cleared first), while the same call as the first of a process
+  is clean and the results are right.  So the uninitialised-value check
+  runs each case in a process of its own; the data-race, barrier and
+  memory-access checks run over the whole matrix in one process per dtype.
+"""
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# (variant, knobs): every kernel and pass the plans can produce.
+CONFIGS = [
+    ["auto", {}],
+    ["chunked", {"groups": 3}],                 # contiguous per work-item, 2 passes
+    ["vector", {"wg_size": 64, "groups": 5}],   # coalesced vectors, 2 passes
+    ["stride_local", {"wg_size": 32, "ilp": 3}],
+    ["segment_per_item", {"groups": 4}],        # items kernel, 2 passes
+]
+OPS = ["sum", "prod", "min", "max", "all", "any", "argmin", "argmax"]
+RACE_DTYPES = ["bool", "int8", "uint16", "int32", "uint64", "float32", "float64"]
+UNINIT_DTYPES = ["bool", "int8", "uint64", "float32", "float64"]
+AXES = [None, 1, 0]   # full reduction, rows, columns of a (3, 1031) array
+
+
+def run_case(gpured, dt, op, variant, knobs, axis):
+    rng = np.random.default_rng(1)
+    base = rng.integers(0, 3, size=(3, 1031)).astype(dt)
+    a = base[0] if axis is None else base
+    if op == "prod":
+        a = a[..., :40]  # keep integer products from overflowing int8
+    got = getattr(gpured, op)(a, axis=axis, variant=variant, **knobs)
+    want = getattr(np, op)(a, axis=axis)
+    if not np.array_equal(np.asarray(got), np.asarray(want)):
+        raise AssertionError("%s %s %s %s axis=%s: %r != %r"
+                             % (op, dt, variant, knobs, axis, got, want))
+
+
+def child(job):
+    sys.path.insert(0, ROOT)
+    import gpured
+
+    if job["kind"] == "races":
+        n = 0
+        for op in OPS:
+            for variant, knobs in CONFIGS:
+                for axis in AXES:
+                    run_case(gpured, job["dtype"], op, variant, knobs, axis)
+                    n += 1
+        print("  races %-8s %d reductions checked" % (job["dtype"], n), flush=True)
+    else:
+        run_case(gpured, job["dtype"], job["op"], job["variant"], job["knobs"],
+                 job["axis"])
+    return 0
+
+
+def jobs():
+    out = [{"kind": "races", "dtype": dt} for dt in RACE_DTYPES]
+    for dt in UNINIT_DTYPES:
+        for op in OPS:
+            for variant, knobs in (CONFIGS[2], CONFIGS[4]):   # both 2-pass kernels
+                out.append({"kind": "uninit", "dtype": dt, "op": op,
+                            "variant": variant, "knobs": knobs,
+                            "axis": 0 if variant == "segment_per_item" else None})
+    return out
+
+
+def run_job(job, tmp, i):
+    log = os.path.join(tmp, "oclgrind-%d.log" % i)
+    env = dict(os.environ, GPURED_CACHE_DIR=os.path.join(tmp, "cache-%s" % job["kind"]),
+               GPURED_DEVICE="oclgrind")
+    checks = (["--data-races"] if job["kind"] == "races" else
+              ["--uninitialized", "--num-threads", "1"])
+    cmd = (["oclgrind", "--log", log, "--check-api", "--build-options",
+            "-cl-opt-disable"] + checks +
+           [sys.executable, os.path.abspath(__file__), "--child", json.dumps(job)])
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    report = open(log).read() if os.path.exists(log) else ""
+    return job, proc.returncode, proc.stdout, report
+
+
+def parent():
+    if shutil.which("oclgrind") is None:
+        print("oclgrind is not installed (Debian package 'oclgrind')")
+        return 1
+    tmp = tempfile.mkdtemp(prefix="gpured-oclgrind-")
+    t0 = time.time()
+    failed = 0
+    todo = jobs()
+    workers = max(1, min(4, os.cpu_count() or 1))
+    try:
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            for job, rc, out, report in pool.map(lambda ij: run_job(ij[1], tmp, ij[0]),
+                                                 enumerate(todo)):
+                if rc != 0 or report.strip():
+                    failed += 1
+                    print("FAILED %s (exit %d)\n%s\n%s" % (json.dumps(job), rc,
+                                                           out[-4000:], report[:8000]))
+                elif out.strip():
+                    print(out.rstrip())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("oclgrind check: %d jobs (%d with reports or failures) in %.0f s"
+          % (len(todo), failed, time.time() - t0))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if "--child" in sys.argv:
+        sys.exit(child(json.loads(sys.argv[sys.argv.index("--child") + 1])))
+    sys.exit(parent())
