@@ -10,8 +10,9 @@
  * the element offset of the array inside it.  Only an array whose address
  * is not a multiple of its item size is copied.
  *
- * GPUs get one copy of the input (blocking write from pageable memory);
- * only the results are read back.
+ * GPUs get one copy of the input (a blocking clEnqueueWriteBuffer from the
+ * pageable NumPy memory: on NVIDIA's driver several times faster than
+ * CL_MEM_COPY_HOST_PTR); only the results are read back.
  */
 #include "gpured.h"
 
@@ -42,11 +43,15 @@ int gr_input_from_host(gr_device *d, const void *ptr, size_t nbytes,
             return 0;
         }
     }
-    inp->mem = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                              nbytes, (void *)ptr, &err);
+    inp->mem = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, nbytes, NULL, &err);
     GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+    GR_CL_CHECK(st, clEnqueueWriteBuffer(d->queue, inp->mem, CL_TRUE, 0,
+                                         nbytes, ptr, 0, NULL, NULL));
     return 0;
 fail:
+    if (inp->mem != NULL) {
+        clReleaseMemObject(inp->mem);
+    }
     inp->mem = NULL;
     return -1;
 }
