@@ -224,6 +224,8 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
             parts = ceil_div(lay->L, (size_t)ov->items);
         } else if (ov->groups) {
             parts = (size_t)ov->groups;
+        } else if (lay->L <= ITEMS_ROW_MAX) {
+            parts = 1; /* a few elements per segment: one pass */
         } else {
             parts = ceil_div(target, threads);
         }

@@ -99,10 +99,15 @@ def _as_2d(arr, axes, ordered):
     return arr.transpose(kept + red).reshape(M, L), tuple(arr.shape[i] for i in kept)
 
 
+def _out_shape(arr, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(arr.shape))
+    return tuple(n for i, n in enumerate(arr.shape) if i not in axes)
+
+
 def _finish(res, arr, axes, keepdims, out, scalar_ok=True):
     """Shape the (M,) core result, then hand it back as NumPy would."""
-    shape = tuple(1 if i in axes else n for i, n in enumerate(arr.shape)) \
-        if keepdims else tuple(n for i, n in enumerate(arr.shape) if i not in axes)
+    shape = _out_shape(arr, axes, keepdims)
     res = res.reshape(shape)
     if out is not None:
         np.copyto(out, res, casting="unsafe")
@@ -117,8 +122,7 @@ def _check_out(out, arr, axes, keepdims, name):
         return
     if not isinstance(out, np.ndarray):
         raise TypeError("out must be a numpy.ndarray")
-    shape = tuple(1 if i in axes else n for i, n in enumerate(arr.shape)) \
-        if keepdims else tuple(n for i, n in enumerate(arr.shape) if i not in axes)
+    shape = _out_shape(arr, axes, keepdims)
     if out.shape != shape:
         raise ValueError("output parameter for reduction operation %s has the "
                          "wrong shape: found %s but expected %s"
@@ -278,8 +282,7 @@ def _arg(npfunc, opname, a, axis, out, keepdims, kw):
     else:
         res = _reduce(opname, arr, axes, np.dtype(np.int64), keepdims, out,
                       knobs, ordered=True)
-        shape = tuple(1 if i in axes else n for i, n in enumerate(arr.shape)) \
-            if keepdims else tuple(n for i, n in enumerate(arr.shape) if i not in axes)
+        shape = _out_shape(arr, axes, keepdims)
     res = res.astype(np.intp, copy=False).reshape(shape)
     if out is not None:
         if out.shape != shape:
@@ -309,6 +312,19 @@ _OPS = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum",
         "argmax": "argmax"}
 
 
+def _result_dtype(op, in_dtype, dtype=None):
+    """The dtype the C core produces for ``op`` (NumPy's promotion)."""
+    if op in ("sum", "prod"):
+        return _UFUNC[_OPS[op]].reduce(np.zeros(1, in_dtype), dtype=dtype).dtype
+    if op == "mean":
+        return np.dtype(np.float64) if _fp64() else np.dtype(np.float32)
+    if op in ("all", "any"):
+        return np.dtype(bool)
+    if op in ("argmin", "argmax"):
+        return np.dtype(np.int64)
+    return np.dtype(in_dtype)
+
+
 def variants(op="sum"):
     """Names of the variants of ``op`` that the current device can run."""
     if op not in _OPS:
@@ -330,16 +346,6 @@ def explain(op, a, axis=None, dtype=None, **kw):
     if arr.size == 0 or len(axes) == 0:
         return {"variant": None, "passes": 0,
                 "why": "empty reduction: answered without running a kernel"}
-    opname = _OPS[op]
-    if op in ("sum", "prod"):
-        rd = _UFUNC[opname].reduce(np.zeros(1, arr.dtype), dtype=dtype).dtype
-    elif op == "mean":
-        rd = np.dtype(np.float64) if _fp64() else np.dtype(np.float32)
-    elif op in ("all", "any"):
-        rd = np.dtype(bool)
-    elif op in ("argmin", "argmax"):
-        rd = np.dtype(np.int64)
-    else:
-        rd = arr.dtype
+    rd = _result_dtype(op, arr.dtype, dtype)
     a2, _ = _as_2d(arr, axes, op in ("argmin", "argmax"))
-    return _core.explain(a2, opname, rd, **knobs)
+    return _core.explain(a2, _OPS[op], rd, **knobs)

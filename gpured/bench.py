@@ -23,7 +23,7 @@ import numpy as np
 
 import gpured
 from gpured import _core
-from gpured._reduce import _OPS
+from gpured._reduce import _OPS, _result_dtype
 
 _UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 
@@ -63,18 +63,7 @@ def make_array(dtype, n, rng):
 
 def core_args(op, a, dtype):
     """The (2-D array, core op, result dtype) gpured.<op>(a) runs."""
-    opname = _OPS[op]
-    if op in ("sum", "prod"):
-        rd = np.add.reduce(np.zeros(1, a.dtype)).dtype
-    elif op == "mean":
-        rd = np.dtype(np.float64)
-    elif op in ("all", "any"):
-        rd = np.dtype(bool)
-    elif op in ("argmin", "argmax"):
-        rd = np.dtype(np.int64)
-    else:
-        rd = a.dtype
-    return a.reshape(1, a.size), opname, rd
+    return a.reshape(1, a.size), _OPS[op], _result_dtype(op, a.dtype)
 
 
 class Peers:
