@@ -288,3 +288,44 @@ def test_disk_cache(tmp_path):
     fourth = _cache_run(cache)
     _assert_matches_numpy(fourth, ref)
     assert fourth == first
+
+
+def test_no_memory_growth_over_many_calls():
+    """Buffers, events and kernels are released on every path: the process
+    does not grow over thousands of calls (a Bottleneck-style ru_maxrss check)."""
+    import resource
+
+    a = np.arange(10000, dtype=np.float32)
+    b = np.arange(3000, dtype=np.int32).reshape(30, 100)
+    for _ in range(500):
+        gpured.sum(a)
+        gpured.argmax(b, axis=0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(5000):
+        assert gpured.sum(a) == a.sum()
+        gpured.argmax(b, axis=0)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 4096, grown_kib
+
+
+def test_concurrent_threads_give_numpy_results():
+    """The GIL is released while the device works; calls from several
+    threads at once must still each get their own right answer."""
+    import threading
+
+    arrays = [np.arange(k * 1000, dtype=np.int32).reshape(k * 10, 100)
+              for k in range(1, 5)]
+    failures = []
+
+    def work(arr):
+        for _ in range(100):
+            got = gpured.sum(arr, axis=1)
+            if not np.array_equal(got, arr.sum(axis=1)):
+                failures.append(arr.shape)
+
+    threads = [threading.Thread(target=work, args=(a,)) for a in arrays]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
