@@ -187,7 +187,6 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
     const int tsize = gr_dtypes[acc->t].size;
     const size_t cu = d->compute_units;
     int known = 0;
-    (void)op;
     memset(plan, 0, sizeof *plan);
     for (int i = 0; variants[i] != NULL; ++i) {
         if (strcmp(v, variants[i]) == 0) {
@@ -259,6 +258,9 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         plan->wg = 256;
         plan->vw = (int)min_sz(16, max_sz(1, (size_t)(16 / tsize)));
         plan->ilp = (!gr_dtypes[acc->r].is_float && acc->a_size > tsize) ? 4 : 2;
+        if (op == GR_ALL || op == GR_ANY) {
+            plan->ilp = 1; /* H100 all(float32): 2.94 TB/s vs 2.04 with 2 */
+        }
     }
     if (ov->wg_size) {
         plan->wg = ov->wg_size;
