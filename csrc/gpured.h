@@ -77,6 +77,7 @@ typedef struct {
     int atomics64;
     int subgroups;
     int wg_collectives;
+    char c_std[16];            /* -cl-std= for OpenCL 2.0/3.0 features      */
     int nvidia_ptx;
     int is_gpu;
     /* Created lazily by gr_device_open(). */
@@ -159,10 +160,15 @@ typedef struct {
 typedef struct {
     const char *variant;  /* name shown to users                           */
     gr_kernel_kind kind;
+    int load;             /* GR_LOAD_* of kernels/reduce.cl                 */
+    int combine;          /* GR_COMBINE_* of kernels/common.cl              */
+    int sg;               /* 0 none, 1 NVIDIA PTX, 2 khr sub-groups         */
+    int sg_native;        /* khr: sub_group_reduce_* for this op            */
+    int atomic;           /* groups merge into the result by CAS            */
+    int tuned;            /* chosen from gpured.tune()'s table              */
     int wg;
     int vw;
     int ilp;
-    int contig_wi;
     size_t parts;         /* first-pass chunks per segment                 */
     size_t chunk;         /* elements per chunk                            */
     int passes;
@@ -189,6 +195,20 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
                    const gr_layout *lay, const gr_overrides *ov,
                    gr_plan *plan);
 const char *const *gr_reduce_variants(void);
+int gr_variant_available(const gr_device *d, gr_op op, const gr_accum *acc,
+                         const char *name, char *why, size_t n);
+
+/* gpured.tune()'s winners: auto uses them for full reductions. */
+typedef struct {
+    char device[256];
+    gr_op op;
+    gr_dtype t;
+    int size_class;       /* floor(log2(input bytes))                       */
+    char variant[32];
+    int wg_size, ilp, vw, groups;
+} gr_tuned;
+int gr_size_class(size_t nbytes);
+void gr_tuned_set(const gr_tuned *entries, int n);
 
 /* --------------------------------------------------------------- reduce.c */
 

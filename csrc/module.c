@@ -435,18 +435,19 @@ static PyObject *plan_dict(const call *c)
 {
     return Py_BuildValue(
         "{s:s, s:s, s:i, s:i, s:i, s:O, s:n, s:n, s:i, s:i, s:s, s:s, s:s, "
-        "s:O, s:n, s:n, s:n, s:n}",
+        "s:O, s:n, s:n, s:n, s:n, s:O}",
         "variant", c->plan.variant, "kernel",
         c->plan.kind == GR_K_GROUP ? "gr_reduce_group" : "gr_reduce_items",
         "wg_size", c->plan.wg, "vw", c->plan.vw, "ilp", c->plan.ilp,
-        "contiguous_per_work_item", c->plan.contig_wi ? Py_True : Py_False,
+        "contiguous_per_work_item", c->plan.load == 1 ? Py_True : Py_False,
         "groups", (Py_ssize_t)c->plan.parts, "chunk",
         (Py_ssize_t)c->plan.chunk, "passes", c->plan.passes, "wg_size_pass2",
         c->plan.wg2, "accumulator", c->acc.a_cl, "why", c->plan.why,
         "device", c->dev->name, "compensated", c->acc.comp ? Py_True : Py_False,
         "segments", (Py_ssize_t)c->lay.M, "segment_length",
         (Py_ssize_t)c->lay.L, "seg_stride", (Py_ssize_t)c->lay.seg_stride,
-        "elem_stride", (Py_ssize_t)c->lay.elem_stride);
+        "elem_stride", (Py_ssize_t)c->lay.elem_stride, "tuned",
+        c->plan.tuned ? Py_True : Py_False);
 }
 
 static PyObject *py_explain(PyObject *self, PyObject *args, PyObject *kw)
@@ -565,11 +566,37 @@ fail:
     return out;
 }
 
-static PyObject *py_variants(PyObject *self, PyObject *arg)
+/* variants(op, dtype) -> the variant names the current device can run
+ * for that core operator on that input dtype (result dtype as NumPy's). */
+static PyObject *py_variants(PyObject *self, PyObject *args)
 {
+    const char *opname = NULL;
+    PyArray_Descr *td = NULL, *rd = NULL;
+    PyObject *list = NULL;
+    gr_accum acc;
+    char err[256];
+    int op, t, r;
+    gr_device *d = gr_current_device();
+    if (d == NULL ||
+        !PyArg_ParseTuple(args, "sO&O&", &opname, PyArray_DescrConverter, &td,
+                          PyArray_DescrConverter, &rd)) {
+        goto done;
+    }
+    if ((op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0 ||
+        (r = dtype_of(rd, "result")) < 0) {
+        goto done;
+    }
+    if (gr_accum_for(d, (gr_op)op, (gr_dtype)t, (gr_dtype)r, &acc, err,
+                     sizeof err) != 0) {
+        PyErr_SetString(PyExc_TypeError, err);
+        goto done;
+    }
     const char *const *v = gr_reduce_variants();
-    PyObject *list = PyList_New(0);
+    list = PyList_New(0);
     for (int i = 0; list != NULL && v[i] != NULL; ++i) {
+        if (!gr_variant_available(d, (gr_op)op, &acc, v[i], err, sizeof err)) {
+            continue;
+        }
         PyObject *s = PyUnicode_FromString(v[i]);
         if (s == NULL || PyList_Append(list, s) != 0) {
             Py_XDECREF(s);
@@ -578,7 +605,65 @@ static PyObject *py_variants(PyObject *self, PyObject *arg)
             Py_DECREF(s);
         }
     }
+done:
+    Py_XDECREF(td);
+    Py_XDECREF(rd);
     return list;
+}
+
+/* set_tuned([(device, op, dtype, size_class, variant, wg, ilp, vw, groups)])
+ * loads gpured.tune()'s table for auto. */
+static PyObject *py_set_tuned(PyObject *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "set_tuned takes a list of tuples");
+    gr_tuned *tab = NULL;
+    Py_ssize_t n;
+    if (seq == NULL) {
+        return NULL;
+    }
+    n = PySequence_Fast_GET_SIZE(seq);
+    tab = calloc(n > 0 ? (size_t)n : 1, sizeof *tab);
+    if (tab == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        const char *dev, *opname, *variant;
+        PyArray_Descr *td = NULL;
+        int cls, wg, ilp, vw, groups, op, t;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ssO&isiiii",
+                              &dev, &opname, PyArray_DescrConverter, &td, &cls,
+                              &variant, &wg, &ilp, &vw, &groups) ||
+            (op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0) {
+            Py_XDECREF(td);
+            free(tab);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        Py_DECREF(td);
+        snprintf(tab[i].device, sizeof tab[i].device, "%s", dev);
+        snprintf(tab[i].variant, sizeof tab[i].variant, "%s", variant);
+        tab[i].op = (gr_op)op;
+        tab[i].t = (gr_dtype)t;
+        tab[i].size_class = cls;
+        tab[i].wg_size = wg;
+        tab[i].ilp = ilp;
+        tab[i].vw = vw;
+        tab[i].groups = groups;
+    }
+    gr_tuned_set(tab, (int)n);
+    free(tab);
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_size_class(PyObject *self, PyObject *arg)
+{
+    Py_ssize_t nb = PyLong_AsSsize_t(arg);
+    if (nb < 0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    return PyLong_FromLong(gr_size_class((size_t)(nb < 0 ? 0 : nb)));
 }
 
 static PyMethodDef methods[] = {
@@ -596,7 +681,10 @@ static PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS, "Time a reduction with device events."},
     {"copy_bandwidth", py_copy_bandwidth, METH_VARARGS,
      "Time device-to-device copies."},
-    {"variants", py_variants, METH_O, "Reduction variants."},
+    {"variants", py_variants, METH_VARARGS,
+     "Variants the device runs for (op, dtype, result dtype)."},
+    {"set_tuned", py_set_tuned, METH_O, "Load gpured.tune()'s table."},
+    {"size_class", py_size_class, METH_O, "Size class of a byte count."},
     {NULL, NULL, 0, NULL},
 };
 

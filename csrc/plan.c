@@ -110,10 +110,147 @@ int gr_accum_for(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
 
 /* ------------------------------------------------------------- variants */
 
-static const char *const variants[] = {"auto", "vector", "stride_local",
-                                       "chunked", "segment_per_item", NULL};
+/* The seed's ladder, plus the CPU and column kernels.  GR_LOAD_* and
+ * GR_COMBINE_* are the numbers of kernels/reduce.cl and kernels/common.cl. */
+enum { LOAD_COALESCED = 0, LOAD_CONTIG = 1, LOAD_STRIDE_GLOBAL = 2 };
+enum {
+    COMB_NAIVE = 0, COMB_SEQ = 1, COMB_UNROLL_COMPLETE = 2, COMB_UNROLL_LAST = 3,
+    COMB_SUBGROUP = 4, COMB_WORKGROUP = 5
+};
+
+typedef struct {
+    const char *name;
+    gr_kernel_kind kind;
+    int load, combine;
+    int one_per_item;  /* one element per work-item (the ladder's start) */
+    int vector;        /* 16-byte vector loads by default                */
+    int atomic;
+    int needs_sg, needs_wgc;
+} variant_def;
+
+static const variant_def variant_defs[] = {
+    {"naive", GR_K_GROUP, LOAD_COALESCED, COMB_NAIVE, 1, 0, 0, 0, 0},
+    {"divergence_free", GR_K_GROUP, LOAD_COALESCED, COMB_SEQ, 1, 0, 0, 0, 0},
+    {"unroll_last", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_LAST, 1, 0, 0, 1, 0},
+    {"unroll_complete", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 1, 0, 0, 0, 0},
+    {"stride_global", GR_K_GROUP, LOAD_STRIDE_GLOBAL, COMB_UNROLL_COMPLETE, 0, 0, 0, 0, 0},
+    {"stride_local", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 0, 0, 0, 0, 0},
+    {"vector", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 0, 1, 0, 0, 0},
+    {"workgroup", GR_K_GROUP, LOAD_COALESCED, COMB_WORKGROUP, 0, 1, 0, 0, 1},
+    {"subgroup", GR_K_GROUP, LOAD_COALESCED, COMB_SUBGROUP, 0, 1, 0, 1, 0},
+    {"atomic", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 0, 1, 1, 0, 0},
+    {"chunked", GR_K_GROUP, LOAD_CONTIG, COMB_UNROLL_COMPLETE, 0, 0, 0, 0, 0},
+    {"segment_per_item", GR_K_ITEMS, 0, 0, 0, 0, 0, 0, 0},
+};
+#define NVARIANTS ((int)(sizeof variant_defs / sizeof *variant_defs))
+
+static const char *const variants[] = {
+    "auto", "naive", "divergence_free", "unroll_last", "unroll_complete",
+    "stride_global", "stride_local", "vector", "workgroup", "subgroup",
+    "atomic", "chunked", "segment_per_item", NULL};
 
 const char *const *gr_reduce_variants(void) { return variants; }
+
+static const variant_def *find_variant(const char *name)
+{
+    for (int i = 0; i < NVARIANTS; ++i) {
+        if (strcmp(variant_defs[i].name, name) == 0) {
+            return &variant_defs[i];
+        }
+    }
+    return NULL;
+}
+
+/* 1 if the device can run the variant for this operator and accumulator,
+ * else 0 with the reason in why. */
+static int available(const gr_device *d, gr_op op, const gr_accum *acc,
+                     const variant_def *v, char *why, size_t n)
+{
+    const int sized = acc->a_size == 4 || acc->a_size == 8;
+    if (v->needs_sg && !d->nvidia_ptx && !d->subgroups) {
+        snprintf(why, n, "variant '%s' needs sub-groups (cl_khr_subgroups or "
+                 "NVIDIA PTX warp primitives); device '%s' has neither",
+                 v->name, d->name);
+        return 0;
+    }
+    if (v->needs_wgc) {
+        if (!d->wg_collectives) {
+            snprintf(why, n, "variant 'workgroup' needs OpenCL 2.0 work-group "
+                     "collective functions; device '%s' has none", d->name);
+            return 0;
+        }
+        if (op == GR_MUL || op == GR_ARGMIN || op == GR_ARGMAX || !sized) {
+            snprintf(why, n, "variant 'workgroup' covers add/min/max/all/any "
+                     "on 32- and 64-bit accumulators (work_group_reduce_*), "
+                     "not %s on %d-byte values", gr_op_names[op], acc->a_size);
+            return 0;
+        }
+    }
+    if (v->atomic) {
+        if (op == GR_ARGMIN || op == GR_ARGMAX || !sized) {
+            snprintf(why, n, "variant 'atomic' needs a 32- or 64-bit "
+                     "accumulator that one compare-and-swap can update (not "
+                     "%s on %d-byte values)", gr_op_names[op], acc->a_size);
+            return 0;
+        }
+        if (acc->a_size == 8 && !d->atomics64) {
+            snprintf(why, n, "variant 'atomic' on 64-bit accumulators needs "
+                     "cl_khr_int64_base_atomics; device '%s' lacks it",
+                     d->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int gr_variant_available(const gr_device *d, gr_op op, const gr_accum *acc,
+                         const char *name, char *why, size_t n)
+{
+    const variant_def *v = find_variant(name);
+    if (strcmp(name, "auto") == 0) {
+        return 1;
+    }
+    if (v == NULL) {
+        snprintf(why, n, "unknown variant '%s'", name);
+        return 0;
+    }
+    return available(d, op, acc, v, why, n);
+}
+
+/* ----------------------------------------------------------- tuned table */
+
+#define MAX_TUNED 256
+static gr_tuned tuned[MAX_TUNED];
+static int ntuned = 0;
+
+int gr_size_class(size_t nbytes)
+{
+    int c = 0;
+    while (c < 40 && ((size_t)1 << (c + 1)) <= nbytes) {
+        ++c;
+    }
+    return c; /* floor(log2(bytes)) */
+}
+
+void gr_tuned_set(const gr_tuned *entries, int n)
+{
+    ntuned = n < MAX_TUNED ? n : MAX_TUNED;
+    memcpy(tuned, entries, (size_t)ntuned * sizeof *tuned);
+}
+
+/* The measured winner for (device, op, input dtype, size class), if any. */
+static const gr_tuned *tuned_lookup(const gr_device *d, gr_op op,
+                                    gr_dtype t, size_t nbytes)
+{
+    const int cls = gr_size_class(nbytes);
+    for (int i = 0; i < ntuned; ++i) {
+        if (tuned[i].op == op && tuned[i].t == t && tuned[i].size_class == cls &&
+            strcmp(tuned[i].device, d->name) == 0) {
+            return &tuned[i];
+        }
+    }
+    return NULL;
+}
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t round_up(size_t a, size_t b) { return ceil_div(a, b) * b; }
@@ -180,49 +317,77 @@ static void plan_second_pass(const gr_device *d, size_t M, gr_plan *plan)
 }
 
 int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
-                   const gr_layout *lay, const gr_overrides *ov,
+                   const gr_layout *lay, const gr_overrides *ov_in,
                    gr_plan *plan)
 {
-    const char *v = (ov->variant && ov->variant[0]) ? ov->variant : "auto";
+    const char *name = (ov_in->variant && ov_in->variant[0]) ? ov_in->variant
+                                                             : "auto";
     const int tsize = gr_dtypes[acc->t].size;
     const size_t cu = d->compute_units;
-    int known = 0;
+    const variant_def *v;
+    gr_overrides ov = *ov_in;
     memset(plan, 0, sizeof *plan);
-    for (int i = 0; variants[i] != NULL; ++i) {
-        if (strcmp(v, variants[i]) == 0) {
-            plan->variant = variants[i];
-            known = 1;
-        }
-    }
-    if (!known) {
+    if (strcmp(name, "auto") != 0 && find_variant(name) == NULL) {
         snprintf(plan->why, sizeof plan->why,
-                 "unknown variant '%s' (gpured.variants() lists them)", v);
+                 "unknown variant '%s' (gpured.variants() lists them)", name);
         return -1;
     }
-    if (check_knobs(d, ov, plan) != 0) {
+    if (check_knobs(d, &ov, plan) != 0) {
         return -1;
     }
-    if (strcmp(plan->variant, "auto") == 0) {
-        if (lay->elem_stride != 1 || (lay->L <= ITEMS_ROW_MAX && lay->M > 1)) {
-            plan->variant = "segment_per_item";
-        } else {
-            plan->variant = d->is_gpu ? "vector" : "chunked";
+    if (strcmp(name, "auto") == 0) {
+        const gr_tuned *tu = NULL;
+        if (lay->M == 1 && lay->elem_stride == 1) {
+            tu = tuned_lookup(d, op, acc->t, lay->L * (size_t)tsize);
         }
+        if (tu != NULL && find_variant(tu->variant) != NULL &&
+            available(d, op, acc, find_variant(tu->variant), plan->why,
+                      sizeof plan->why)) {
+            /* gpured.tune() measured this on this device. */
+            name = find_variant(tu->variant)->name;
+            ov.wg_size = tu->wg_size;
+            ov.ilp = tu->ilp;
+            ov.vw = tu->vw;
+            ov.groups = tu->groups;
+            plan->tuned = 1;
+        } else if (lay->elem_stride != 1 ||
+                   (lay->L <= ITEMS_ROW_MAX && lay->M > 1)) {
+            name = "segment_per_item";
+        } else if (d->is_gpu) {
+            /* Coalesced vectors, warp combine where the warp is reachable. */
+            name = d->nvidia_ptx ? "subgroup" : "vector";
+        } else {
+            name = "chunked";
+        }
+    }
+    v = find_variant(name);
+    plan->variant = v->name;
+    if (!available(d, op, acc, v, plan->why, sizeof plan->why)) {
+        return -2;
+    }
+    plan->kind = v->kind;
+    plan->load = v->load;
+    plan->combine = v->combine;
+    plan->atomic = v->atomic;
+    if (v->needs_sg) {
+        plan->sg = d->nvidia_ptx ? 1 : 2; /* GR_SG_PTX / GR_SG_KHR */
+        plan->sg_native = plan->sg == 2 && acc->x_size == 0 &&
+                          (op == GR_ADD || op == GR_MIN || op == GR_MAX) &&
+                          (acc->a_size == 4 || acc->a_size == 8);
     }
 
-    if (strcmp(plan->variant, "segment_per_item") == 0) {
-        plan->kind = GR_K_ITEMS;
-        plan->wg = ov->wg_size ? ov->wg_size : (d->is_gpu ? 256 : 64);
+    if (plan->kind == GR_K_ITEMS) {
+        plan->wg = ov.wg_size ? ov.wg_size : (d->is_gpu ? 256 : 64);
         plan->wg = (int)min_sz((size_t)plan->wg, d->max_wg);
         plan->vw = 1;
         plan->ilp = 1;
         size_t threads = round_up(lay->M, (size_t)plan->wg);
         size_t target = d->is_gpu ? cu * 2048 : cu * (size_t)plan->wg * 4;
         size_t parts;
-        if (ov->items) {
-            parts = ceil_div(lay->L, (size_t)ov->items);
-        } else if (ov->groups) {
-            parts = (size_t)ov->groups;
+        if (ov.items) {
+            parts = ceil_div(lay->L, (size_t)ov.items);
+        } else if (ov.groups) {
+            parts = (size_t)ov.groups;
         } else if (lay->L <= ITEMS_ROW_MAX) {
             parts = 1; /* a few elements per segment: one pass */
         } else {
@@ -241,63 +406,105 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
     }
 
     /* Work-group kernels: contiguous segments. */
-    plan->kind = GR_K_GROUP;
-    if (strcmp(plan->variant, "chunked") == 0) {
-        plan->contig_wi = 1;
+    if (v->load == LOAD_CONTIG) {
         plan->wg = 4;
         plan->vw = (int)min_sz(16, max_sz(1, (size_t)(64 / tsize)));
         plan->ilp = 2;
-    } else if (strcmp(plan->variant, "stride_local") == 0) {
-        plan->wg = 256;
-        plan->vw = 1;
-        plan->ilp = 4;
-    } else { /* vector */
+    } else {
         /* H100, 1 GiB: float32/float64 sum/min/max 2.95-2.99 TB/s with
          * 2 accumulators (99% of the 3.0 TB/s copy); an int32 sum into
-         * int64 needs 4 (74% with 2, 99% with 4). */
+         * int64 needs 4 (74% with 2, 99% with 4); all/any want 1 (98%
+         * vs 68%). */
         plan->wg = 256;
-        plan->vw = (int)min_sz(16, max_sz(1, (size_t)(16 / tsize)));
-        plan->ilp = (!gr_dtypes[acc->r].is_float && acc->a_size > tsize) ? 4 : 2;
-        if (op == GR_ALL || op == GR_ANY) {
-            plan->ilp = 1; /* H100 all(float32): 2.94 TB/s vs 2.04 with 2 */
+        plan->vw = v->vector ? (int)min_sz(16, max_sz(1, (size_t)(16 / tsize)))
+                             : 1;
+        plan->ilp = v->one_per_item || v->load == LOAD_STRIDE_GLOBAL ? 1
+                    : !v->vector ? 4
+                    : (!gr_dtypes[acc->r].is_float && acc->a_size > tsize) ? 4
+                                                                            : 2;
+        if (v->vector && (op == GR_ALL || op == GR_ANY)) {
+            plan->ilp = 1;
         }
     }
-    if (ov->wg_size) {
-        plan->wg = ov->wg_size;
+    if (ov.wg_size) {
+        plan->wg = ov.wg_size;
     }
-    if (ov->vw) {
-        plan->vw = ov->vw;
+    if (ov.vw) {
+        plan->vw = ov.vw;
     }
-    if (ov->ilp) {
-        plan->ilp = ov->ilp;
+    if (ov.ilp) {
+        plan->ilp = ov.ilp;
     }
     plan->wg = (int)min_sz((size_t)plan->wg, d->max_wg);
+    if (v->one_per_item || v->load == LOAD_STRIDE_GLOBAL) {
+        if ((ov.vw && ov.vw != 1) || (ov.ilp && ov.ilp != 1) ||
+            (v->one_per_item && ov.items > 1)) {
+            snprintf(plan->why, sizeof plan->why,
+                     "variant '%s' reads one element at a time: vw and ilp "
+                     "must be 1%s", v->name,
+                     v->one_per_item ? ", items 1 (use stride_local for more)"
+                                     : "");
+            return -1;
+        }
+        plan->vw = 1;
+        plan->ilp = 1;
+    }
+    if (plan->sg == 1 && plan->wg < 32) {
+        snprintf(plan->why, sizeof plan->why,
+                 "variant '%s' on NVIDIA needs whole warps: wg_size at least 32",
+                 v->name);
+        return -1;
+    }
 
     const size_t tile = (size_t)plan->wg * plan->vw;
-    const size_t full = (size_t)plan->wg * plan->vw * plan->ilp;
+    const size_t full = tile * plan->ilp;
     size_t target = d->is_gpu ? cu * max_sz(1, 2048 / (size_t)plan->wg)
                               : cu * 4;
-    size_t parts;
-    if (ov->items) {
-        parts = ceil_div(lay->L, (size_t)ov->items * plan->wg);
-    } else if (ov->groups) {
-        parts = (size_t)ov->groups;
+    size_t parts, max_parts = MAX_PARTS;
+    if (v->one_per_item) {
+        /* The ladder's start: one element per work-item, as many groups as
+         * that takes; pass 2 folds their partials. */
+        parts = ceil_div(lay->L, (size_t)plan->wg);
+        max_parts = (size_t)1 << 40;
+    } else if (ov.items) {
+        parts = ceil_div(lay->L, (size_t)ov.items * plan->wg);
+    } else if (ov.groups) {
+        parts = (size_t)ov.groups;
     } else {
         parts = ceil_div(target, lay->M);
         /* Give each work-group at least a few full tiles. */
         parts = min_sz(parts, max_sz(1, lay->L / (full * 4)));
     }
-    parts = max_sz(1, min_sz(parts, MAX_PARTS));
-    plan->chunk = round_up(ceil_div(lay->L, parts), tile);
-    plan->parts = ceil_div(lay->L, plan->chunk);
+    parts = max_sz(1, min_sz(parts, max_parts));
+    if (v->load == LOAD_STRIDE_GLOBAL) {
+        parts = min_sz(parts, ceil_div(lay->L, (size_t)plan->wg));
+        plan->chunk = ceil_div(lay->L, parts);
+        plan->parts = parts;
+    } else {
+        plan->chunk = round_up(ceil_div(lay->L, parts), tile);
+        plan->parts = ceil_div(lay->L, plan->chunk);
+    }
     plan_second_pass(d, lay->M, plan);
+    if (plan->atomic) {
+        plan->passes = 1; /* groups merge into the result with atomics */
+    }
     snprintf(plan->why, sizeof plan->why,
-             "%s: %d work-items per group, %s loads of %d element(s), %d "
-             "accumulator(s); %zu group(s) per segment of %zu elements%s",
+             "%s%s: %d work-items per group, %s loads of %d element(s), %d "
+             "accumulator(s), %s combine; %zu group(s) per segment%s",
+             plan->tuned ? "tuned by gpured.tune(); " : "",
              d->is_gpu ? "GPU" : "CPU", plan->wg,
-             plan->contig_wi ? "contiguous per-work-item" : "coalesced",
-             plan->vw, plan->ilp, plan->parts, plan->chunk,
-             plan->passes > 1 ? ", then one pass over the partials"
-                              : " (single pass)");
+             v->load == LOAD_CONTIG          ? "contiguous per-work-item"
+             : v->load == LOAD_STRIDE_GLOBAL ? "global-size-strided"
+                                             : "coalesced",
+             plan->vw, plan->ilp,
+             (const char *[]){"interleaved (naive)", "sequential",
+                              "unrolled sequential", "unrolled, last warp by "
+                              "sub-group barrier",
+                              "sub-group shuffle", "work_group_reduce"}
+                 [plan->combine],
+             plan->parts,
+             plan->atomic ? ", merged into the result by compare-and-swap"
+             : plan->passes > 1 ? ", then one pass over the partials"
+                                : " (single pass)");
     return 0;
 }

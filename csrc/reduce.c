@@ -17,7 +17,8 @@
 typedef struct {
     int in_partial;
     int final;
-    int wg, vw, ilp, contig_wi;
+    int wg, vw, ilp;
+    int load, combine, sg, sg_native, atomic;
 } pass_cfg;
 
 static const char *result_cl(gr_op op, const gr_accum *acc)
@@ -39,38 +40,47 @@ static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
                     const pass_cfg *c)
 {
     const int fp64 = acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0;
+    const int x_size = (op == GR_ARGMIN || op == GR_ARGMAX) ? 8 : acc->a_size;
     snprintf(buf, n,
              "#define GR_NEED_FP64 %d\n"
              "#define GR_T %s\n#define GR_A %s\n#define GR_R %s\n"
-             "#define GR_AM %s\n"
+             "#define GR_AM %s\n#define GR_A_SIZE %d\n#define GR_X_SIZE %d\n"
+             "#define GR_A_FLOAT %d\n"
              "#define GR_OP %d\n#define GR_CVT %d\n#define GR_COMP %d\n"
              "#define GR_A_MINV %s\n#define GR_A_MAXV %s\n"
              "#define GR_VW %d\n#define GR_WG %d\n#define GR_ILP %d\n"
-             "#define GR_CONTIG_WI %d\n#define GR_IN_PARTIAL %d\n"
-             "#define GR_FINAL %d\n",
+             "#define GR_LOAD %d\n#define GR_COMBINE %d\n#define GR_SG %d\n"
+             "#define GR_SG_NATIVE %d\n#define GR_ATOMIC %d\n"
+             "#define GR_IN_PARTIAL %d\n#define GR_FINAL %d\n",
              fp64 || acc->t == GR_FLOAT64 || acc->r == GR_FLOAT64,
              gr_dtypes[acc->t].cl, acc->a_cl, result_cl(op, acc),
              acc->a_size == 1   ? "char"
              : acc->a_size == 2 ? "short"
              : acc->a_size == 4 ? "int"
                                 : "long",
-             (int)op,
-             acc->cvt, acc->comp, acc->a_min, acc->a_max, c->vw, c->wg,
-             c->ilp, c->contig_wi, c->in_partial, c->final);
+             acc->a_size, x_size,
+             strcmp(acc->a_cl, "float") == 0 || strcmp(acc->a_cl, "double") == 0,
+             (int)op, acc->cvt, acc->comp, acc->a_min, acc->a_max, c->vw,
+             c->wg, c->ilp, c->load, c->combine, c->sg, c->sg_native,
+             c->atomic, c->in_partial, c->final);
 }
 
 static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
                             const pass_cfg *c, const char *name,
                             gr_status *st)
 {
-    char defs[1024];
+    char defs[1400], opts[64] = "";
     defines(defs, sizeof defs, op, acc, c);
+    /* Work-group collectives and khr sub-groups need OpenCL C 2.0/3.0. */
+    if ((c->combine == 5 || c->sg == 2) && d->c_std[0] != '\0') {
+        snprintf(opts, sizeof opts, "-cl-std=%s", d->c_std);
+    }
     char *src = gr_program_source("reduce", defs);
     if (src == NULL) {
         gr_status_fail(st, "out of host memory building kernel source");
         return NULL;
     }
-    gr_program *p = gr_program_get(d, src, "", st);
+    gr_program *p = gr_program_get(d, src, opts, st);
     free(src);
     return p ? gr_program_kernel(p, name, st) : NULL;
 }
@@ -193,7 +203,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   gr_timing *timing, gr_status *st)
 {
     cl_int err = CL_SUCCESS;
-    cl_mem pv = NULL, px = NULL, outv = NULL;
+    cl_mem pv = NULL, px = NULL, outv = NULL, accv = NULL;
     span s1 = {NULL, NULL}, s2 = {NULL, NULL};
     gr_plan plan = *plan_in;
     size_t total_parts = 0;
@@ -210,15 +220,17 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
     for (int i = 0; i < npieces; ++i) {
         total_parts += (pieces[i].len + plan.chunk - 1) / plan.chunk;
     }
-    if (npieces > 1) {
+    if (npieces > 1 && !plan.atomic) {
         plan.passes = 2;
         plan.parts = total_parts;
     }
     /* Pass 1 kernel; shrink the work-group if the compiled kernel needs to
      * (PyOpenCL's habit: CL_KERNEL_WORK_GROUP_SIZE has the last word). */
     for (;;) {
-        pass_cfg c1 = {0, plan.passes == 1, plan.wg, plan.vw, plan.ilp,
-                       plan.contig_wi};
+        pass_cfg c1 = {0,         plan.passes == 1, plan.wg,
+                       plan.vw,   plan.ilp,         plan.load,
+                       plan.combine, plan.sg,       plan.sg_native,
+                       plan.atomic};
         const char *name = plan.kind == GR_K_GROUP ? "gr_reduce_group"
                                                    : "gr_reduce_items";
         k1 = get_kernel(d, op, acc, &c1, name, st);
@@ -232,7 +244,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         plan.wg /= 2;
     }
     if (plan.passes > 1) {
-        pass_cfg c2 = {1, 1, plan.wg2 ? plan.wg2 : 1, 1, 1, 0};
+        pass_cfg c2 = {1, 1, plan.wg2 ? plan.wg2 : 1, 1, 1, 0, 2, 0, 0, 0};
         k2 = get_kernel(d, op, acc, &c2,
                         plan.wg2 ? "gr_reduce_group" : "gr_reduce_items", st);
         if (k2 == NULL) {
@@ -250,7 +262,47 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
     outv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, M * rsize, NULL, &err);
     GR_CL_CHECK_AS(st, "clCreateBuffer", err);
 
-    if (plan.passes == 1) {
+    if (plan.atomic) {
+        /* One pass over the data: identity, CAS merges, result type. */
+        cl_kernel ki = get_kernel(d, op, acc, &(pass_cfg){0, 1, plan.wg, plan.vw,
+                                  plan.ilp, plan.load, plan.combine, 0, 0, 1},
+                                  "gr_reduce_init", st);
+        cl_kernel kf = ki ? get_kernel(d, op, acc, &(pass_cfg){0, 1, plan.wg,
+                                       plan.vw, plan.ilp, plan.load,
+                                       plan.combine, 0, 0, 1},
+                                       "gr_reduce_finish", st)
+                          : NULL;
+        size_t g = (M + 63) / 64 * 64, l = 64;
+        cl_ulong m = M;
+        if (kf == NULL) {
+            goto fail;
+        }
+        accv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, M * acc->a_size, NULL,
+                              &err);
+        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        ARG(ki, 0, accv);
+        ARG(ki, 1, m);
+        GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, ki, 1, NULL, &g, &l,
+                                               0, NULL, NULL));
+        size_t idx0 = 0;
+        for (int i = 0; i < npieces; ++i) {
+            size_t parts_i = npieces > 1
+                                 ? (pieces[i].len + plan.chunk - 1) / plan.chunk
+                                 : plan.parts;
+            if (enqueue_pass(d, k1, plan.kind, plan.wg, pieces[i].mem, NULL,
+                             pieces[i].base, pieces[i].len, lay->seg_stride,
+                             lay->elem_stride, plan.chunk, parts_i, M, idx0, 0,
+                             accv, NULL, timing ? &s1 : NULL, st) != 0) {
+                goto fail;
+            }
+            idx0 += pieces[i].len;
+        }
+        ARG(kf, 0, accv);
+        ARG(kf, 1, outv);
+        ARG(kf, 2, m);
+        GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, kf, 1, NULL, &g, &l,
+                                               0, NULL, NULL));
+    } else if (plan.passes == 1) {
         if (enqueue_pass(d, k1, plan.kind, plan.wg, pieces[0].mem, NULL,
                          pieces[0].base, lay->L, lay->seg_stride,
                          lay->elem_stride, plan.chunk, 1, M, 0, 0, outv, NULL,
@@ -295,5 +347,6 @@ fail:
     if (pv) clReleaseMemObject(pv);
     if (px) clReleaseMemObject(px);
     if (outv) clReleaseMemObject(outv);
+    if (accv) clReleaseMemObject(accv);
     return rc;
 }

@@ -212,9 +212,31 @@ static void probe(gr_device *d)
     d->subgroups = has_extension(e, "cl_khr_subgroups");
     d->nvidia_ptx = strstr(d->vendor, "NVIDIA") != NULL ||
                     strstr(d->platform_name, "NVIDIA") != NULL;
-    /* Work-group collectives: OpenCL C 2.0, or 3.0 with the feature. */
-    int cmajor = 1, cminor = 2;
+    /* The newest OpenCL C the compiler takes: CL_DEVICE_OPENCL_C_VERSION
+     * says at most 1.2 on OpenCL 3.0 devices, which list the rest in
+     * CL_DEVICE_OPENCL_C_ALL_VERSIONS. */
+    int cmajor = 1, cminor = 2, dmajor = 1, dminor = 2;
     sscanf(d->c_version, "OpenCL C %d.%d", &cmajor, &cminor);
+    sscanf(d->version, "OpenCL %d.%d", &dmajor, &dminor);
+    if (dmajor >= 3) {
+        cl_name_version vs[16];
+        size_t nb = 0;
+        if (clGetDeviceInfo(d->id, CL_DEVICE_OPENCL_C_ALL_VERSIONS, sizeof vs,
+                            vs, &nb) == CL_SUCCESS) {
+            for (size_t i = 0; i < nb / sizeof *vs; ++i) {
+                int mj = (int)CL_VERSION_MAJOR(vs[i].version);
+                int mn = (int)CL_VERSION_MINOR(vs[i].version);
+                if (mj > cmajor || (mj == cmajor && mn > cminor)) {
+                    cmajor = mj;
+                    cminor = mn;
+                }
+            }
+        }
+    }
+    if (cmajor >= 2) {
+        snprintf(d->c_std, sizeof d->c_std, "CL%d.%d", cmajor, cminor);
+    }
+    /* Work-group collectives: OpenCL C 2.x, or 3.0 with the feature. */
     if (cmajor == 2) {
         d->wg_collectives = 1;
     } else if (cmajor >= 3) {
@@ -222,12 +244,12 @@ static void probe(gr_device *d)
         clGetDeviceInfo(d->id, CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT,
                         sizeof b, &b, NULL);
         d->wg_collectives = b == CL_TRUE;
-        if (!d->subgroups) {
-            cl_uint nsg = 0;
-            clGetDeviceInfo(d->id, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof nsg,
-                            &nsg, NULL);
-            d->subgroups = nsg > 0;
-        }
+    }
+    if (!d->subgroups && dmajor >= 3 && cmajor >= 3) {
+        cl_uint nsg = 0;
+        clGetDeviceInfo(d->id, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof nsg, &nsg,
+                        NULL);
+        d->subgroups = nsg > 0;
     }
     free(exts);
 }

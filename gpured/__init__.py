@@ -17,7 +17,7 @@ and ``vw``; :func:`explain` shows what would run and why.
 """
 from . import _core
 from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
-                      prod, sum, variants)
+                      prod, sum, timeit, variants)
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "devices", "get_device", "set_device", "kernel_source", "variants",
-    "explain", "OpenCLError", "VariantUnavailable",
+    "explain", "timeit", "OpenCLError", "VariantUnavailable",
 ]
 
 

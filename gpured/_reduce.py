@@ -325,11 +325,42 @@ def _result_dtype(op, in_dtype, dtype=None):
     return np.dtype(in_dtype)
 
 
-def variants(op="sum"):
-    """Names of the variants of ``op`` that the current device can run."""
+def variants(op="sum", dtype="float32"):
+    """Names of the variants of ``op`` the current device can run on
+    ``dtype`` input ("auto" first).  Asking any reduction for a variant not
+    listed raises :class:`gpured.VariantUnavailable` with the reason."""
     if op not in _OPS:
         raise ValueError("unknown operation %r (one of %s)" % (op, ", ".join(_OPS)))
-    return _core.variants(op)
+    dt = _check_dtype(dtype, "input")
+    rd = _result_dtype(op, dt)
+    if op == "mean" and rd.kind == "f":
+        rd = np.dtype(np.float64) if _fp64() else rd
+    return _core.variants(_OPS[op], dt, rd)
+
+
+def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
+    """Time ``op(a, axis=axis, dtype=dtype, **kw)`` on the device.
+
+    The input is uploaded once (used in place on CPU devices), then the
+    kernels run ``reps`` times after one warm-up run; times come from OpenCL
+    profiling events.  Returns a dict: ``seconds`` (median device time),
+    ``gbps`` (input bytes / seconds / 1e9), ``times`` (every run), ``plan``
+    (as :func:`explain`) and ``result`` (the reduced values, shape (M,)).
+    """
+    if op not in _OPS:
+        raise ValueError("unknown operation %r (one of %s)" % (op, ", ".join(_OPS)))
+    arr = _asarray(a)
+    knobs = _knobs(kw)
+    axes = _axes(arr, axis)
+    if arr.size == 0 or len(axes) == 0:
+        raise ValueError("timeit needs a non-empty reduction")
+    rd = _result_dtype(op, arr.dtype, dtype)
+    a2, _ = _as_2d(arr, axes, op in ("argmin", "argmax"))
+    res, ns, plan = _core.bench_reduce(a2, _OPS[op], rd, int(reps) + 1, **knobs)
+    times = [t / 1e9 for t in ns[1:]]
+    sec = sorted(times)[len(times) // 2]
+    return {"seconds": sec, "gbps": arr.nbytes / sec / 1e9 if sec > 0 else float("inf"),
+            "times": times, "plan": plan, "result": res}
 
 
 def explain(op, a, axis=None, dtype=None, **kw):

@@ -225,37 +225,305 @@ inline GR_R gr_finish(gr_state s)
 #endif
 }
 
-/*
+/* ---------------------------------------------------------------------
  * Work-group combine: every work-item brings a state, work-item 0 ends with
- * the group's.  Sequential addressing (stride halves each step) keeps the
- * active work-items contiguous: no divergence inside a warp until fewer
- * than a warp remain, and no local-memory bank conflicts.
- */
-inline gr_state gr_group_combine(gr_state s, __local GR_A *lv, __local GR_X *lx)
+ * the group's.  GR_COMBINE picks the step of the seed's ladder:
+ *
+ *   NAIVE            interleaved addressing: at step d the work-items whose
+ *                    id is a multiple of 2d add the neighbour d away.  The
+ *                    modulo test leaves most work-items of every warp idle
+ *                    (divergence) and strides through local-memory banks.
+ *   SEQ              sequential addressing: the first `off` work-items add
+ *                    the element `off` away, off = WG/2, WG/4, ...  Active
+ *                    work-items stay contiguous: no divergence until fewer
+ *                    than a warp remain, no bank conflicts.  Loop kept.
+ *   UNROLL_COMPLETE  SEQ with the loop fully unrolled (WG is a compile-time
+ *                    constant); still a work-group barrier per step.
+ *   UNROLL_LAST      SEQ down to one sub-group, then the last steps with a
+ *                    sub-group barrier instead of a work-group barrier.
+ *                    The seed's `volatile` version relies on lock-step
+ *                    execution and is a data race on NVIDIA since Volta and
+ *                    on CPUs; here the sub-group barrier is real:
+ *                    bar.warp.sync (PTX) or sub_group_barrier().
+ *   SUBGROUP         each sub-group reduces in registers (shfl.sync.down
+ *                    through PTX, or sub_group_reduce_*), sub-group leaders
+ *                    meet in local memory, one sub-group finishes.
+ *   WORKGROUP        OpenCL 2.0 work_group_reduce_* (add/min/max only).
+ * --------------------------------------------------------------------- */
+#define GR_COMBINE_NAIVE 0
+#define GR_COMBINE_SEQ 1
+#define GR_COMBINE_UNROLL_COMPLETE 2
+#define GR_COMBINE_UNROLL_LAST 3
+#define GR_COMBINE_SUBGROUP 4
+#define GR_COMBINE_WORKGROUP 5
+
+#define GR_SG_NONE 0
+#define GR_SG_PTX 1   /* NVIDIA warps through inline PTX                  */
+#define GR_SG_KHR 2   /* cl_khr_subgroups / OpenCL C 3.0 sub-groups       */
+
+#ifndef GR_COMBINE
+#define GR_COMBINE GR_COMBINE_UNROLL_COMPLETE
+#endif
+#ifndef GR_SG
+#define GR_SG GR_SG_NONE
+#endif
+
+#if GR_SG == GR_SG_KHR && !defined(__opencl_c_subgroups)
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#endif
+
+inline void gr_lstore(__local GR_A *lv, __local GR_X *lx, uint i, gr_state s)
+{
+    lv[i] = s.v;
+#if GR_HAS_X
+    lx[i] = s.x;
+#endif
+}
+
+inline gr_state gr_lload(__local GR_A *lv, __local GR_X *lx, uint i)
+{
+    gr_state o;
+    o.v = lv[i];
+#if GR_HAS_X
+    o.x = lx[i];
+#else
+    o.x = 0;
+#endif
+    return o;
+}
+
+#if GR_SG == GR_SG_PTX
+/* NVIDIA: a warp is the sub-group; only the .sync forms exist on sm_70+. */
+#define GR_SG_SIZE 32u
+#define GR_SG_LANE() (get_local_id(0) & 31u)
+#define GR_SG_ID() (get_local_id(0) >> 5)
+inline void gr_sg_barrier(void)
+{
+    __asm__ volatile("bar.warp.sync 0xffffffff;" ::: "memory");
+}
+inline uint gr_shfl_down_u32(uint v, uint d)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+inline ulong gr_shfl_down_u64(ulong v, uint d)
+{
+    uint2 w = as_uint2(v);
+    w.x = gr_shfl_down_u32(w.x, d);
+    w.y = gr_shfl_down_u32(w.y, d);
+    return as_ulong(w);
+}
+/* Shuffle any 1-, 2-, 4- or 8-byte value through 32-bit lanes. */
+#define GR_SHFL_1(T, v, d) GR_AS(T, (uchar)gr_shfl_down_u32((uint)as_uchar(v), d))
+#define GR_SHFL_2(T, v, d) GR_AS(T, (ushort)gr_shfl_down_u32((uint)as_ushort(v), d))
+#define GR_SHFL_4(T, v, d) GR_AS(T, gr_shfl_down_u32(as_uint(v), d))
+#define GR_SHFL_8(T, v, d) GR_AS(T, gr_shfl_down_u64(as_ulong(v), d))
+#define GR_SHFL(T, SIZE, v, d) GR_CAT(GR_SHFL_, SIZE)(T, v, d)
+#elif GR_SG == GR_SG_KHR
+#define GR_SG_SIZE get_max_sub_group_size()
+#define GR_SG_LANE() get_sub_group_local_id()
+#define GR_SG_ID() get_sub_group_id()
+inline void gr_sg_barrier(void) { sub_group_barrier(CLK_LOCAL_MEM_FENCE); }
+#endif
+
+/* variant: naive */
+inline gr_state gr_combine_naive(gr_state s, __local GR_A *lv, __local GR_X *lx)
 {
     const uint lid = get_local_id(0);
-    lv[lid] = s.v;
-#if GR_HAS_X
-    lx[lid] = s.x;
-#endif
+    gr_lstore(lv, lx, lid, s);
     barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (uint off = GR_WG / 2; off > 0; off >>= 1) {
-        if (lid < off) {
-            gr_state o;
-            o.v = lv[lid + off];
-#if GR_HAS_X
-            o.x = lx[lid + off];
-#else
-            o.x = 0;
-#endif
-            gr_merge(&s, o);
-            lv[lid] = s.v;
-#if GR_HAS_X
-            lx[lid] = s.x;
-#endif
+    for (uint d = 1; d < GR_WG; d <<= 1) {
+        if (lid % (2 * d) == 0) {
+            gr_merge(&s, gr_lload(lv, lx, lid + d));
+            gr_lstore(lv, lx, lid, s);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     return s;
 }
+
+/* variant: divergence_free (GR_COMBINE_SEQ), unroll_complete, unroll_last */
+inline gr_state gr_combine_seq(gr_state s, __local GR_A *lv, __local GR_X *lx)
+{
+    const uint lid = get_local_id(0);
+#if GR_COMBINE == GR_COMBINE_UNROLL_LAST
+    const uint sg = GR_SG_SIZE;
+#endif
+    gr_lstore(lv, lx, lid, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if GR_COMBINE == GR_COMBINE_SEQ
+#pragma unroll 1
+#else
+#pragma unroll
+#endif
+    for (uint off = GR_WG / 2; off > 0; off >>= 1) {
+        if (lid < off) {
+            gr_merge(&s, gr_lload(lv, lx, lid + off));
+            gr_lstore(lv, lx, lid, s);
+        }
+#if GR_COMBINE == GR_COMBINE_UNROLL_LAST
+        /* Once the live states fit in sub-group 0, its own barrier suffices
+         * (every sub-group executes it, so it is never divergent). */
+        if (2 * off > sg) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+        } else {
+            gr_sg_barrier();
+        }
+#else
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+    return s;
+}
+
+#if GR_COMBINE == GR_COMBINE_SUBGROUP
+/* variant: subgroup */
+/* Reduce within the caller's sub-group; lane 0 ends with the result. */
+inline gr_state gr_sg_reduce(gr_state s, __local GR_A *lv, __local GR_X *lx)
+{
+#if GR_SG == GR_SG_PTX
+#pragma unroll
+    for (uint d = 16; d > 0; d >>= 1) {
+        gr_state o;
+        o.v = GR_SHFL(GR_A, GR_A_SIZE, s.v, d);
+#if GR_HAS_X
+        o.x = GR_SHFL(GR_X, GR_X_SIZE, s.x, d);
+#else
+        o.x = 0;
+#endif
+        gr_merge(&s, o);
+    }
+    return s;
+#elif GR_SG_NATIVE
+    /* sub_group_reduce_* ignore NaN in min/max: propagate it by hand. */
+#if GR_OP == GR_OP_ADD
+    s.v = sub_group_reduce_add(GR_COMP ? s.v + s.x : s.v);
+    s.x = 0;
+#else
+#if GR_OP == GR_OP_MIN
+    GR_A r = sub_group_reduce_min(s.v);
+#else
+    GR_A r = sub_group_reduce_max(s.v);
+#endif
+#if GR_A_FLOAT
+    r = sub_group_any(GR_ISNAN(s.v) ? 1 : 0) ? (GR_A)NAN : r;
+#endif
+    s.v = r;
+#endif
+    return s;
+#else
+    /* Any state: a tree in this sub-group's slice of local memory, with
+     * sub-group barriers only. */
+    const uint lane = GR_SG_LANE();
+    const uint base = get_local_id(0) - lane;
+    const uint n = get_sub_group_size();
+    gr_lstore(lv, lx, base + lane, s);
+    gr_sg_barrier();
+    for (uint off = 1; off < n; off <<= 1) {
+        if (lane % (2 * off) == 0 && lane + off < n) {
+            gr_merge(&s, gr_lload(lv, lx, base + lane + off));
+            gr_lstore(lv, lx, base + lane, s);
+        }
+        gr_sg_barrier();
+    }
+    return s;
+#endif
+}
+
+inline gr_state gr_combine_subgroup(gr_state s, __local GR_A *lv, __local GR_X *lx)
+{
+    const uint lid = get_local_id(0);
+    const uint nsg = (GR_WG + GR_SG_SIZE - 1) / GR_SG_SIZE;
+    s = gr_sg_reduce(s, lv, lx);
+    barrier(CLK_LOCAL_MEM_FENCE); /* the generic tree reuses lv */
+    if (GR_SG_LANE() == 0) {
+        gr_lstore(lv, lx, GR_SG_ID(), s);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    gr_state t = lid < nsg ? gr_lload(lv, lx, lid) : gr_identity();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (GR_SG_ID() == 0) { /* the whole of sub-group 0, or none of it */
+        s = gr_sg_reduce(t, lv, lx);
+    }
+    return s;
+}
+#endif
+
+#if GR_COMBINE == GR_COMBINE_WORKGROUP
+/* variant: workgroup */
+inline gr_state gr_combine_workgroup(gr_state s, __local GR_A *lv, __local GR_X *lx)
+{
+#if GR_OP == GR_OP_ADD
+    s.v = work_group_reduce_add(GR_COMP ? s.v + s.x : s.v);
+    s.x = 0;
+#elif GR_OP == GR_OP_MIN || GR_OP == GR_OP_MAX
+#if GR_A_FLOAT
+    /* work_group_reduce_min/max ignore NaN: propagate it by hand. */
+    int nan = work_group_any(GR_ISNAN(s.v) ? 1 : 0);
+#endif
+#if GR_OP == GR_OP_MIN
+    s.v = work_group_reduce_min(s.v);
+#else
+    s.v = work_group_reduce_max(s.v);
+#endif
+#if GR_A_FLOAT
+    s.v = nan ? (GR_A)NAN : s.v;
+#endif
+#elif GR_OP == GR_OP_ALL
+    s.v = work_group_all(s.v != 0) ? (GR_A)-1 : (GR_A)0;
+#elif GR_OP == GR_OP_ANY
+    s.v = work_group_any(s.v != 0) ? (GR_A)-1 : (GR_A)0;
+#endif
+    return s;
+}
+#endif
+
+inline gr_state gr_group_combine(gr_state s, __local GR_A *lv, __local GR_X *lx)
+{
+#if GR_COMBINE == GR_COMBINE_NAIVE
+    return gr_combine_naive(s, lv, lx);
+#elif GR_COMBINE == GR_COMBINE_SUBGROUP
+    return gr_combine_subgroup(s, lv, lx);
+#elif GR_COMBINE == GR_COMBINE_WORKGROUP
+    return gr_combine_workgroup(s, lv, lx);
+#else
+    return gr_combine_seq(s, lv, lx);
+#endif
+}
+
+#if GR_ATOMIC
+/* variant: atomic */
+/* Fold a group's state into *p with a compare-and-swap loop on its bits
+ * (no float atomics in OpenCL 1.2; 64-bit needs cl_khr_int64_base_atomics).
+ * The order of the merges is the order the groups finish in: results of
+ * floating-point sums are not bitwise reproducible. */
+#if GR_A_SIZE == 8
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define GR_AU ulong
+#define GR_CAS(p, o, n) atom_cmpxchg((volatile __global ulong *)(p), o, n)
+#else
+#define GR_AU uint
+#define GR_CAS(p, o, n) atomic_cmpxchg((volatile __global uint *)(p), o, n)
+#endif
+inline void gr_atomic_merge(__global GR_A *p, gr_state s)
+{
+#if GR_OP == GR_OP_ADD && GR_COMP
+    s.v = isinf(s.v) ? s.v : s.v + s.x;
+    s.x = 0;
+#endif
+    GR_AU seen = GR_AS(GR_AU, *(volatile __global GR_A *)p);
+    for (;;) {
+        gr_state a;
+        a.v = GR_AS(GR_A, seen);
+        a.x = 0;
+        gr_merge(&a, s);
+        GR_AU prev = GR_CAS(p, seen, GR_AS(GR_AU, a.v));
+        if (prev == seen) {
+            break;
+        }
+        seen = prev;
+    }
+}
+#endif

@@ -46,12 +46,24 @@
 #define GR_IN_PARTIAL 0
 #endif
 
+#define GR_LOAD_COALESCED 0     /* stride_local, vector, one-per-item ladder */
+#define GR_LOAD_CONTIG 1        /* chunked                                  */
+#define GR_LOAD_STRIDE_GLOBAL 2 /* stride_global                           */
+#ifndef GR_LOAD
+#define GR_LOAD GR_LOAD_COALESCED
+#endif
+#ifndef GR_ATOMIC
+#define GR_ATOMIC 0
+#endif
+
 #if GR_IN_PARTIAL
 #define GR_IN GR_A
 #else
 #define GR_IN GR_T
 #endif
-#if GR_FINAL
+#if GR_ATOMIC
+#define GR_OUT GR_A /* accumulators, finished by gr_reduce_finish */
+#elif GR_FINAL
 #define GR_OUT GR_R
 #else
 #define GR_OUT GR_A
@@ -106,12 +118,23 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     ulong nv = 0;          /* vector loads per work-item               */
 #if !GR_IN_PARTIAL
     const ulong n = hi - lo; /* lo < L: parts = ceil(L / chunk) */
-#if GR_CONTIG_WI
+#if GR_LOAD == GR_LOAD_CONTIG
+    /* variant: chunked */
     const ulong cw = (n / GR_WG) / GR_VW * GR_VW; /* elements per work-item */
     const ulong start = lo + lid * cw;
     const ulong step = GR_VW;
     nv = cw / GR_VW;
+#elif GR_LOAD == GR_LOAD_STRIDE_GLOBAL
+    /* variant: stride_global */
+    /* The seed's Stride-Global-Size kernel: work-item g of the segment's
+     * parts * WG folds elements g, g + G, g + 2G, ... (G = parts * WG). */
+    const ulong start = part * GR_WG + lid;
+    const ulong step = (ulong)parts * GR_WG;
+    nv = L > start ? (L - start + step - 1) / step : 0;
 #else
+    /* variant: stride_local, vector */
+    /* Consecutive work-items read consecutive vectors: coalesced; each
+     * work-item's loads are local-size vectors apart. */
     const ulong start = lo + lid * GR_VW;
     const ulong step = (ulong)GR_WG * GR_VW;
     nv = n / ((ulong)GR_WG * GR_VW);
@@ -161,7 +184,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     }
 #endif
     /* What the vector tiles left over (all of it for partial input). */
-    {
+    if (GR_LOAD != GR_LOAD_STRIDE_GLOBAL) {
         const ulong rest = lo + nv * (ulong)GR_WG * GR_VW;
         for (ulong i = rest + lid; i < hi; i += GR_WG) {
             GR_FOLD_ELEM(s, p, inx + seg_base, i, i);
@@ -169,9 +192,37 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     }
     s = gr_group_combine(s, lv, lx);
     if (lid == 0) {
+#if GR_ATOMIC
+        gr_atomic_merge(outv + seg, s);
+#else
         gr_store(s, outv, outx, out0 + seg * parts + part);
+#endif
     }
 }
+
+#if GR_ATOMIC
+/* The atomic variant's accumulators start at the identity ... */
+__kernel void gr_reduce_init(__global GR_A *acc, ulong M)
+{
+    const ulong i = get_global_id(0);
+    if (i < M) {
+        acc[i] = GR_IDENT_V;
+    }
+}
+
+/* ... and end in the result type. */
+__kernel void gr_reduce_finish(__global const GR_A *acc, __global GR_R *out,
+                               ulong M)
+{
+    const ulong i = get_global_id(0);
+    if (i < M) {
+        gr_state s;
+        s.v = acc[i];
+        s.x = 0;
+        out[i] = gr_finish(s);
+    }
+}
+#endif
 
 __kernel void gr_reduce_items(__global const GR_IN *restrict in,
                               __global const GR_X *restrict inx,
