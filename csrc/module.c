@@ -666,6 +666,97 @@ static PyObject *py_size_class(PyObject *self, PyObject *arg)
     return PyLong_FromLong(gr_size_class((size_t)(nb < 0 ? 0 : nb)));
 }
 
+/* plan_for(caps, op, dtype, rdtype, M, L, seg_stride, elem_stride,
+ *          variant=None, wg_size=0, ...) -> plan dict, for a device that
+ * need not exist: caps is a dict of gpu, compute_units, max_work_group_size,
+ * fp64, atomics64, subgroups, wg_collectives, nvidia_ptx, name.  The plan is
+ * a pure function of these, so tests can ask what it would do anywhere. */
+static PyObject *py_plan_for(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"caps", "op", "dtype", "rdtype", "M", "L",
+                             "seg_stride", "elem_stride", "variant", "wg_size",
+                             "groups", "items", "ilp", "vw", NULL};
+    PyObject *caps = NULL;
+    const char *opname = NULL;
+    PyArray_Descr *td = NULL, *rd = NULL;
+    Py_ssize_t M = 0, L = 0, ss = 0, es = 0;
+    call c;
+    PyObject *res = NULL;
+    char err[256];
+    int op, t, r, rc;
+    gr_device dev;
+    memset(&c, 0, sizeof c);
+    memset(&dev, 0, sizeof dev);
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kw, "O!sO&O&nnnn|ziiiii", kwlist, &PyDict_Type, &caps,
+            &opname, PyArray_DescrConverter, &td, PyArray_DescrConverter, &rd,
+            &M, &L, &ss, &es, &c.ov.variant, &c.ov.wg_size, &c.ov.groups,
+            &c.ov.items, &c.ov.ilp, &c.ov.vw)) {
+        goto done;
+    }
+#define CAP(key, field)                                                       \
+    do {                                                                      \
+        PyObject *v_ = PyDict_GetItemString(caps, key); /* borrowed */        \
+        if (v_ != NULL) {                                                     \
+            long x_ = PyLong_AsLong(v_);                                      \
+            if (x_ == -1 && PyErr_Occurred()) {                               \
+                goto done;                                                    \
+            }                                                                 \
+            field = x_;                                                       \
+        }                                                                     \
+    } while (0)
+    dev.compute_units = 1;
+    dev.max_wg = 1024;
+    dev.fp64 = 1;
+    CAP("gpu", dev.is_gpu);
+    CAP("compute_units", dev.compute_units);
+    CAP("max_work_group_size", dev.max_wg);
+    CAP("fp64", dev.fp64);
+    CAP("atomics64", dev.atomics64);
+    CAP("subgroups", dev.subgroups);
+    CAP("wg_collectives", dev.wg_collectives);
+    CAP("nvidia_ptx", dev.nvidia_ptx);
+#undef CAP
+    {
+        PyObject *nm = PyDict_GetItemString(caps, "name"); /* borrowed */
+        const char *s = nm ? PyUnicode_AsUTF8(nm) : "synthetic";
+        if (s == NULL) {
+            goto done;
+        }
+        snprintf(dev.name, sizeof dev.name, "%s", s);
+    }
+    if (M < 1 || L < 1) {
+        PyErr_SetString(PyExc_ValueError, "plan_for needs M >= 1 and L >= 1");
+        goto done;
+    }
+    if ((op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0 ||
+        (r = dtype_of(rd, "result")) < 0) {
+        goto done;
+    }
+    if (gr_accum_for(&dev, (gr_op)op, (gr_dtype)t, (gr_dtype)r, &c.acc, err,
+                     sizeof err) != 0) {
+        PyErr_SetString(PyExc_TypeError, err);
+        goto done;
+    }
+    c.op = (gr_op)op;
+    c.dev = &dev;
+    c.lay.M = (size_t)M;
+    c.lay.L = (size_t)L;
+    c.lay.seg_stride = ss;
+    c.lay.elem_stride = es;
+    rc = gr_plan_reduce(&dev, c.op, &c.acc, &c.lay, &c.ov, &c.plan);
+    if (rc != 0) {
+        PyErr_SetString(rc == -2 ? gr_VariantUnavailable : PyExc_ValueError,
+                        c.plan.why);
+        goto done;
+    }
+    res = plan_dict(&c);
+done:
+    Py_XDECREF(td);
+    Py_XDECREF(rd);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"devices", py_devices, METH_NOARGS, "List OpenCL devices."},
     {"get_device", py_get_device, METH_NOARGS, "The current device."},
@@ -684,6 +775,8 @@ static PyMethodDef methods[] = {
     {"variants", py_variants, METH_VARARGS,
      "Variants the device runs for (op, dtype, result dtype)."},
     {"set_tuned", py_set_tuned, METH_O, "Load gpured.tune()'s table."},
+    {"plan_for", (PyCFunction)(void (*)(void))py_plan_for,
+     METH_VARARGS | METH_KEYWORDS, "The plan for synthetic device caps."},
     {"size_class", py_size_class, METH_O, "Size class of a byte count."},
     {NULL, NULL, 0, NULL},
 };

@@ -19,6 +19,9 @@ from . import _core
 from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
                       prod, sum, timeit, variants)
 
+from ._tune import tune
+from . import _tune
+
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
 
@@ -27,7 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "devices", "get_device", "set_device", "kernel_source", "variants",
-    "explain", "timeit", "OpenCLError", "VariantUnavailable",
+    "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
 ]
 
 
@@ -66,3 +69,6 @@ def kernel_source(family="reduce"):
 def cache_dir():
     """Directory of the compiled-kernel cache (``GPURED_CACHE_DIR``)."""
     return _core.cache_dir()
+
+
+_tune.load()  # gpured.tune()'s winners, if this device was tuned

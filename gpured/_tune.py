@@ -1,0 +1,128 @@
+"""gpured.tune(): measure the variants and knobs on the current device and
+keep the winners for auto.
+
+The table lives next to the kernel cache (``<cache dir>/tuned.json``), keyed
+by device name, operation, input dtype and size class (floor(log2(bytes))).
+It is loaded into the C core at import; ``csrc/plan.c`` consults it for full
+reductions of a tuned (op, dtype, size class) and falls back to its built-in
+rules otherwise.  ``gpured.explain`` says ``tuned: True`` when it applies.
+"""
+import json
+import os
+
+import numpy as np
+
+from . import _core
+from ._reduce import _OPS, timeit, variants
+
+_FILE = "tuned.json"
+
+# Knob grids per variant; the variant's own defaults are always measured too.
+_GRIDS = {
+    "vector": [dict(wg_size=w, ilp=i) for w in (128, 256, 512) for i in (1, 2, 4)],
+    "subgroup": [dict(wg_size=w, ilp=i) for w in (128, 256, 512) for i in (1, 2, 4)],
+    "stride_local": [dict(wg_size=w, ilp=i) for w in (128, 256) for i in (2, 4, 8)],
+    "chunked": [dict(wg_size=w, ilp=i) for w in (1, 4, 16) for i in (1, 2, 4)],
+    "stride_global": [dict(wg_size=w) for w in (64, 256)],
+}
+
+
+def _path():
+    return os.path.join(_core.cache_dir(), _FILE)
+
+
+def _read():
+    try:
+        with open(_path()) as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def load():
+    """Load the tuned table into the C core (done at import)."""
+    rows = []
+    for device, entries in _read().items():
+        for e in entries if isinstance(entries, list) else []:
+            try:
+                rows.append((str(device), _OPS[e["op"]], np.dtype(e["dtype"]),
+                             int(e["size_class"]), str(e["variant"]),
+                             int(e["wg_size"]), int(e["ilp"]), int(e["vw"]),
+                             int(e["groups"])))
+            except (KeyError, TypeError, ValueError):
+                continue  # a damaged entry is ignored, never trusted
+    _core.set_tuned(rows)
+    return len(rows)
+
+
+def _array(dtype, n, rng):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return rng.standard_normal(n).astype(dt)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    return rng.integers(0, 100, n).astype(dt)
+
+
+def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
+         reps=5, save=True, verbose=False):
+    """Measure every variant (and a small grid of knobs) for each op, dtype
+    and size (bytes), keep the fastest per (op, dtype, size class) for auto.
+
+    Returns a list of dicts, one per (op, dtype, size): ``best`` (variant,
+    knobs, seconds), ``auto`` (the built-in choice and its seconds, measured
+    without the table) and ``all`` (every measurement).
+    """
+    dev = _core.get_device()
+    rng = np.random.default_rng(0)
+    results = []
+    table = _read()
+    mine = [e for e in table.get(dev["name"], [])
+            if not (e.get("op") in ops and e.get("dtype") in
+                    [np.dtype(d).name for d in dtypes] and
+                    e.get("size_class") in [_core.size_class(s) for s in sizes])]
+    _core.set_tuned([])  # measure the built-in auto, not an older table
+    for op in ops:
+        for dtype in dtypes:
+            dt = np.dtype(dtype)
+            for nbytes in sizes:
+                n = int(nbytes) // dt.itemsize
+                if n < 1 or nbytes > dev["max_alloc_size"]:
+                    continue
+                a = _array(dt, n, rng)
+                meas = []
+                for v in variants(op, dt):
+                    if v == "segment_per_item":
+                        continue  # for strided segments, not full reductions
+                    for knobs in [{}] + _GRIDS.get(v, []):
+                        try:
+                            r = timeit(op, a, reps=reps, variant=v, **knobs)
+                        except ValueError:
+                            continue  # knob outside this device's range
+                        meas.append(dict(variant=r["plan"]["variant"], requested=v,
+                                         knobs=knobs, seconds=r["seconds"],
+                                         plan=r["plan"]))
+                        if verbose:
+                            print("%-6s %-8s %10d B %-16s %-26s %.3f ms"
+                                  % (op, dt.name, nbytes, v, knobs, r["seconds"] * 1e3))
+                auto = [m for m in meas if m["requested"] == "auto"][0]
+                best = min((m for m in meas if m["requested"] != "auto"),
+                           key=lambda m: m["seconds"])
+                p = best["plan"]
+                mine.append(dict(op=op, dtype=dt.name, size_class=_core.size_class(nbytes),
+                                 variant=p["variant"], wg_size=p["wg_size"], ilp=p["ilp"],
+                                 vw=p["vw"], groups=p["groups"], seconds=best["seconds"]))
+                results.append(dict(op=op, dtype=dt.name, nbytes=int(nbytes),
+                                    best=best, auto=auto, all=meas))
+    table[dev["name"]] = mine
+    if save:
+        os.makedirs(os.path.dirname(_path()), exist_ok=True)
+        tmp = _path() + ".%d.tmp" % os.getpid()
+        with open(tmp, "w") as f:
+            json.dump(table, f, indent=1)
+        os.replace(tmp, _path())
+    load() if save else _core.set_tuned([
+        (dev["name"], _OPS[e["op"]], np.dtype(e["dtype"]), e["size_class"],
+         e["variant"], e["wg_size"], e["ilp"], e["vw"], e["groups"]) for e in mine])
+    return results

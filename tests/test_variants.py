@@ -1,0 +1,210 @@
+"""The reduction variant ladder: every variant the device runs gives NumPy's
+answer for every op and dtype; unavailable variants say why; knobs are
+checked; auto selection (a pure function of device facts) differs where
+devices differ; gpured.tune() feeds auto.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gpured
+from gpured import _core
+from conftest import DTYPES, OPS, compare, dtype_id, make_data, np_call, gp_call
+
+ALL_VARIANTS = ["naive", "divergence_free", "unroll_last", "unroll_complete",
+                "stride_global", "stride_local", "vector", "workgroup",
+                "subgroup", "atomic", "chunked", "segment_per_item"]
+
+# Shapes from the foundation tests: tiny, primes, 2^k +- 1, more than one
+# work-group, and an N-d array reduced along each axis.
+CASES = [((1,), None), ((7,), None), ((1021,), None), ((65535,), None),
+         ((65537,), None), ((3000,), None), ((5, 7, 3), None), ((5, 7, 3), 0),
+         ((5, 7, 3), -1), ((5, 7, 3), (0, 2)), ((300, 129), 1), ((300, 129), 0)]
+
+
+def kind_for(op):
+    return {"prod": "prod", "all": "fewzeros", "any": "fewnonzeros",
+            "argmin": "ties", "argmax": "ties", "min": "ties",
+            "max": "ties"}.get(op, "general")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("op", OPS)
+def test_every_variant_matches_numpy(op, dtype):
+    names = gpured.variants(op, dtype)
+    assert names[0] == "auto" and "segment_per_item" in names
+    for variant in names:
+        for shape, axis in CASES:
+            if op in ("argmin", "argmax") and isinstance(axis, tuple):
+                continue
+            a = make_data(dtype, shape, kind_for(op), seed=len(shape))
+            if op in ("sum", "mean") and np.dtype(dtype).kind == "f":
+                a = make_data(dtype, shape, "general", seed=3)
+            expected = np_call(op, a, axis=axis)
+            got = gp_call(op, a, axis=axis, variant=variant)
+            compare(op, a, got, expected, {"axis": axis},
+                    "gpured.%s(%s %s, axis=%s, variant=%r)"
+                    % (op, np.dtype(dtype).name, shape, axis, variant))
+
+
+def test_nan_propagates_in_every_variant():
+    a = np.arange(5000, dtype=np.float32)
+    a[3333] = np.nan
+    for op in ("min", "max", "argmin", "argmax", "sum"):
+        for v in gpured.variants(op, np.float32):
+            got = getattr(gpured, op)(a, variant=v)
+            want = getattr(np, op)(a)
+            assert np.array_equal(got, want, equal_nan=True), (op, v, got, want)
+
+
+def test_unavailable_variants_raise_with_reason():
+    for op in OPS:
+        for dt in (np.int8, np.float32):
+            have = gpured.variants(op, dt)
+            for v in ALL_VARIANTS:
+                if v in have:
+                    continue
+                with pytest.raises(gpured.VariantUnavailable) as e:
+                    getattr(gpured, op)(np.ones(100, dt), variant=v)
+                assert v in str(e.value) and len(str(e.value)) > 30
+    # argmin carries an index with its value: no single CAS can update both.
+    assert "atomic" not in gpured.variants("argmin")
+    with pytest.raises(gpured.VariantUnavailable, match="compare-and-swap"):
+        gpured.argmin(np.ones(10, np.float32), variant="atomic")
+
+
+def test_unknown_variant_and_bad_knobs():
+    a = np.ones(1000, np.float32)
+    with pytest.raises(ValueError, match="unknown variant 'fastest'"):
+        gpured.sum(a, variant="fastest")
+    for knob, value, text in [("wg_size", 3, "wg_size must be a power of two"),
+                              ("wg_size", 1 << 20, "wg_size must be"),
+                              ("ilp", 9, r"ilp must be in \[1, 8\]"),
+                              ("vw", 3, "vw must be one of 1, 2, 4, 8, 16"),
+                              ("groups", 70000, r"groups must be in \[1, 65535\]"),
+                              ("ilp", 0, "ilp must be at least 1")]:
+        with pytest.raises(ValueError, match=text):
+            gpured.sum(a, variant="vector", **{knob: value})
+    with pytest.raises(ValueError, match="one element at a time"):
+        gpured.sum(a, variant="naive", ilp=4)
+    with pytest.raises(TypeError):
+        gpured.sum(a, wg_size="big")
+
+
+@pytest.mark.parametrize("variant", ["vector", "stride_local", "chunked",
+                                     "stride_global", "segment_per_item"])
+def test_knobs_change_the_plan_not_the_answer(variant):
+    a = make_data(np.int32, (100003,), "general", seed=5)
+    want = np.sum(a)
+    for wg in (1, 16, 64, 256):
+        for ilp in (1, 2, 3):
+            kn = dict(wg_size=wg)
+            if variant not in ("stride_global", "segment_per_item"):
+                kn["ilp"] = ilp
+            plan = gpured.explain("sum", a, variant=variant, **kn)
+            assert plan["wg_size"] == wg
+            assert gpured.sum(a, variant=variant, **kn) == want
+    for groups in (1, 3, 1000):
+        assert gpured.sum(a, variant=variant, groups=groups) == want
+
+
+def test_explain_describes_the_plan():
+    a = np.ones((4096, 4096), np.float32)
+    p = gpured.explain("sum", a)
+    for key in ("variant", "kernel", "wg_size", "vw", "ilp", "groups",
+                "passes", "why", "accumulator"):
+        assert key in p
+    assert gpured.explain("sum", a, axis=0)["variant"] == "segment_per_item"
+    assert gpured.explain("max", a, variant="naive")["passes"] == 2
+
+
+# ----------------------------------------------------------------- auto, pure
+
+F32 = np.dtype(np.float32)
+H100 = dict(name="H100", gpu=1, compute_units=132, max_work_group_size=1024,
+            nvidia_ptx=1, atomics64=1)
+AMD = dict(name="other GPU", gpu=1, compute_units=104, max_work_group_size=1024,
+           subgroups=1)
+CPU = dict(name="CPU", gpu=0, compute_units=16, max_work_group_size=4096)
+
+
+def plan(caps, M, L, ss=None, es=1, op="add", dt=F32, rd=F32, **kw):
+    return _core.plan_for(caps, op, dt, rd, M, L, L if ss is None else ss, es, **kw)
+
+
+def test_auto_differs_where_devices_differ():
+    big = 1 << 28
+    g, o, c = plan(H100, 1, big), plan(AMD, 1, big), plan(CPU, 1, big)
+    assert g["variant"] == "subgroup" and g["vw"] == 4 and g["passes"] == 2
+    assert g["groups"] >= 132 * 4  # fills every compute unit
+    assert o["variant"] == "vector" and o["vw"] == 4
+    assert c["variant"] == "chunked" and c["contiguous_per_work_item"]
+    assert c["vw"] == 16 and c["groups"] >= 16
+    # tiny inputs: one work-group, one pass, everywhere
+    for caps in (H100, AMD, CPU):
+        t = plan(caps, 1, 100)
+        assert t["groups"] == 1 and t["passes"] == 1
+    # columns and short rows: one work-item per segment
+    for caps in (H100, CPU):
+        assert plan(caps, 4096, 4096, ss=1, es=4096)["variant"] == "segment_per_item"
+        assert plan(caps, 100000, 3)["variant"] == "segment_per_item"
+    # widening integer sums get more accumulators on GPUs (H100 measurement)
+    i32, i64 = np.dtype(np.int32), np.dtype(np.int64)
+    assert plan(H100, 1, big, dt=i32, rd=i64)["ilp"] == 4
+    assert plan(H100, 1, big)["ilp"] == 2
+
+
+def test_availability_follows_capabilities():
+    with pytest.raises(gpured.VariantUnavailable, match="sub-groups"):
+        plan(CPU, 1, 1000, variant="subgroup")
+    with pytest.raises(gpured.VariantUnavailable, match="collective"):
+        plan(H100, 1, 1000, variant="workgroup")
+    assert plan(dict(CPU, wg_collectives=1), 1, 1000,
+                variant="workgroup")["variant"] == "workgroup"
+    with pytest.raises(gpured.VariantUnavailable, match="int64_base_atomics"):
+        plan(CPU, 1, 1000, variant="atomic")  # float32 sum accumulates in double
+    assert plan(H100, 1, 1000, variant="atomic")["passes"] == 1
+    assert plan(dict(CPU, fp64=0), 1, 1000, variant="atomic")["accumulator"] == "float"
+    with pytest.raises(ValueError, match="whole warps"):
+        plan(H100, 1, 1000, variant="unroll_last", wg_size=16)
+
+
+# ------------------------------------------------------------------- tune
+
+def test_tune_stores_winners_and_auto_uses_them(tmp_path):
+    code = textwrap.dedent("""
+        import json, numpy as np, gpured
+        res = gpured.tune(sizes=(2**14,), reps=2)
+        r = res[0]
+        a = np.random.default_rng(0).standard_normal(2**12).astype(np.float32)
+        p = gpured.explain("sum", a)
+        print(json.dumps(dict(best=r["best"]["variant"], auto=r["auto"]["variant"],
+                              n=len(r["all"]), tuned=p["tuned"], variant=p["variant"],
+                              ok=bool(gpured.sum(a) == np.float32(np.sum(a, dtype=np.float64))))))
+    """)
+    env = dict(os.environ, GPURED_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    assert r["n"] > 10 and r["tuned"] and r["variant"] == r["best"] and r["ok"]
+    table = json.load(open(tmp_path / "tuned.json"))
+    (entries,) = table.values()
+    assert entries[0]["size_class"] == 14 and entries[0]["op"] == "sum"
+    # a second process picks the table up at import
+    out = subprocess.run([sys.executable, "-c",
+                          "import gpured, numpy as np;"
+                          "print(gpured.explain('sum', np.ones(2**12, np.float32))['tuned'])"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "True"
+    # a damaged table is ignored, never trusted
+    (tmp_path / "tuned.json").write_text("{not json")
+    out = subprocess.run([sys.executable, "-c",
+                          "import gpured, numpy as np;"
+                          "print(gpured.sum(np.ones(100, np.float32)))"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "100.0"
