@@ -21,7 +21,8 @@ $(STAMP): Makefile pyproject.toml
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	$(PIP) install -q --disable-pip-version-check "numpy>=1.25" pytest setuptools wheel
+	$(PIP) install -q --disable-pip-version-check "numpy>=1.25" pytest setuptools wheel \
+	  nbformat nbclient ipykernel matplotlib
 	@mkdir -p build && touch $(STAMP)
 
 deps: $(STAMP)

@@ -173,6 +173,25 @@ static int available(const gr_device *d, gr_op op, const gr_accum *acc,
                  v->name, d->name);
         return 0;
     }
+    if (v->needs_sg && !d->nvidia_ptx) {
+        /* cl_khr_subgroups: PoCL 5.0 crashed (SIGSEGV) on sub_group_barrier()
+         * inside the unroll loop, so the sub-group barrier path is NVIDIA's
+         * only; sub_group_reduce_* covers add/min/max on 32/64-bit values. */
+        if (v->combine == COMB_UNROLL_LAST) {
+            snprintf(why, n, "variant 'unroll_last' uses NVIDIA's bar.warp.sync; "
+                     "through cl_khr_subgroups (device '%s') it is not offered "
+                     "(PoCL 5.0 crashes on sub_group_barrier in the loop)",
+                     d->name);
+            return 0;
+        }
+        if (acc->x_size != 0 || !sized ||
+            !(op == GR_ADD || op == GR_MIN || op == GR_MAX)) {
+            snprintf(why, n, "variant 'subgroup' through cl_khr_subgroups uses "
+                     "sub_group_reduce_add/min/max on 32- and 64-bit values "
+                     "(not %s on %d-byte values)", gr_op_names[op], acc->a_size);
+            return 0;
+        }
+    }
     if (v->needs_wgc) {
         if (!d->wg_collectives) {
             snprintf(why, n, "variant 'workgroup' needs OpenCL 2.0 work-group "

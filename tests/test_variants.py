@@ -160,6 +160,12 @@ def test_auto_differs_where_devices_differ():
 
 
 def test_availability_follows_capabilities():
+    khr = dict(CPU, subgroups=1)
+    assert plan(khr, 1, 1000, variant="subgroup")["variant"] == "subgroup"
+    with pytest.raises(gpured.VariantUnavailable, match="sub_group_reduce"):
+        plan(khr, 1, 1000, op="argmax", rd=np.dtype(np.int64), variant="subgroup")
+    with pytest.raises(gpured.VariantUnavailable, match="bar.warp.sync"):
+        plan(khr, 1, 1000, variant="unroll_last")
     with pytest.raises(gpured.VariantUnavailable, match="sub-groups"):
         plan(CPU, 1, 1000, variant="subgroup")
     with pytest.raises(gpured.VariantUnavailable, match="collective"):
