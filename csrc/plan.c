@@ -396,11 +396,20 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
     }
 
     if (plan->kind == GR_K_ITEMS) {
-        plan->wg = ov.wg_size ? ov.wg_size : (d->is_gpu ? 256 : 64);
+        /* CPUs: adjacent columns are read as one 64-byte vector per row by
+         * one work-item (0.6 -> see BENCHMARKS.md); GPUs coalesce across
+         * work-items instead. */
+        const int cols = lay->seg_stride == 1 && lay->elem_stride > 1;
+        const int vec_cols = cols && !d->is_gpu && lay->M >= 16;
+        plan->wg = ov.wg_size ? ov.wg_size : (d->is_gpu ? 256 : vec_cols ? 4 : 64);
         plan->wg = (int)min_sz((size_t)plan->wg, d->max_wg);
-        plan->vw = 1;
+        plan->vw = vec_cols ? (int)min_sz(16, max_sz(1, (size_t)(64 / tsize))) : 1;
+        if (cols && ov.vw) {
+            plan->vw = ov.vw; /* vw applies to adjacent segments only */
+        }
         plan->ilp = 1;
-        size_t threads = round_up(lay->M, (size_t)plan->wg);
+        size_t threads = round_up(ceil_div(lay->M, (size_t)plan->vw),
+                                  (size_t)plan->wg);
         size_t target = d->is_gpu ? cu * 2048 : cu * (size_t)plan->wg * 4;
         size_t parts;
         if (ov.items) {
@@ -417,10 +426,10 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         plan->parts = ceil_div(lay->L, plan->chunk);
         plan_second_pass(d, lay->M, plan);
         snprintf(plan->why, sizeof plan->why,
-                 "%s segments: one work-item per segment (%zu work-items), "
-                 "each segment in %zu part(s) of %zu elements",
-                 lay->elem_stride != 1 ? "strided" : "short", threads,
-                 plan->parts, plan->chunk);
+                 "%s segments: one work-item per %d segment(s) (%zu "
+                 "work-items), each segment in %zu part(s) of %zu elements",
+                 lay->elem_stride != 1 ? "strided" : "short", plan->vw,
+                 threads, plan->parts, plan->chunk);
         return 0;
     }
 

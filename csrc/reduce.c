@@ -142,7 +142,7 @@ static void span_release(span *s)
  * results.  For the group kernel segments are launched in batches so that
  * no launch has more than 2^24 work-groups. */
 static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
-                        int wg, cl_mem in, cl_mem inx, cl_ulong base,
+                        int wg, int vw, cl_mem in, cl_mem inx, cl_ulong base,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
                         cl_ulong idx0, cl_ulong out0, cl_mem outv,
@@ -183,7 +183,8 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
             lw /= 2;
         }
         size_t local[2] = {lw, 1};
-        size_t global[2] = {(size_t)((M + lw - 1) / lw * lw), (size_t)parts};
+        const cl_ulong items = (M + vw - 1) / vw; /* vw segments per item */
+        size_t global[2] = {(size_t)((items + lw - 1) / lw * lw), (size_t)parts};
         GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global,
                                                local, 0, NULL, &ev));
         span_add(sp, ev);
@@ -289,7 +290,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
             size_t parts_i = npieces > 1
                                  ? (pieces[i].len + plan.chunk - 1) / plan.chunk
                                  : plan.parts;
-            if (enqueue_pass(d, k1, plan.kind, plan.wg, pieces[i].mem, NULL,
+            if (enqueue_pass(d, k1, plan.kind, plan.wg, plan.vw, pieces[i].mem, NULL,
                              pieces[i].base, pieces[i].len, lay->seg_stride,
                              lay->elem_stride, plan.chunk, parts_i, M, idx0, 0,
                              accv, NULL, timing ? &s1 : NULL, st) != 0) {
@@ -303,7 +304,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, kf, 1, NULL, &g, &l,
                                                0, NULL, NULL));
     } else if (plan.passes == 1) {
-        if (enqueue_pass(d, k1, plan.kind, plan.wg, pieces[0].mem, NULL,
+        if (enqueue_pass(d, k1, plan.kind, plan.wg, plan.vw, pieces[0].mem, NULL,
                          pieces[0].base, lay->L, lay->seg_stride,
                          lay->elem_stride, plan.chunk, 1, M, 0, 0, outv, NULL,
                          timing ? &s1 : NULL, st) != 0) {
@@ -315,7 +316,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
             size_t parts_i = npieces > 1
                                  ? (pieces[i].len + plan.chunk - 1) / plan.chunk
                                  : plan.parts;
-            if (enqueue_pass(d, k1, plan.kind, plan.wg, pieces[i].mem, NULL,
+            if (enqueue_pass(d, k1, plan.kind, plan.wg, plan.vw, pieces[i].mem, NULL,
                              pieces[i].base, pieces[i].len, lay->seg_stride,
                              lay->elem_stride, plan.chunk, parts_i, M, idx0,
                              out0, pv, px, timing ? &s1 : NULL, st) != 0) {
@@ -325,7 +326,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
             out0 += parts_i;
         }
         if (enqueue_pass(d, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
-                         plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), pv, px,
+                         plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1, pv, px,
                          0, plan.parts, plan.parts, 1, plan.parts, 1, M, 0, 0,
                          outv, NULL, timing ? &s2 : NULL, st) != 0) {
             goto fail;

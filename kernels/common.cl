@@ -513,7 +513,9 @@ inline void gr_atomic_merge(__global GR_A *p, gr_state s)
     s.v = isinf(s.v) ? s.v : s.v + s.x;
     s.x = 0;
 #endif
-    GR_AU seen = GR_AS(GR_AU, *(volatile __global GR_A *)p);
+    /* Read the current value atomically too (a CAS that stores what it
+     * finds): a plain load would race with other groups' CAS. */
+    GR_AU seen = GR_CAS(p, (GR_AU)0, (GR_AU)0);
     for (;;) {
         gr_state a;
         a.v = GR_AS(GR_A, seen);

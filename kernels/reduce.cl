@@ -232,14 +232,49 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
                               __global GR_OUT *restrict outv,
                               __global GR_X *restrict outx)
 {
-    const ulong j = get_global_id(0);
     const ulong part = get_global_id(1);
     const uint parts = get_global_size(1);
+    const ulong lo = part * chunk;
+    const ulong hi = min(lo + chunk, L);
+#if GR_VW > 1 && !GR_IN_PARTIAL
+    /* Adjacent segments (seg_stride 1: the columns of a C-ordered matrix),
+     * GR_VW of them per work-item: one vector load reads row i of all of
+     * them, and each lane of the accumulator is its own segment.  This is
+     * the CPU's layout for columns (explicit SIMD, one stream per row). */
+    const ulong j0 = get_global_id(0) * GR_VW;
+    if (j0 + GR_VW <= M) {
+        GR_VA av = (GR_VA)GR_IDENT_V;
+        GR_VX ax = (GR_VX)GR_IDENT_X;
+        __global const GR_T *p = in + base + j0;
+        for (ulong i = lo; i < hi; ++i) {
+            GR_FOLD(av, ax, GR_CVT_V(GR_VLOAD(p + i * elem_stride)),
+                    (GR_VX)((long)(idx0 + i)), GR_VA, GR_VX, GR_VM);
+        }
+        GR_A lanes_v[GR_VW];
+        GR_X lanes_x[GR_VW];
+        GR_CAT(vstore, GR_VW)(av, 0, lanes_v);
+        GR_CAT(vstore, GR_VW)(ax, 0, lanes_x);
+        for (int l = 0; l < GR_VW; ++l) {
+            gr_state s;
+            s.v = lanes_v[l];
+            s.x = lanes_x[l];
+            gr_store(s, outv, outx, out0 + (j0 + l) * parts + part);
+        }
+    } else {
+        /* The last few segments, one at a time. */
+        for (ulong seg = j0; seg < M; ++seg) {
+            gr_state s = gr_identity();
+            for (ulong i = lo; i < hi; ++i) {
+                GR_FOLD_ELEM(s, in, inx, base + seg + i * elem_stride, i);
+            }
+            gr_store(s, outv, outx, out0 + seg * parts + part);
+        }
+    }
+#else
+    const ulong j = get_global_id(0);
     /* Clamp instead of returning early: the loop bounds stay uniform in
      * the work-group, which lets PoCL vectorise across work-items. */
     const ulong seg = min(j, M - 1);
-    const ulong lo = part * chunk;
-    const ulong hi = min(lo + chunk, L);
     const ulong seg_base = base + seg * seg_stride;
     gr_state s = gr_identity();
     for (ulong i = lo; i < hi; ++i) {
@@ -248,4 +283,5 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     if (j < M) {
         gr_store(s, outv, outx, out0 + seg * parts + part);
     }
+#endif
 }

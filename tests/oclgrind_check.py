@@ -43,6 +43,7 @@ CONFIGS = [
     ["divergence_free", {"wg_size": 128}],      # sequential combine, loop kept
     ["stride_global", {"wg_size": 32, "groups": 7}],
     ["atomic", {"wg_size": 64, "groups": 6}],   # compare-and-swap merges
+    ["segment_per_item", {"vw": 4}],            # vector of adjacent columns
 ]
 OPS = ["sum", "prod", "min", "max", "all", "any", "argmin", "argmax"]
 RACE_DTYPES = ["bool", "int8", "int32", "uint64", "float32", "float64"]
@@ -87,7 +88,8 @@ def jobs():
     out = [{"kind": "races", "dtype": dt} for dt in RACE_DTYPES]
     for dt in UNINIT_DTYPES:
         for op in OPS:
-            for variant, knobs in (CONFIGS[2], CONFIGS[4], CONFIGS[5], CONFIGS[8]):
+            for variant, knobs in (CONFIGS[2], CONFIGS[4], CONFIGS[5], CONFIGS[8],
+                                   CONFIGS[9]):
                 out.append({"kind": "uninit", "dtype": dt, "op": op,
                             "variant": variant, "knobs": knobs,
                             "axis": 0 if variant == "segment_per_item" else None})
