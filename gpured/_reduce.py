@@ -338,6 +338,20 @@ def variants(op="sum", dtype="float32"):
     return _core.variants(_OPS[op], dt, rd)
 
 
+def _core_call(op, a, axis, dtype, kw):
+    """(array, 2-D view, result dtype, knobs) the core runs for op, or None
+    for a reduction with nothing to run (empty input or no axes)."""
+    if op not in _OPS:
+        raise ValueError("unknown operation %r (one of %s)" % (op, ", ".join(_OPS)))
+    arr = _asarray(a)
+    knobs = _knobs(kw)
+    axes = _axes(arr, axis)
+    if arr.size == 0 or len(axes) == 0:
+        return None
+    a2, _ = _as_2d(arr, axes, op in ("argmin", "argmax"))
+    return arr, a2, _result_dtype(op, arr.dtype, dtype), knobs
+
+
 def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     """Time ``op(a, axis=axis, dtype=dtype, **kw)`` on the device.
 
@@ -347,15 +361,10 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     ``gbps`` (input bytes / seconds / 1e9), ``times`` (every run), ``plan``
     (as :func:`explain`) and ``result`` (the reduced values, shape (M,)).
     """
-    if op not in _OPS:
-        raise ValueError("unknown operation %r (one of %s)" % (op, ", ".join(_OPS)))
-    arr = _asarray(a)
-    knobs = _knobs(kw)
-    axes = _axes(arr, axis)
-    if arr.size == 0 or len(axes) == 0:
+    core = _core_call(op, a, axis, dtype, kw)
+    if core is None:
         raise ValueError("timeit needs a non-empty reduction")
-    rd = _result_dtype(op, arr.dtype, dtype)
-    a2, _ = _as_2d(arr, axes, op in ("argmin", "argmax"))
+    arr, a2, rd, knobs = core
     res, ns, plan = _core.bench_reduce(a2, _OPS[op], rd, int(reps) + 1, **knobs)
     times = [t / 1e9 for t in ns[1:]]
     sec = sorted(times)[len(times) // 2]
@@ -369,14 +378,9 @@ def explain(op, a, axis=None, dtype=None, **kw):
     Returns a dict: variant, kernel, wg_size, vw, ilp, groups (work-groups
     per segment in the first pass), chunk, passes, accumulator, why, ...
     """
-    if op not in _OPS:
-        raise ValueError("unknown operation %r (one of %s)" % (op, ", ".join(_OPS)))
-    arr = _asarray(a)
-    knobs = _knobs(kw)
-    axes = _axes(arr, axis)
-    if arr.size == 0 or len(axes) == 0:
+    core = _core_call(op, a, axis, dtype, kw)
+    if core is None:
         return {"variant": None, "passes": 0,
                 "why": "empty reduction: answered without running a kernel"}
-    rd = _result_dtype(op, arr.dtype, dtype)
-    a2, _ = _as_2d(arr, axes, op in ("argmin", "argmax"))
+    arr, a2, rd, knobs = core
     return _core.explain(a2, _OPS[op], rd, **knobs)
