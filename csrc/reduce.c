@@ -198,6 +198,31 @@ fail:
     return -1;
 }
 
+/* Pass 1 over every piece of the input: piece i's element indices start
+ * after the pieces before it, and its partial states after theirs (the
+ * atomic variant ignores out0: its groups merge into outv[seg]). */
+static int enqueue_pieces(gr_device *d, cl_kernel k, const gr_plan *plan,
+                          const gr_layout *lay, const gr_piece *pieces,
+                          int npieces, cl_mem outv, cl_mem outx, span *sp,
+                          gr_status *st)
+{
+    size_t idx0 = 0, out0 = 0;
+    for (int i = 0; i < npieces; ++i) {
+        size_t parts_i = npieces > 1
+                             ? (pieces[i].len + plan->chunk - 1) / plan->chunk
+                             : plan->parts;
+        if (enqueue_pass(d, k, plan->kind, plan->wg, plan->vw, pieces[i].mem,
+                         NULL, pieces[i].base, pieces[i].len, lay->seg_stride,
+                         lay->elem_stride, plan->chunk, parts_i, lay->M, idx0,
+                         out0, outv, outx, sp, st) != 0) {
+            return -1;
+        }
+        idx0 += pieces[i].len;
+        out0 += parts_i;
+    }
+    return 0;
+}
+
 int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_layout *lay, const gr_plan *plan_in,
                   const gr_piece *pieces, int npieces, void *out,
@@ -285,18 +310,9 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         ARG(ki, 1, m);
         GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, ki, 1, NULL, &g, &l,
                                                0, NULL, NULL));
-        size_t idx0 = 0;
-        for (int i = 0; i < npieces; ++i) {
-            size_t parts_i = npieces > 1
-                                 ? (pieces[i].len + plan.chunk - 1) / plan.chunk
-                                 : plan.parts;
-            if (enqueue_pass(d, k1, plan.kind, plan.wg, plan.vw, pieces[i].mem, NULL,
-                             pieces[i].base, pieces[i].len, lay->seg_stride,
-                             lay->elem_stride, plan.chunk, parts_i, M, idx0, 0,
-                             accv, NULL, timing ? &s1 : NULL, st) != 0) {
-                goto fail;
-            }
-            idx0 += pieces[i].len;
+        if (enqueue_pieces(d, k1, &plan, lay, pieces, npieces, accv, NULL,
+                           timing ? &s1 : NULL, st) != 0) {
+            goto fail;
         }
         ARG(kf, 0, accv);
         ARG(kf, 1, outv);
@@ -311,19 +327,9 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
             goto fail;
         }
     } else {
-        size_t idx0 = 0, out0 = 0;
-        for (int i = 0; i < npieces; ++i) {
-            size_t parts_i = npieces > 1
-                                 ? (pieces[i].len + plan.chunk - 1) / plan.chunk
-                                 : plan.parts;
-            if (enqueue_pass(d, k1, plan.kind, plan.wg, plan.vw, pieces[i].mem, NULL,
-                             pieces[i].base, pieces[i].len, lay->seg_stride,
-                             lay->elem_stride, plan.chunk, parts_i, M, idx0,
-                             out0, pv, px, timing ? &s1 : NULL, st) != 0) {
-                goto fail;
-            }
-            idx0 += pieces[i].len;
-            out0 += parts_i;
+        if (enqueue_pieces(d, k1, &plan, lay, pieces, npieces, pv, px,
+                           timing ? &s1 : NULL, st) != 0) {
+            goto fail;
         }
         if (enqueue_pass(d, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
                          plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1, pv, px,
