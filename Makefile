@@ -44,7 +44,7 @@ test-py:
 # Every kernel on small inputs under Oclgrind's race, barrier-divergence
 # and uninitialised-memory checks; any report fails.
 test-oclgrind:
-	$(PYTHON) tests/oclgrind_check.py
+	set -e; for f in tests/oclgrind_*.py; do $(PYTHON) $$f; done
 
 bench: build
 	$(PYTHON) -m gpured.bench

@@ -247,4 +247,11 @@ int gr_input_from_host(gr_device *d, const void *ptr, size_t nbytes,
                        size_t itemsize, gr_input *inp, gr_status *st);
 void gr_input_release(gr_input *inp);
 
+/* ------------------------------------------------ other Python entry points
+ * Each family's C file owns its _core functions (NULL-terminated tables,
+ * added to the module by module.c). */
+extern PyMethodDef gr_scan_methods[];   /* scan.c   (prefix scans)        */
+extern PyMethodDef gr_bykey_methods[];  /* bykey.c  (reduce-by-key)       */
+extern PyMethodDef gr_array_methods[];  /* array.c  (device arrays)       */
+
 #endif

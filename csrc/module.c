@@ -126,7 +126,7 @@ static PyObject *py_kernel_source(PyObject *self, PyObject *arg)
             return r;
         }
     }
-    PyErr_Format(PyExc_ValueError, "unknown kernel family '%s' (known: reduce)",
+    PyErr_Format(PyExc_ValueError, "unknown kernel family '%s' (known: reduce, scan, bykey)",
                  family);
     return NULL;
 }
@@ -806,6 +806,9 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddObjectRef(m, "OpenCLError", gr_OpenCLError) < 0 ||
         PyModule_AddObjectRef(m, "VariantUnavailable", gr_VariantUnavailable) <
             0 ||
+        PyModule_AddFunctions(m, gr_scan_methods) != 0 ||
+        PyModule_AddFunctions(m, gr_bykey_methods) != 0 ||
+        PyModule_AddFunctions(m, gr_array_methods) != 0 ||
         gr_runtime_init() != 0) {
         Py_DECREF(m);
         return NULL;

@@ -1,0 +1,1 @@
+/* gpured — reduce-by-key kernels (work in progress). */

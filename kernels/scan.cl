@@ -1,0 +1,1 @@
+/* gpured — prefix scans kernels (work in progress). */
