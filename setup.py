@@ -54,7 +54,8 @@ ext = Extension(
     include_dirs=[numpy.get_include(), "csrc"],
     libraries=["OpenCL"],
     extra_compile_args=["-std=c99", "-O2", "-Wall", "-Wno-unused-function",
-                        "-D_POSIX_C_SOURCE=200809L"],
+                        "-D_POSIX_C_SOURCE=200809L", "-pthread"],
+    extra_link_args=["-pthread"],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})

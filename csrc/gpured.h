@@ -16,6 +16,14 @@
 #ifndef GPURED_H
 #define GPURED_H
 
+/* One NumPy C-API table for the extension: module.c imports it (it
+ * defines GR_MODULE_MAIN), the other files borrow it. */
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL gr_ARRAY_API
+#ifndef GR_MODULE_MAIN
+#define NO_IMPORT_ARRAY
+#endif
+
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #define PY_SSIZE_T_CLEAN
@@ -226,12 +234,31 @@ typedef struct {
     size_t len;
 } gr_piece;
 
-/* Runs a planned reduction without the GIL; results go to host `out`
- * (M values of the result type). */
+/* Pieces produced on demand (streamed from host memory, stream.c): next()
+ * fills piece i's buffer and an event it is ready at (or NULL); done() gets
+ * the event of the last command that reads it (the callee takes it). */
+typedef struct {
+    int (*next)(void *ctx, int i, gr_piece *piece, cl_event *ready,
+                gr_status *st);
+    void (*done)(void *ctx, int i, cl_event used);
+    void *ctx;
+} gr_source;
+
+/* Where results go: host memory (mem NULL; the call blocks until they are
+ * there) or a device buffer from element `off` on (the call returns once
+ * the work is enqueued; the in-order queue orders later readers). */
+typedef struct {
+    void *host;
+    cl_mem mem;
+    size_t off;
+} gr_output;
+
+/* Runs a planned reduction without the GIL: M results of the result type
+ * to `out`.  src may be NULL (the pieces' buffers are given). */
 int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_layout *lay, const gr_plan *plan,
-                  const gr_piece *pieces, int npieces, void *out,
-                  gr_timing *timing, gr_status *st);
+                  const gr_piece *pieces, int npieces, const gr_source *src,
+                  const gr_output *out, gr_timing *timing, gr_status *st);
 size_t gr_result_size(gr_op op, const gr_accum *acc);
 
 /* -------------------------------------------------------------- buffers.c */
@@ -246,6 +273,51 @@ typedef struct {
 int gr_input_from_host(gr_device *d, const void *ptr, size_t nbytes,
                        size_t itemsize, gr_input *inp, gr_status *st);
 void gr_input_release(gr_input *inp);
+
+/* ---------------------------------------------------------------- array.c */
+
+/* _core.Buffer: one cl_mem on one device (gpured.Array's storage). */
+typedef struct {
+    PyObject_HEAD
+    cl_mem mem;      /* NULL once released                                 */
+    int dev;         /* index for gr_device_get()                          */
+    Py_ssize_t nbytes;
+} gr_buffer;
+extern PyTypeObject gr_BufferType;
+/* The live buffer of obj and its device; NULL with ValueError (released)
+ * or TypeError (not a Buffer) set.  GIL held. */
+gr_buffer *gr_buffer_check(PyObject *obj, gr_device **dev);
+/* A new Buffer of nbytes on device index di; NULL with exception. */
+PyObject *gr_buffer_new(int di, size_t nbytes);
+
+/* --------------------------------------------------------------- stream.c */
+
+/* Staging settings (gpured.set_staging). */
+typedef struct {
+    size_t chunk;      /* bytes per pinned buffer                          */
+    int nbuf;          /* pinned buffers (and device chunks)               */
+    size_t min_bytes;  /* smaller transfers take the plain path            */
+    int force;         /* stream on CPU devices too (tests)                */
+    int threads;       /* memcpy threads, 0: automatic                     */
+} gr_stream_cfg;
+void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks);
+void gr_stream_set_cfg(const gr_stream_cfg *c);   /* gr_lock held         */
+int gr_stream_wanted(const gr_device *d, size_t nbytes);
+size_t gr_stream_chunk_elems(size_t itemsize);
+
+/* Host -> device write of n bytes into mem at off; on GPUs large writes
+ * stream through the pinned staging pool.  No GIL; gr_lock held. */
+int gr_stream_write(gr_device *d, cl_mem mem, size_t off, const void *ptr,
+                    size_t n, gr_status *st);
+
+/* A gr_source streaming `total` elements from host memory in chunks of
+ * gr_stream_chunk_elems(); *npieces is their number.  End it with
+ * gr_stream_source_end (waits for the device, frees).  gr_lock held. */
+typedef struct gr_stream_src gr_stream_src;
+gr_stream_src *gr_stream_source(gr_device *d, const void *host,
+                                size_t itemsize, size_t total, gr_source *src,
+                                int *npieces, gr_status *st);
+int gr_stream_source_end(gr_stream_src *s, gr_status *st);
 
 /* ------------------------------------------------ other Python entry points
  * Each family's C file owns its _core functions (NULL-terminated tables,

@@ -7,7 +7,7 @@
  * dtypes) happens in gpured/ before these are called; here every reduction
  * is a 2-D array of M segments x L elements reduced along its last axis.
  */
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define GR_MODULE_MAIN
 #include "gpured.h"
 
 #include <numpy/arrayobject.h>
@@ -155,6 +155,11 @@ static PyObject *py_stats(PyObject *self, PyObject *noargs)
 
 typedef struct {
     PyArrayObject *arr;  /* owned: the array whose memory the kernel reads */
+    PyObject *dbuf;      /* owned: or the Buffer of a device array          */
+    size_t doff;         /* its first element                               */
+    int need_contig;     /* device view the plan cannot read as it is       */
+    PyObject *out;       /* owned: device results go here (Buffer) or NULL  */
+    size_t out_off;
     gr_op op;
     gr_accum acc;
     gr_layout lay;
@@ -167,6 +172,8 @@ typedef struct {
 static void call_clear(call *c)
 {
     Py_CLEAR(c->arr);
+    Py_CLEAR(c->dbuf);
+    Py_CLEAR(c->out);
     Py_CLEAR(c->rdescr);
 }
 
@@ -214,44 +221,132 @@ static int copy_c_order(call *c)
 }
 
 static char *reduce_kw[] = {"a",     "op",     "rdtype", "variant", "wg_size",
-                            "groups", "items", "ilp",    "vw",      NULL};
+                            "groups", "items", "ilp",    "vw",      "out",
+                            NULL};
 
-/* Parse (a, op, rdtype, variant=None, knobs...) and plan the call. */
+/* A device array's 2-D view: (Buffer, dtype, offset, M, L, seg_stride,
+ * elem_stride), in elements, strides non-negative (gpured/_array.py makes
+ * a contiguous copy of anything else).  Fills c's device fields. */
+static int device_view(call *c, PyObject *view, PyArray_Descr **td)
+{
+    PyObject *bo = NULL;
+    Py_ssize_t off, M, L, s0, s1;
+    gr_buffer *b;
+    if (!PyArg_ParseTuple(view, "OO&nnnnn", &bo, PyArray_DescrConverter, td,
+                          &off, &M, &L, &s0, &s1) ||
+        (b = gr_buffer_check(bo, &c->dev)) == NULL) {
+        return -1;
+    }
+    if (M < 1 || L < 1 || off < 0 || s0 < 0 || s1 < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_core.reduce takes a non-empty view with "
+                        "non-negative strides");
+        return -1;
+    }
+    size_t last = (size_t)off + (size_t)(M - 1) * (size_t)s0 +
+                  (size_t)(L - 1) * (size_t)s1;
+    if ((last + 1) * (size_t)PyDataType_ELSIZE(*td) > (size_t)b->nbytes) {
+        PyErr_SetString(PyExc_ValueError, "view outside its device buffer");
+        return -1;
+    }
+    c->dbuf = Py_NewRef(bo);
+    c->doff = (size_t)off;
+    c->lay.M = (size_t)M;
+    c->lay.L = (size_t)L;
+    c->lay.seg_stride = M > 1 ? s0 : L * s1;
+    c->lay.elem_stride = L > 1 ? s1 : 1;
+    return 0;
+}
+
+/* out=(Buffer, offset): where a device reduction's M results go. */
+static int device_out(call *c, PyObject *out)
+{
+    PyObject *bo = NULL;
+    Py_ssize_t off = 0;
+    gr_device *d = NULL;
+    gr_buffer *b;
+    if (!PyArg_ParseTuple(out, "On", &bo, &off) ||
+        (b = gr_buffer_check(bo, &d)) == NULL) {
+        return -1;
+    }
+    if (d != c->dev) {
+        PyErr_Format(PyExc_ValueError,
+                     "arrays on two devices (%s and %s): move one first",
+                     c->dev->name, d->name);
+        return -1;
+    }
+    if (off < 0 || ((size_t)off + c->lay.M) * gr_result_size(c->op, &c->acc) >
+                       (size_t)b->nbytes) {
+        PyErr_SetString(PyExc_ValueError, "out does not hold the results");
+        return -1;
+    }
+    c->out = Py_NewRef(bo);
+    c->out_off = (size_t)off;
+    return 0;
+}
+
+/* Parse (a, op, rdtype, variant=None, knobs..., out=None) and plan the
+ * call.  a is a 2-D NumPy array or a device view (see device_view). */
 static int prepare(call *c, PyObject *args, PyObject *kw)
 {
-    PyObject *obj = NULL;
+    PyObject *obj = NULL, *out = Py_None;
     const char *opname = NULL;
-    PyArray_Descr *rd = NULL;
+    PyArray_Descr *rd = NULL, *td = NULL;
     int t, r, rc;
     char err[256];
 
     memset(c, 0, sizeof *c);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OsO&|ziiiii", reduce_kw, &obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OsO&|ziiiiiO", reduce_kw, &obj,
                                      &opname, PyArray_DescrConverter, &rd,
                                      &c->ov.variant, &c->ov.wg_size,
                                      &c->ov.groups, &c->ov.items, &c->ov.ilp,
-                                     &c->ov.vw)) {
+                                     &c->ov.vw, &out)) {
         return -1;
     }
     c->rdescr = rd;
-    if ((c->dev = gr_current_device()) == NULL) {
-        return -1;
-    }
     if ((rc = op_of(opname)) < 0) {
         return -1;
     }
     c->op = (gr_op)rc;
-    if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 2) {
-        PyErr_SetString(PyExc_ValueError, "_core.reduce takes a 2-D array");
-        return -1;
+    if (PyTuple_Check(obj)) {
+        rc = device_view(c, obj, &td);
+        t = rc == 0 ? dtype_of(td, "input") : -1;
+        Py_XDECREF(td);
+        if (t < 0) {
+            return -1;
+        }
+    } else {
+        if ((c->dev = gr_current_device()) == NULL) {
+            return -1;
+        }
+        if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 2) {
+            PyErr_SetString(PyExc_ValueError, "_core.reduce takes a 2-D array");
+            return -1;
+        }
+        if ((t = dtype_of(PyArray_DESCR((PyArrayObject *)obj), "input")) < 0) {
+            return -1;
+        }
     }
-    if ((t = dtype_of(PyArray_DESCR((PyArrayObject *)obj), "input")) < 0 ||
-        (r = dtype_of(rd, "result")) < 0) {
+    if ((r = dtype_of(rd, "result")) < 0) {
         return -1;
     }
     if (gr_accum_for(c->dev, c->op, (gr_dtype)t, (gr_dtype)r, &c->acc, err,
                      sizeof err) != 0) {
         PyErr_SetString(PyExc_TypeError, err);
+        return -1;
+    }
+    if (c->dbuf != NULL) {
+        if (out != Py_None && device_out(c, out) != 0) {
+            return -1;
+        }
+        rc = gr_plan_reduce(c->dev, c->op, &c->acc, &c->lay, &c->ov, &c->plan);
+        if (rc == 0 && c->plan.kind == GR_K_GROUP && c->lay.elem_stride != 1) {
+            c->need_contig = 1; /* the caller copies on the device */
+        }
+        goto planned;
+    }
+    if (out != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "out= is for device arrays");
         return -1;
     }
     /* Native byte order and alignment; a copy only when needed. */
@@ -283,6 +378,7 @@ static int prepare(call *c, PyObject *args, PyObject *kw)
         rc = gr_plan_reduce(c->dev, c->op, &c->acc, &c->lay, &c->ov,
                             &c->plan);
     }
+planned:
     if (rc != 0) {
         PyErr_SetString(rc == -2 ? gr_VariantUnavailable : PyExc_ValueError,
                         c->plan.why);
@@ -309,6 +405,46 @@ static PyObject *result_array(call *c)
 
 #define MAX_PIECES 256
 
+/* A full reduction of one long contiguous host segment on a GPU: stream it
+ * through the pinned staging pool (stream.c), planned for one chunk. */
+static int run_streamed(call *c, const char *ptr, size_t isz, char *out,
+                        gr_status *st)
+{
+    gr_layout sub = c->lay;
+    gr_plan plan;
+    gr_source src;
+    gr_piece *pieces = NULL;
+    gr_stream_src *s = NULL;
+    gr_output o = {out, NULL, 0};
+    int np = 0, rc = -1;
+    size_t per = gr_stream_chunk_elems(isz);
+    sub.L = c->lay.L < per ? c->lay.L : per;
+    if (gr_plan_reduce(c->dev, c->op, &c->acc, &sub, &c->ov, &plan) != 0) {
+        gr_status_fail(st, "%s", plan.why);
+        return -1;
+    }
+    if ((s = gr_stream_source(c->dev, ptr, isz, c->lay.L, &src, &np, st)) ==
+        NULL) {
+        return -1;
+    }
+    if ((pieces = calloc((size_t)np, sizeof *pieces)) == NULL) {
+        gr_status_fail(st, "out of host memory");
+        goto fail;
+    }
+    for (int i = 0; i < np; ++i) {
+        size_t at = (size_t)i * per;
+        pieces[i].len = c->lay.L - at < per ? c->lay.L - at : per;
+    }
+    rc = gr_reduce_run(c->dev, c->op, &c->acc, &c->lay, &plan, pieces, np,
+                       &src, &o, NULL, st);
+fail:
+    if (gr_stream_source_end(s, st) != 0) {
+        rc = -1;
+    }
+    free(pieces);
+    return rc;
+}
+
 /* Split the input into buffers no larger than the device allows
  * (CL_DEVICE_MAX_MEM_ALLOC_SIZE: 1 GiB on PoCL, a quarter of memory on
  * GPUs) and run the plan, `reps` times (reps > 0: timed with device events,
@@ -320,12 +456,20 @@ static int run_nogil(call *c, const char *ptr, size_t isz, char *out, int reps,
     gr_piece pieces[MAX_PIECES];
     gr_timing tm = {0, 0};
     gr_layout lay = c->lay;
+    gr_output o = {out, NULL, 0};
     const size_t limit = (size_t)c->dev->max_alloc - 128;
     const size_t rsize = gr_result_size(c->op, &c->acc);
     const size_t seg_bytes = ((lay.L - 1) * lay.elem_stride + 1) * isz;
     int np = 0, rc = 0;
 
     memset(inp, 0, sizeof inp);
+    if (gr_device_open(c->dev, st) != 0) {
+        return -1;
+    }
+    if (reps == 0 && lay.M == 1 && lay.elem_stride == 1 &&
+        gr_stream_wanted(c->dev, lay.L * isz)) {
+        return run_streamed(c, ptr, isz, out, st);
+    }
     if (span_bytes(c->arr, &lay) <= limit || c->dev->max_alloc == 0) {
         /* One buffer for everything. */
         rc = gr_input_from_host(c->dev, ptr, span_bytes(c->arr, &lay), isz,
@@ -367,8 +511,9 @@ static int run_nogil(call *c, const char *ptr, size_t isz, char *out, int reps,
             rc = gr_input_from_host(c->dev, p, nb, isz, &inp[0], st);
             if (rc == 0) {
                 gr_piece one = {inp[0].mem, inp[0].base, sub.L};
+                gr_output ob = {out + s0 * rsize, NULL, 0};
                 rc = gr_reduce_run(c->dev, c->op, &c->acc, &sub, &plan, &one,
-                                   1, out + s0 * rsize, NULL, st);
+                                   1, NULL, &ob, NULL, st);
             }
             gr_input_release(&inp[0]);
         }
@@ -382,7 +527,7 @@ static int run_nogil(call *c, const char *ptr, size_t isz, char *out, int reps,
     }
     for (int i = 0; rc == 0 && i < (reps > 0 ? reps : 1); ++i) {
         rc = gr_reduce_run(c->dev, c->op, &c->acc, &lay, &c->plan, pieces, np,
-                           out, reps > 0 ? &tm : NULL, st);
+                           NULL, &o, reps > 0 ? &tm : NULL, st);
         if (ns != NULL) {
             ns[i] = tm.first_ns + tm.second_ns;
         }
@@ -393,10 +538,55 @@ static int run_nogil(call *c, const char *ptr, size_t isz, char *out, int reps,
     return rc;
 }
 
+/* A device array's reduction: results stay on the device, in c->out or a
+ * new Buffer, which is returned.  reps > 0: timed, waiting each time. */
+static PyObject *run_device(call *c, int reps, double *ns)
+{
+    gr_status st = {0};
+    gr_timing tm = {0, 0};
+    const size_t rsize = gr_result_size(c->op, &c->acc);
+    gr_buffer *in = (gr_buffer *)c->dbuf;
+    int rc = 0;
+    if (c->out == NULL) {
+        int di = ((gr_buffer *)c->dbuf)->dev;
+        if ((c->out = gr_buffer_new(di, c->lay.M * rsize)) == NULL) {
+            return NULL;
+        }
+        c->out_off = 0;
+    }
+    gr_piece piece = {in->mem, c->doff, c->lay.L};
+    gr_output o = {NULL, ((gr_buffer *)c->out)->mem, c->out_off};
+
+    Py_BEGIN_ALLOW_THREADS
+    gr_lock();
+    rc = gr_device_open(c->dev, &st);
+    for (int i = 0; rc == 0 && i < (reps > 0 ? reps : 1); ++i) {
+        rc = gr_reduce_run(c->dev, c->op, &c->acc, &c->lay, &c->plan, &piece, 1,
+                           NULL, &o, reps > 0 ? &tm : NULL, &st);
+        if (ns != NULL) {
+            ns[i] = tm.first_ns + tm.second_ns;
+        }
+    }
+    gr_unlock();
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        return NULL;
+    }
+    return Py_NewRef(c->out);
+}
+
 /* Runs c's plan (see run_nogil) and returns the result array. */
 static PyObject *run(call *c, int reps, double *ns)
 {
     gr_status st = {0};
+    if (c->dbuf != NULL) {
+        if (c->need_contig) {
+            /* gpured/_array.py copies the view and asks again. */
+            return Py_NewRef(Py_NotImplemented);
+        }
+        return run_device(c, reps, ns);
+    }
     PyObject *res = result_array(c);
     if (res == NULL) {
         return NULL;
@@ -803,6 +993,8 @@ PyMODINIT_FUNC PyInit__core(void)
         "The requested variant cannot run on this device (see the message).",
         PyExc_ValueError, NULL);
     if (gr_OpenCLError == NULL || gr_VariantUnavailable == NULL ||
+        PyType_Ready(&gr_BufferType) < 0 ||
+        PyModule_AddObjectRef(m, "Buffer", (PyObject *)&gr_BufferType) < 0 ||
         PyModule_AddObjectRef(m, "OpenCLError", gr_OpenCLError) < 0 ||
         PyModule_AddObjectRef(m, "VariantUnavailable", gr_VariantUnavailable) <
             0 ||

@@ -146,8 +146,10 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
                         cl_ulong idx0, cl_ulong out0, cl_mem outv,
-                        cl_mem outx, span *sp, gr_status *st)
+                        cl_mem outx, cl_event ready, span *sp,
+                        gr_status *st)
 {
+    const cl_uint nwait = ready != NULL;
     cl_event ev = NULL;
     ARG(k, 0, in);
     ARG(k, 1, inx);
@@ -168,8 +170,8 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
             size_t local = (size_t)wg, global = (size_t)(nseg * parts * wg);
             ARG(k, 7, s0);
             GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 1, NULL,
-                                                   &global, &local, 0, NULL,
-                                                   &ev));
+                                                   &global, &local, nwait,
+                                                   nwait ? &ready : NULL, &ev));
             span_add(sp, ev);
             ev = NULL;
         }
@@ -186,7 +188,8 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
         const cl_ulong items = (M + vw - 1) / vw; /* vw segments per item */
         size_t global[2] = {(size_t)((items + lw - 1) / lw * lw), (size_t)parts};
         GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global,
-                                               local, 0, NULL, &ev));
+                                               local, nwait,
+                                               nwait ? &ready : NULL, &ev));
         span_add(sp, ev);
         ev = NULL;
     }
@@ -200,24 +203,47 @@ fail:
 
 /* Pass 1 over every piece of the input: piece i's element indices start
  * after the pieces before it, and its partial states after theirs (the
- * atomic variant ignores out0: its groups merge into outv[seg]). */
+ * atomic variant ignores out0: its groups merge into outv[seg]).  With a
+ * source, each piece's buffer is produced just before its pass (streamed
+ * from the host) and handed back with the event of the pass that read it. */
 static int enqueue_pieces(gr_device *d, cl_kernel k, const gr_plan *plan,
-                          const gr_layout *lay, const gr_piece *pieces,
-                          int npieces, cl_mem outv, cl_mem outx, span *sp,
-                          gr_status *st)
+                          const gr_layout *lay, const gr_piece *pieces_in,
+                          int npieces, const gr_source *src, cl_mem outv,
+                          cl_mem outx, span *sp, gr_status *st)
 {
     size_t idx0 = 0, out0 = 0;
     for (int i = 0; i < npieces; ++i) {
-        size_t parts_i = npieces > 1
-                             ? (pieces[i].len + plan->chunk - 1) / plan->chunk
-                             : plan->parts;
-        if (enqueue_pass(d, k, plan->kind, plan->wg, plan->vw, pieces[i].mem,
-                         NULL, pieces[i].base, pieces[i].len, lay->seg_stride,
-                         lay->elem_stride, plan->chunk, parts_i, lay->M, idx0,
-                         out0, outv, outx, sp, st) != 0) {
+        gr_piece piece = pieces_in[i];
+        cl_event ready = NULL;
+        span one = {NULL, NULL};
+        if (src != NULL && src->next(src->ctx, i, &piece, &ready, st) != 0) {
             return -1;
         }
-        idx0 += pieces[i].len;
+        size_t parts_i = npieces > 1
+                             ? (piece.len + plan->chunk - 1) / plan->chunk
+                             : plan->parts;
+        int rc = enqueue_pass(d, k, plan->kind, plan->wg, plan->vw, piece.mem,
+                              NULL, piece.base, piece.len, lay->seg_stride,
+                              lay->elem_stride, plan->chunk, parts_i, lay->M,
+                              idx0, out0, outv, outx, ready,
+                              src != NULL ? &one : sp, st);
+        if (src != NULL) {
+            /* `one` holds a reference to its first and last events. */
+            if (rc == 0 && one.last != NULL) {
+                clRetainEvent(one.last);
+                src->done(src->ctx, i, one.last);
+            }
+            if (sp != NULL && one.first != NULL) {
+                span_add(sp, one.first);
+                span_add(sp, one.last);
+                one.first = one.last = NULL;
+            }
+            span_release(&one);
+        }
+        if (rc != 0) {
+            return -1;
+        }
+        idx0 += piece.len;
         out0 += parts_i;
     }
     return 0;
@@ -225,11 +251,12 @@ static int enqueue_pieces(gr_device *d, cl_kernel k, const gr_plan *plan,
 
 int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_layout *lay, const gr_plan *plan_in,
-                  const gr_piece *pieces, int npieces, void *out,
-                  gr_timing *timing, gr_status *st)
+                  const gr_piece *pieces, int npieces, const gr_source *src,
+                  const gr_output *out, gr_timing *timing, gr_status *st)
 {
     cl_int err = CL_SUCCESS;
-    cl_mem pv = NULL, px = NULL, outv = NULL, accv = NULL;
+    cl_mem pv = NULL, px = NULL, outv = NULL, accv = NULL, resv = NULL;
+    cl_ulong res0 = 0;
     span s1 = {NULL, NULL}, s2 = {NULL, NULL};
     gr_plan plan = *plan_in;
     size_t total_parts = 0;
@@ -246,7 +273,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
     for (int i = 0; i < npieces; ++i) {
         total_parts += (pieces[i].len + plan.chunk - 1) / plan.chunk;
     }
-    if (npieces > 1 && !plan.atomic) {
+    if ((npieces > 1 || src != NULL) && !plan.atomic) {
         plan.passes = 2;
         plan.parts = total_parts;
     }
@@ -285,8 +312,16 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
             GR_CL_CHECK_AS(st, "clCreateBuffer", err);
         }
     }
-    outv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, M * rsize, NULL, &err);
-    GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+    /* Results go straight into the caller's device buffer, if any (the
+     * atomic variant's finish kernel has no offset: it copies). */
+    if (out->mem != NULL && !plan.atomic) {
+        resv = out->mem;
+        res0 = out->off;
+    } else {
+        outv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, M * rsize, NULL, &err);
+        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        resv = outv;
+    }
 
     if (plan.atomic) {
         /* One pass over the data: identity, CAS merges, result type. */
@@ -310,8 +345,8 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         ARG(ki, 1, m);
         GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, ki, 1, NULL, &g, &l,
                                                0, NULL, NULL));
-        if (enqueue_pieces(d, k1, &plan, lay, pieces, npieces, accv, NULL,
-                           timing ? &s1 : NULL, st) != 0) {
+        if (enqueue_pieces(d, k1, &plan, lay, pieces, npieces, src, accv,
+                           NULL, timing ? &s1 : NULL, st) != 0) {
             goto fail;
         }
         ARG(kf, 0, accv);
@@ -322,24 +357,36 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
     } else if (plan.passes == 1) {
         if (enqueue_pass(d, k1, plan.kind, plan.wg, plan.vw, pieces[0].mem, NULL,
                          pieces[0].base, lay->L, lay->seg_stride,
-                         lay->elem_stride, plan.chunk, 1, M, 0, 0, outv, NULL,
-                         timing ? &s1 : NULL, st) != 0) {
+                         lay->elem_stride, plan.chunk, 1, M, 0, res0, resv,
+                         NULL, NULL, timing ? &s1 : NULL, st) != 0) {
             goto fail;
         }
     } else {
-        if (enqueue_pieces(d, k1, &plan, lay, pieces, npieces, pv, px,
+        if (enqueue_pieces(d, k1, &plan, lay, pieces, npieces, src, pv, px,
                            timing ? &s1 : NULL, st) != 0) {
             goto fail;
         }
         if (enqueue_pass(d, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
                          plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1, pv, px,
-                         0, plan.parts, plan.parts, 1, plan.parts, 1, M, 0, 0,
-                         outv, NULL, timing ? &s2 : NULL, st) != 0) {
+                         0, plan.parts, plan.parts, 1, plan.parts, 1, M, 0,
+                         res0, resv, NULL, NULL, timing ? &s2 : NULL,
+                         st) != 0) {
             goto fail;
         }
     }
-    GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, outv, CL_TRUE, 0, M * rsize,
-                                        out, 0, NULL, NULL));
+    if (out->mem == NULL) {
+        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, outv, CL_TRUE, 0,
+                                            M * rsize, out->host, 0, NULL,
+                                            NULL));
+    } else if (resv != out->mem) {
+        GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, outv, out->mem, 0,
+                                            out->off * rsize, M * rsize, 0,
+                                            NULL, NULL));
+    }
+    if (timing != NULL) {
+        /* Device results are not waited for, except when timed. */
+        GR_CL_CHECK(st, clFinish(d->queue));
+    }
     if (timing != NULL) {
         timing->first_ns = span_ns(&s1);
         timing->second_ns = span_ns(&s2);

@@ -1,0 +1,374 @@
+/*
+ * gpured — the pipelined host path: pinned staging buffers.
+ *
+ * A NumPy array lives in pageable memory, which a GPU's DMA engine cannot
+ * read: a plain clEnqueueWriteBuffer goes through the driver's own bounce
+ * buffer at 7-10 GB/s on the H100 host.  Here the array is cut into chunks
+ * that pass through a small pool of pinned buffers (CL_MEM_ALLOC_HOST_PTR,
+ * mapped once), three stages overlapping on two queues:
+ *
+ *      host threads        copy queue             compute queue
+ *   memcpy k+1 -> pin[s'] | write pin[s] -> dev[s] | reduce dev[s-1] ...
+ *
+ * chunk k uses slot s = k % nbuf.  Before its memcpy, the host waits for
+ * the write that last read pin[s] (chunk k - nbuf); the write into dev[s]
+ * waits (event) for the kernel that last read dev[s]; the kernel waits for
+ * the write.  Staging memory is bounded by nbuf x chunk pinned bytes (and
+ * as much device memory for reductions), whatever the input's size, so an
+ * input larger than the device's memory still reduces.  The memcpy into
+ * pinned memory runs on several threads: one thread copies at about the
+ * pageable DMA rate, which is what this path is for beating.
+ *
+ * Everything here runs with gr_lock held and without the GIL.
+ */
+#include "gpured.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SLOTS 16
+#define MAX_THREADS 16
+
+/* Settings (gpured.set_staging); read under gr_lock. */
+static gr_stream_cfg cfg = {
+    32u << 20, /* chunk bytes: 32 MiB                                      */
+    4,         /* slots: 128 MiB pinned                                    */
+    16u << 20, /* inputs from 16 MiB up stream on GPUs                     */
+    0,         /* force: also on CPU devices (tests)                       */
+    0,         /* memcpy threads (0: min(online CPUs, 8))                   */
+};
+
+typedef struct {
+    size_t chunk;
+    int nbuf;
+    cl_command_queue copyq;
+    cl_mem pin[MAX_SLOTS];
+    void *pin_ptr[MAX_SLOTS];
+    cl_mem dev[MAX_SLOTS];      /* device chunks (reductions), lazily      */
+    cl_event written[MAX_SLOTS];
+    cl_event consumed[MAX_SLOTS];
+} pool;
+
+static pool *pools[64];
+static long stat_streams, stat_chunks;
+
+void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks)
+{
+    *c = cfg;
+    *streams = stat_streams;
+    *chunks = stat_chunks;
+}
+
+static void pool_free(pool *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    for (int i = 0; i < p->nbuf; ++i) {
+        if (p->written[i]) clReleaseEvent(p->written[i]);
+        if (p->consumed[i]) clReleaseEvent(p->consumed[i]);
+        if (p->pin_ptr[i]) {
+            clEnqueueUnmapMemObject(p->copyq, p->pin[i], p->pin_ptr[i], 0,
+                                    NULL, NULL);
+        }
+    }
+    if (p->copyq) clFinish(p->copyq);
+    for (int i = 0; i < p->nbuf; ++i) {
+        if (p->pin[i]) clReleaseMemObject(p->pin[i]);
+        if (p->dev[i]) clReleaseMemObject(p->dev[i]);
+    }
+    if (p->copyq) clReleaseCommandQueue(p->copyq);
+    free(p);
+}
+
+void gr_stream_set_cfg(const gr_stream_cfg *c)
+{
+    cfg = *c;
+    if (cfg.nbuf < 2) cfg.nbuf = 2;
+    if (cfg.nbuf > MAX_SLOTS) cfg.nbuf = MAX_SLOTS;
+    if (cfg.chunk < 4096) cfg.chunk = 4096;
+    cfg.chunk = cfg.chunk / 128 * 128;
+    for (size_t i = 0; i < sizeof pools / sizeof *pools; ++i) {
+        pool_free(pools[i]);
+        pools[i] = NULL;
+    }
+}
+
+int gr_stream_wanted(const gr_device *d, size_t nbytes)
+{
+    return (d->is_gpu || cfg.force) && nbytes >= cfg.min_bytes &&
+           nbytes > 0;
+}
+
+/* The device's pool, created on first use with the current settings. */
+static pool *pool_get(gr_device *d, gr_status *st)
+{
+    int di = -1;
+    for (int i = 0; i < gr_device_count(); ++i) {
+        if (gr_device_get(i) == d) {
+            di = i;
+        }
+    }
+    if (di < 0 || di >= (int)(sizeof pools / sizeof *pools)) {
+        gr_status_fail(st, "no staging pool for this device");
+        return NULL;
+    }
+    if (pools[di] != NULL) {
+        return pools[di];
+    }
+    cl_int err = CL_SUCCESS;
+    pool *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        gr_status_fail(st, "out of host memory");
+        return NULL;
+    }
+    p->chunk = cfg.chunk;
+    p->nbuf = cfg.nbuf;
+    p->copyq = clCreateCommandQueue(d->ctx, d->id, 0, &err);
+    GR_CL_CHECK_AS(st, "clCreateCommandQueue", err);
+    for (int i = 0; i < p->nbuf; ++i) {
+        p->pin[i] = clCreateBuffer(d->ctx,
+                                   CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                   p->chunk, NULL, &err);
+        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        p->pin_ptr[i] = clEnqueueMapBuffer(p->copyq, p->pin[i], CL_TRUE,
+                                           CL_MAP_READ | CL_MAP_WRITE, 0,
+                                           p->chunk, 0, NULL, NULL, &err);
+        GR_CL_CHECK_AS(st, "clEnqueueMapBuffer", err);
+    }
+    pools[di] = p;
+    return p;
+fail:
+    pool_free(p);
+    return NULL;
+}
+
+/* ------------------------------------------------ multithreaded memcpy */
+
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t n;
+} cp_part;
+
+static void *cp_run(void *arg)
+{
+    cp_part *c = arg;
+    memcpy(c->dst, c->src, c->n);
+    return NULL;
+}
+
+static int memcpy_threads(void)
+{
+    if (cfg.threads > 0) {
+        return cfg.threads > MAX_THREADS ? MAX_THREADS : cfg.threads;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+static void par_memcpy(void *dst, const void *src, size_t n)
+{
+    int nt = memcpy_threads();
+    if (nt < 2 || n < ((size_t)2 << 20)) {
+        memcpy(dst, src, n);
+        return;
+    }
+    cp_part parts[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    size_t per = (n / nt + 4095) / 4096 * 4096;
+    for (int i = 0; i < nt; ++i) {
+        size_t a = per * i < n ? per * i : n;
+        size_t b = per * (i + 1) < n ? per * (i + 1) : n;
+        parts[i] = (cp_part){(char *)dst + a, (const char *)src + a, b - a};
+    }
+    for (int i = 1; i < nt; ++i) {
+        started[i] = pthread_create(&th[i], NULL, cp_run, &parts[i]) == 0;
+        if (!started[i]) {
+            cp_run(&parts[i]);
+        }
+    }
+    cp_run(&parts[0]);
+    for (int i = 1; i < nt; ++i) {
+        if (started[i]) {
+            pthread_join(th[i], NULL);
+        }
+    }
+}
+
+/* Wait for and drop an event slot. */
+static int settle(cl_event *e, gr_status *st)
+{
+    if (*e == NULL) {
+        return 0;
+    }
+    cl_int err = clWaitForEvents(1, e);
+    clReleaseEvent(*e);
+    *e = NULL;
+    if (err != CL_SUCCESS) {
+        st->call = "clWaitForEvents";
+        st->err = err;
+        return -1;
+    }
+    return 0;
+}
+
+/* Stage chunk bytes [src, src + n) in slot s and enqueue its write to
+ * (mem, off) after `after` (NULL: no wait); written[s] marks it done. */
+static int stage(pool *p, int s, const char *src, size_t n, cl_mem mem,
+                 size_t off, cl_event after, gr_status *st)
+{
+    if (settle(&p->written[s], st) != 0) {
+        return -1;
+    }
+    par_memcpy(p->pin_ptr[s], src, n);
+    GR_CL_CHECK(st, clEnqueueWriteBuffer(p->copyq, mem, CL_FALSE, off, n,
+                                         p->pin_ptr[s], after != NULL,
+                                         after ? &after : NULL,
+                                         &p->written[s]));
+    GR_CL_CHECK(st, clFlush(p->copyq));
+    stat_chunks++;
+    return 0;
+fail:
+    return -1;
+}
+
+int gr_stream_write(gr_device *d, cl_mem mem, size_t off, const void *ptr,
+                    size_t n, gr_status *st)
+{
+    cl_event mark = NULL;
+    pool *p = NULL;
+    int rc = -1;
+    if (!gr_stream_wanted(d, n)) {
+        GR_CL_CHECK(st, clEnqueueWriteBuffer(d->queue, mem, CL_TRUE, off, n,
+                                             ptr, 0, NULL, NULL));
+        return 0;
+    }
+    if ((p = pool_get(d, st)) == NULL) {
+        return -1;
+    }
+    stat_streams++;
+    /* The first write waits for what the compute queue has in hand (it may
+     * still be reading or writing this buffer); the copy queue is in
+     * order, so the others follow it. */
+    GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &mark));
+    for (size_t k = 0, at = 0; at < n; ++k, at += p->chunk) {
+        size_t len = n - at < p->chunk ? n - at : p->chunk;
+        if (stage(p, (int)(k % p->nbuf), (const char *)ptr + at, len, mem,
+                  off + at, k == 0 ? mark : NULL, st) != 0) {
+            goto fail;
+        }
+    }
+    rc = 0;
+fail:
+    if (p != NULL) {
+        for (int s = 0; s < p->nbuf; ++s) {
+            if (settle(&p->written[s], st) != 0) {
+                rc = -1;
+            }
+        }
+    }
+    if (mark) clReleaseEvent(mark);
+    return rc;
+}
+
+/* ------------------------------------------- a gr_source for reductions */
+
+struct gr_stream_src {
+    gr_device *d;
+    pool *p;
+    const char *host;
+    size_t itemsize;
+    size_t total;      /* elements                                         */
+    size_t per;        /* elements per chunk                               */
+};
+
+size_t gr_stream_chunk_elems(size_t itemsize)
+{
+    return cfg.chunk / itemsize;
+}
+
+static int src_next(void *ctx, int i, gr_piece *piece, cl_event *ready,
+                    gr_status *st)
+{
+    gr_stream_src *s = ctx;
+    pool *p = s->p;
+    const int slot = i % p->nbuf;
+    const size_t at = (size_t)i * s->per;
+    const size_t len = s->total - at < s->per ? s->total - at : s->per;
+    cl_int err = CL_SUCCESS;
+    if (p->dev[slot] == NULL) {
+        p->dev[slot] = clCreateBuffer(s->d->ctx, CL_MEM_READ_WRITE, p->chunk,
+                                      NULL, &err);
+        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+    }
+    if (stage(p, slot, s->host + at * s->itemsize, len * s->itemsize,
+              p->dev[slot], 0, p->consumed[slot], st) != 0) {
+        return -1;
+    }
+    *piece = (gr_piece){p->dev[slot], 0, len};
+    *ready = p->written[slot]; /* borrowed: the pool keeps it */
+    return 0;
+fail:
+    return -1;
+}
+
+static void src_done(void *ctx, int i, cl_event used)
+{
+    gr_stream_src *s = ctx;
+    const int slot = i % s->p->nbuf;
+    if (s->p->consumed[slot]) {
+        clReleaseEvent(s->p->consumed[slot]);
+    }
+    s->p->consumed[slot] = used;
+}
+
+gr_stream_src *gr_stream_source(gr_device *d, const void *host,
+                                size_t itemsize, size_t total, gr_source *src,
+                                int *npieces, gr_status *st)
+{
+    gr_stream_src *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        gr_status_fail(st, "out of host memory");
+        return NULL;
+    }
+    if ((s->p = pool_get(d, st)) == NULL) {
+        free(s);
+        return NULL;
+    }
+    s->d = d;
+    s->host = host;
+    s->itemsize = itemsize;
+    s->total = total;
+    s->per = s->p->chunk / itemsize;
+    *npieces = (int)((total + s->per - 1) / s->per);
+    *src = (gr_source){src_next, src_done, s};
+    stat_streams++;
+    return s;
+}
+
+int gr_stream_source_end(gr_stream_src *s, gr_status *st)
+{
+    int rc = 0;
+    if (s == NULL) {
+        return 0;
+    }
+    /* Leave the pool idle: later calls start from empty slots. */
+    if (clFinish(s->d->queue) != CL_SUCCESS) {
+        rc = -1;
+    }
+    for (int i = 0; i < s->p->nbuf; ++i) {
+        if (settle(&s->p->written[i], st) != 0) {
+            rc = -1;
+        }
+        if (s->p->consumed[i]) {
+            clReleaseEvent(s->p->consumed[i]);
+            s->p->consumed[i] = NULL;
+        }
+    }
+    free(s);
+    return rc;
+}
