@@ -148,19 +148,28 @@ PyObject *gr_buffer_new(int di, size_t nbytes)
     return (PyObject *)b;
 }
 
-static PyObject *py_buffer_alloc(PyObject *self, PyObject *arg)
+/* buffer_alloc(nbytes, device=-1): -1 is the current device. */
+static PyObject *py_buffer_alloc(PyObject *self, PyObject *args)
 {
-    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    Py_ssize_t n = 0;
+    int di = -1;
+    if (!PyArg_ParseTuple(args, "n|i", &n, &di)) {
+        return NULL;
+    }
     if (n < 0) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError, "negative buffer size");
+        PyErr_SetString(PyExc_ValueError, "negative buffer size");
+        return NULL;
+    }
+    if (di < 0) {
+        if (gr_current_device() == NULL) {
+            return NULL;
         }
+        di = gr_current_index();
+    } else if (di >= gr_device_count()) {
+        PyErr_SetString(PyExc_ValueError, "no such device");
         return NULL;
     }
-    if (gr_current_device() == NULL) {
-        return NULL;
-    }
-    return gr_buffer_new(gr_current_index(), (size_t)n);
+    return gr_buffer_new(di, (size_t)n);
 }
 
 /* Checks that [off, off + n) lies inside b. */
@@ -414,14 +423,7 @@ static cl_kernel copy_kernel(gr_device *d, gr_dtype s, gr_dtype t, int div,
              fp64 && (s == GR_FLOAT64 || t == GR_FLOAT64 || div),
              gr_dtypes[s].cl, gr_dtypes[t].cl, s == GR_BOOL, t == GR_BOOL,
              fp64 ? "double" : "float", div);
-    char *src = gr_program_source("copy", defs);
-    if (src == NULL) {
-        gr_status_fail(st, "out of host memory building kernel source");
-        return NULL;
-    }
-    gr_program *p = gr_program_get(d, src, "", st);
-    free(src);
-    return p ? gr_program_kernel(p, "gr_copy", st) : NULL;
+    return gr_kernel_get(d, "copy", defs, "", "gr_copy", st);
 }
 
 static PyObject *py_device_copy(PyObject *self, PyObject *args, PyObject *kw)
@@ -616,8 +618,8 @@ PyMethodDef gr_array_methods[] = {
      "set_staging(chunk_bytes, buffers, min_bytes, force, threads)."},
     {"staging", py_staging, METH_NOARGS,
      "Staging settings and counters (streams, chunks)."},
-    {"buffer_alloc", py_buffer_alloc, METH_O,
-     "A new device buffer of n bytes on the current device."},
+    {"buffer_alloc", py_buffer_alloc, METH_VARARGS,
+     "buffer_alloc(nbytes, device=-1): a new device buffer."},
     {"buffer_write", py_buffer_write, METH_VARARGS,
      "buffer_write(buf, byte_off, array): host -> device."},
     {"buffer_read", py_buffer_read, METH_VARARGS,

@@ -18,10 +18,14 @@
 
 /* One NumPy C-API table for the extension: module.c imports it (it
  * defines GR_MODULE_MAIN), the other files borrow it. */
+#ifndef NPY_NO_DEPRECATED_API
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#endif
+#ifndef PY_ARRAY_UNIQUE_SYMBOL
 #define PY_ARRAY_UNIQUE_SYMBOL gr_ARRAY_API
 #ifndef GR_MODULE_MAIN
 #define NO_IMPORT_ARRAY
+#endif
 #endif
 
 #define CL_TARGET_OPENCL_VERSION 300
@@ -142,6 +146,11 @@ extern const char *const gr_kernel_families[];   /* NULL-terminated      */
 const char *gr_kernel_text(const char *family);  /* NULL if unknown       */
 char *gr_program_source(const char *family, const char *defines); /* malloc */
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds);
+/* The kernel `name` of family + defines built with options, found by that
+ * key without rebuilding the program text (fast path for repeated calls).
+ * The kernel is borrowed: programs live as long as the process. */
+cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
+                        const char *options, const char *name, gr_status *st);
 
 /* ------------------------------------------------------------------ plans */
 
@@ -319,11 +328,145 @@ gr_stream_src *gr_stream_source(gr_device *d, const void *host,
                                 int *npieces, gr_status *st);
 int gr_stream_source_end(gr_stream_src *s, gr_status *st);
 
+/* ------------------------------------------------------------------ scans
+ * (scan_plan.c: pure plan; scan.c: enqueue, host shell, _core entry points)
+ * A scan runs along the rows of an M x L layout (gr_layout: elements,
+ * not bytes), each row independently; the output has its own strides. */
+
+typedef enum {
+    GR_SK_ROW_ITEMS,   /* one work-item per row, sequential               */
+    GR_SK_CHUNKS,      /* one work-group per row (parts == 1) or per chunk */
+    GR_SK_RTS,         /* reduce_then_scan: reduce, scan partials, scan    */
+    GR_SK_LOOKBACK     /* decoupled look-back, single pass                 */
+} gr_scan_kind;
+
+typedef struct {
+    const char *variant;  /* NULL or "auto"                                 */
+    int wg_size, items, groups, ilp;
+    int spins;            /* -1: default                                    */
+} gr_scan_overrides;
+
+typedef struct {
+    const char *variant;
+    gr_scan_kind kind;
+    int local;            /* GR_LOCAL of kernels/scan.cl (0: none)          */
+    int sg;               /* 0 none, 1 NVIDIA PTX, 2 khr sub-groups         */
+    int wg, items, ilp;
+    int cpu_tile;         /* look-back tile = one work-item's run          */
+    int spin;             /* polls before the look-back fallback           */
+    size_t parts, chunk;  /* CHUNKS / RTS: chunks per row, elements each    */
+    size_t tiles;         /* LOOKBACK: tiles per row                       */
+    char why[256];
+} gr_scan_plan;
+
+int gr_scan_accum(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
+                  gr_accum *acc, char *err, size_t errlen);
+/* Pure: 0, or -1 (bad knob, message in why), -2 (variant unavailable). */
+int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
+                 const gr_layout *lay, int out_contig,
+                 const gr_scan_overrides *ov, gr_scan_plan *plan);
+const char *const *gr_scan_variants(void);
+int gr_scan_variant_available(const gr_device *d, gr_op op,
+                              const gr_accum *acc, const char *name,
+                              char *why, size_t n);
+
+/* Device side of one scan: input elements at in[in_base + row * seg_stride
+ * + i * elem_stride], output at out[out_base + row * out_seg_stride + i *
+ * out_elem_stride].  Buffers only, never host pointers (device arrays). */
+typedef struct {
+    cl_mem in;
+    size_t in_base;
+    cl_mem out;
+    size_t out_base;
+    ptrdiff_t out_seg_stride, out_elem_stride;
+} gr_scan_io;
+
+/* Runs a planned scan without the GIL; st reports failures. */
+int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
+                const gr_layout *lay, const gr_scan_plan *plan,
+                const gr_scan_io *io, gr_timing *timing, gr_status *st);
+
 /* ------------------------------------------------ other Python entry points
  * Each family's C file owns its _core functions (NULL-terminated tables,
  * added to the module by module.c). */
 extern PyMethodDef gr_scan_methods[];   /* scan.c   (prefix scans)        */
 extern PyMethodDef gr_bykey_methods[];  /* bykey.c  (reduce-by-key)       */
 extern PyMethodDef gr_array_methods[];  /* array.c  (device arrays)       */
+
+/* ------------------------------------------------------------ bykey.c
+ * Reduce-by-key (gpured.reduce_by_key, sum_by_key, scan_by_key). */
+typedef enum { GR_BK_REDUCE, GR_BK_DENSE, GR_BK_SCAN } gr_bk_func;
+typedef enum {
+    GR_BKV_ATOMIC, GR_BKV_WARP, GR_BKV_HASH, GR_BKV_SEGMENTS, GR_BKV_PRIV
+} gr_bk_variant;
+
+typedef struct {
+    gr_dtype k, v, r;     /* keys, values, result                          */
+    gr_op op;             /* GR_ADD, GR_MUL, GR_MIN, GR_MAX                */
+    int count;            /* op "count": run lengths, no values            */
+} gr_bk_types;
+
+typedef struct {
+    const char *variant;  /* NULL or "auto"                                */
+    int wg_size;
+    size_t items;
+    int deterministic;
+    int sorted;           /* -1 measure, 0/1 declared                      */
+} gr_bk_overrides;
+
+/* What the device measured about the keys (gr_bykey_stats_dev). */
+typedef struct {
+    size_t n, num_keys;
+    uint64_t first_bad;   /* UINT64_MAX: every key in range                */
+    uint64_t heads, descents, max_key;
+    int sorted;
+} gr_bk_facts;
+
+typedef struct {
+    int variant;          /* gr_bk_variant                                 */
+    const char *name;
+    int wg;
+    size_t items, groups, parts;
+    int ptx, match, hash_bins;
+    char why[256];
+} gr_bk_plan;
+
+typedef struct {
+    gr_bk_facts facts;
+    gr_bk_plan plan;
+    int plan_rc;          /* nonzero: the plan refused (message in plan.why)*/
+    int needs_sort;       /* deterministic sum_by_key on unsorted keys     */
+    size_t count;         /* reduce_by_key: runs                           */
+    double *ns;           /* non-NULL: add kernel times here               */
+    double ns_stats;
+} gr_bk_result;
+
+int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *ty,
+               const gr_bk_facts *facts, const gr_bk_overrides *ov,
+               gr_bk_plan *p);
+/* Device-level drivers: inputs (cl_mem, element offset, length), outputs
+ * in cl_mem buffers; no GIL, no Python objects. */
+int gr_bykey_stats_dev(gr_device *d, const gr_bk_types *ty, cl_mem keys,
+                       size_t koff, size_t n, uint64_t nk, gr_bk_facts *fx,
+                       double *ns, gr_status *st);
+int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
+                          const gr_bk_plan *p, int mode, cl_mem keys,
+                          size_t koff, cl_mem vals, size_t voff, size_t n,
+                          cl_mem okeys, cl_mem ovals, cl_mem count, double *ns,
+                          gr_status *st);
+int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
+                       const gr_bk_plan *p, cl_mem keys, size_t koff,
+                       cl_mem vals, size_t voff, size_t n, size_t nk,
+                       cl_mem out, double *ns, gr_status *st);
+int gr_bykey_sum_dev(gr_device *d, int sm, const gr_bk_types *ty,
+                     const gr_bk_overrides *ov, cl_mem keys, size_t koff,
+                     cl_mem vals, size_t voff, size_t n, int64_t num_keys,
+                     cl_mem *out, gr_bk_result *res, gr_status *st);
+int gr_bykey_runs_dev(gr_device *d, int sm, gr_bk_func f, int exclusive,
+                      const gr_bk_types *ty, const gr_bk_overrides *ov,
+                      cl_mem keys, size_t koff, cl_mem vals, size_t voff,
+                      size_t n, cl_mem *okeys, cl_mem *ovals,
+                      gr_bk_result *res, gr_status *st);
+/* ------------------------------------------------------- end of bykey */
 
 #endif

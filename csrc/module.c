@@ -94,6 +94,11 @@ static PyObject *py_devices(PyObject *self, PyObject *noargs)
     return list;
 }
 
+static PyObject *py_current_index(PyObject *self, PyObject *noargs)
+{
+    return PyLong_FromLong(gr_current_index());
+}
+
 static PyObject *py_get_device(PyObject *self, PyObject *noargs)
 {
     gr_device *d = gr_current_device();
@@ -950,6 +955,8 @@ done:
 static PyMethodDef methods[] = {
     {"devices", py_devices, METH_NOARGS, "List OpenCL devices."},
     {"get_device", py_get_device, METH_NOARGS, "The current device."},
+    {"current_index", py_current_index, METH_NOARGS,
+     "Position of the current device in devices()."},
     {"set_device", py_set_device, METH_O, "Choose the current device."},
     {"kernel_source", py_kernel_source, METH_O, "OpenCL source of a family."},
     {"cache_dir", py_cache_dir, METH_VARARGS, "Get/set the binary cache dir."},

@@ -365,3 +365,85 @@ cl_kernel gr_program_kernel(gr_program *p, const char *name, gr_status *st)
 fail:
     return NULL;
 }
+
+/* ------------------------------------------------------ kernels by key
+ *
+ * A repeated call of one configuration would otherwise rebuild its ~40 KB
+ * program text and hash it (tens of microseconds) only to find the program
+ * in the cache.  Here kernels are found by (device, family, defines,
+ * options, name) -- a few hundred bytes.  Programs are never freed, so the
+ * kernels stay valid. */
+#define KC_SIZE 256
+
+typedef struct {
+    gr_device *d;
+    uint64_t h;
+    char *key;         /* family \0 defines \0 options \0 name            */
+    size_t keylen;
+    cl_kernel k;
+} kc_entry;
+
+static kc_entry kc[KC_SIZE];
+static int kc_next;
+
+static size_t kc_key(char *buf, size_t cap, const char *family,
+                     const char *defines, const char *options,
+                     const char *name)
+{
+    const char *parts[4] = {family, defines, options ? options : "", name};
+    size_t n = 0;
+    for (int i = 0; i < 4; ++i) {
+        size_t l = strlen(parts[i]) + 1;
+        if (buf != NULL && n + l <= cap) {
+            memcpy(buf + n, parts[i], l);
+        }
+        n += l;
+    }
+    return n;
+}
+
+cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
+                        const char *options, const char *name, gr_status *st)
+{
+    char stackbuf[2048];
+    size_t n = kc_key(NULL, 0, family, defines, options, name);
+    char *key = n <= sizeof stackbuf ? stackbuf : malloc(n);
+    cl_kernel k = NULL;
+    if (key == NULL) {
+        gr_status_fail(st, "out of host memory");
+        return NULL;
+    }
+    kc_key(key, n, family, defines, options, name);
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, key, n);
+    for (int i = 0; i < KC_SIZE; ++i) {
+        if (kc[i].k != NULL && kc[i].d == d && kc[i].h == h &&
+            kc[i].keylen == n && memcmp(kc[i].key, key, n) == 0) {
+            k = kc[i].k;
+            stat_mem++;
+            goto done;
+        }
+    }
+    char *src = gr_program_source(family, defines);
+    if (src == NULL) {
+        gr_status_fail(st, "out of host memory building kernel source");
+        goto done;
+    }
+    gr_program *p = gr_program_get(d, src, options ? options : "", st);
+    free(src);
+    if (p == NULL || (k = gr_program_kernel(p, name, st)) == NULL) {
+        goto done;
+    }
+    kc_entry *e = &kc[kc_next];
+    char *copy = malloc(n);
+    if (copy != NULL) {
+        memcpy(copy, key, n);
+        free(e->key);
+        *e = (kc_entry){d, h, copy, n, k};
+        kc_next = (kc_next + 1) % KC_SIZE;
+    }
+done:
+    if (key != stackbuf) {
+        free(key);
+    }
+    return k;
+}

@@ -75,14 +75,7 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
     if ((c->combine == 5 || c->sg == 2) && d->c_std[0] != '\0') {
         snprintf(opts, sizeof opts, "-cl-std=%s", d->c_std);
     }
-    char *src = gr_program_source("reduce", defs);
-    if (src == NULL) {
-        gr_status_fail(st, "out of host memory building kernel source");
-        return NULL;
-    }
-    gr_program *p = gr_program_get(d, src, opts, st);
-    free(src);
-    return p ? gr_program_kernel(p, name, st) : NULL;
+    return gr_kernel_get(d, "reduce", defs, opts, name, st);
 }
 
 /* Largest work-group the compiled kernel allows. */

@@ -19,6 +19,8 @@ from . import _core
 from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
                       prod, sum, timeit, variants)
 
+from ._array import (Array, asnumpy, empty, set_staging, staging,
+                     synchronize, to_device, zeros)
 from ._tune import tune
 from . import _tune
 
@@ -31,6 +33,8 @@ __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "devices", "get_device", "set_device", "kernel_source", "variants",
     "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
+    "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
+    "set_staging", "staging",
 ]
 
 

@@ -1,0 +1,354 @@
+"""Device arrays (gpured.Array) and the staged host path.
+
+Round trips for every dtype and layout, views, every reduction on device
+arrays against NumPy with results staying on the device, chained device
+operations, release semantics, arrays of two devices, inputs streamed
+through a deliberately tiny staging pool, and memory over 100,000 calls.
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gpured
+from conftest import DTYPES, FLOAT_DTYPES, dtype_id
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _data(dt, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dt) == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if np.dtype(dt).kind == "f":
+        return rng.standard_normal(shape).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(max(info.min, -100), min(info.max, 100), size=shape,
+                        dtype=dt)
+
+
+LAYOUTS = {
+    "c": lambda a: a,
+    "fortran": lambda a: np.asfortranarray(a),
+    "transposed": lambda a: a.T,
+    "strided": lambda a: a[::2, 1::3],
+    "negative": lambda a: a[::-1, ::-2],
+    "byteswapped": lambda a: a.astype(a.dtype.newbyteorder(">")),
+}
+
+
+# ------------------------------------------------------------ round trips
+
+@pytest.mark.parametrize("dt", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_round_trip(dt, layout):
+    a = LAYOUTS[layout](_data(dt, (13, 17)))
+    d = gpured.to_device(a)
+    assert isinstance(d, gpured.Array)
+    assert d.shape == a.shape and d.dtype == a.dtype.newbyteorder("=")
+    assert d.size == a.size and d.ndim == 2 and len(d) == a.shape[0]
+    assert d.nbytes == a.nbytes
+    got = d.get()
+    assert got.dtype == d.dtype
+    np.testing.assert_array_equal(got, a)
+    np.testing.assert_array_equal(np.asarray(d), a)
+    np.testing.assert_array_equal(gpured.asnumpy(d), a)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (1,), (5,), (2, 3, 4)])
+def test_round_trip_shapes(shape):
+    a = _data(np.float32, shape)
+    d = gpured.to_device(a)
+    assert d.shape == shape
+    np.testing.assert_array_equal(d.get(), a)
+
+
+def test_metadata_and_repr():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    d = gpured.to_device(a)
+    assert d.strides == a.strides
+    assert d.device["name"] == gpured.get_device()["name"]
+    r = repr(d)
+    assert r.startswith("gpured.Array(") and "int32" in r and "11" in r
+    with pytest.raises(TypeError):
+        len(gpured.to_device(np.float32(1)))
+    assert int(gpured.to_device(np.int64(7))) == 7
+
+
+def test_empty_zeros():
+    z = gpured.zeros((4, 5), np.float32)
+    np.testing.assert_array_equal(z.get(), np.zeros((4, 5), np.float32))
+    e = gpured.empty(7, np.int16)
+    assert e.shape == (7,) and e.dtype == np.int16
+    with pytest.raises(TypeError):
+        gpured.zeros(3, np.complex64)
+
+
+# ------------------------------------------------------------------ views
+
+VIEWS = [
+    lambda a: a[2:9],
+    lambda a: a[:, ::3],
+    lambda a: a[::-1],
+    lambda a: a[1, 2:],
+    lambda a: a[..., None, 1],
+    lambda a: a.T,
+    lambda a: a.reshape(-1),
+    lambda a: a.T.reshape(17, 13),     # not a view: copied on the device
+    lambda a: a[::2].reshape(7, 17)[3],
+    lambda a: a[[0, 4, 2]],            # advanced: through the host
+    lambda a: a.swapaxes(0, 1)[::-2, 3:],
+]
+
+
+@pytest.mark.parametrize("i", range(len(VIEWS)))
+def test_views(i):
+    a = _data(np.float64 if np.float64 in FLOAT_DTYPES else np.float32, (13, 17))
+    d = gpured.to_device(a)
+    v = VIEWS[i](d)
+    assert isinstance(v, gpured.Array)
+    np.testing.assert_array_equal(v.get(), VIEWS[i](a))
+
+
+def test_views_share_the_buffer():
+    d = gpured.to_device(np.arange(20, dtype=np.int32))
+    assert d[5:].buffer is d.buffer
+    assert d.reshape(4, 5).T.buffer is d.buffer
+    assert d[::-1].astype(np.float32).buffer is not d.buffer
+
+
+@pytest.mark.parametrize("src", ["int32", "float32", "bool", "uint8"])
+@pytest.mark.parametrize("dst", ["float64", "int16", "bool", "uint64"])
+def test_astype(src, dst):
+    if "float64" in (src, dst) and np.float64 not in FLOAT_DTYPES:
+        pytest.skip("device has no fp64")
+    a = (_data(src, (9, 7)) * (1 if src == "bool" else 1)).astype(src)
+    d = gpured.to_device(a)[::2, ::-1]
+    np.testing.assert_array_equal(d.astype(dst).get(), a[::2, ::-1].astype(dst))
+
+
+# ------------------------------------------------------------- reductions
+
+RED_OPS = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax"]
+AXES = [None, 0, 1, 2, (0, 2), -1]
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint32, np.int64, np.bool_] + FLOAT_DTYPES,
+                         ids=dtype_id)
+@pytest.mark.parametrize("op", RED_OPS)
+def test_reductions_stay_on_device(dt, op):
+    a = _data(dt, (5, 6, 7), seed=3)
+    if op == "prod" and np.dtype(dt).kind == "f":
+        a = (1 + a / 64).astype(dt)
+    for layout in ("c", "view"):
+        src = a if layout == "c" else a[::-1, 1:, ::2]
+        d = gpured.to_device(a)
+        dv = d if layout == "c" else d[::-1, 1:, ::2]
+        for axis in AXES:
+            if op.startswith("arg") and isinstance(axis, tuple):
+                continue
+            got = getattr(gpured, op)(dv, axis=axis)
+            want = getattr(np, op)(src, axis=axis)
+            assert isinstance(got, gpured.Array), (op, axis)
+            assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype
+            host = getattr(gpured, op)(src, axis=axis)
+            if np.dtype(dt).kind == "f" and op in ("sum", "prod", "mean"):
+                np.testing.assert_allclose(got.get(), want, rtol=1e-5, atol=1e-5)
+                np.testing.assert_array_equal(got.get(), host)  # same kernels
+            else:
+                np.testing.assert_array_equal(got.get(), want)
+
+
+def test_reduction_keywords():
+    a = _data(np.float32, (4, 6))
+    d = gpured.to_device(a)
+    k = gpured.sum(d, axis=1, keepdims=True)
+    assert k.shape == (4, 1)
+    np.testing.assert_allclose(k.get(), a.sum(1, keepdims=True), rtol=1e-6)
+    out = gpured.zeros(6, np.float64)
+    r = gpured.sum(d, axis=0, dtype=np.float64, out=out)
+    assert r is out
+    np.testing.assert_allclose(out.get(), a.sum(0, dtype=np.float64), rtol=1e-12)
+    host_out = np.zeros(4, np.float32)
+    assert gpured.max(d, axis=1, out=host_out) is host_out
+    np.testing.assert_array_equal(host_out, a.max(1))
+    np.testing.assert_allclose(gpured.sum(d, initial=3.0).get(), a.sum() + 3,
+                               rtol=1e-6)
+    e = gpured.to_device(np.zeros((0, 3), np.float32))
+    np.testing.assert_array_equal(gpured.sum(e, axis=0).get(), np.zeros(3))
+    assert gpured.max(d[0, 0]).get() == a[0, 0]
+    np.testing.assert_array_equal(gpured.argmin(d, axis=0, out=gpured.zeros(6, np.int64)).get(),
+                                  a.argmin(0))
+
+
+def test_methods_and_chains():
+    a = _data(np.int32, (50, 40))
+    d = gpured.to_device(a)
+    assert d.sum().get() == a.sum()
+    np.testing.assert_array_equal(d.T.max(axis=1).get(), a.T.max(1))
+    # chained on the device: a reduction's result feeds the next one
+    col = gpured.sum(d, axis=0)
+    assert isinstance(col, gpured.Array)
+    assert gpured.max(col).get() == a.sum(0).max()
+    assert gpured.argmax(col).get() == a.sum(0).argmax()
+    m = gpured.mean(gpured.sum(d, axis=1).astype(np.float32))
+    np.testing.assert_allclose(m.get(), a.sum(1).astype(np.float32).mean(), rtol=1e-6)
+    gpured.synchronize()
+
+
+def test_timeit_and_explain_on_device():
+    d = gpured.to_device(_data(np.float32, (1000,)))
+    t = gpured.timeit("sum", d, reps=3)
+    assert t["seconds"] > 0 and isinstance(t["result"], gpured.Array)
+    np.testing.assert_allclose(t["result"].get()[0], d.get().sum(dtype=np.float64),
+                               rtol=1e-6)
+    assert gpured.explain("max", d[::3])["segment_length"] == 334
+
+
+# ---------------------------------------------------------------- release
+
+def test_release():
+    d = gpured.to_device(np.arange(10.0, dtype=np.float32))
+    v = d[2:]
+    d.release()
+    assert d.released and v.released
+    d.release()  # twice: nothing happens
+    for use in (lambda: d.get(), lambda: gpured.sum(d), lambda: gpured.max(v),
+                lambda: d[1:].get(), lambda: d.astype(np.int32),
+                lambda: gpured.sum(gpured.to_device(np.ones(3)), out=d)):
+        with pytest.raises(ValueError, match="released"):
+            use()
+    assert "released" in repr(d)
+
+
+def test_with_releases():
+    with gpured.to_device(np.ones(5, np.float32)) as d:
+        assert gpured.sum(d).get() == 5
+    assert d.released
+    with pytest.raises(ValueError, match="released"):
+        gpured.sum(d)
+
+
+def test_released_result_buffer_still_safe():
+    d = gpured.to_device(np.ones(1000, np.float32))
+    r = gpured.sum(d)
+    d.release()  # the enqueued reduction still completes
+    assert r.get() == 1000
+
+
+# ------------------------------------------------------------ two devices
+
+def test_two_devices_do_not_mix(tmp_path):
+    """PoCL and Oclgrind's runtime as two platforms in one process."""
+    icd = "/usr/lib/oclgrind/liboclgrind-rt-icd.so"
+    pocl = "/etc/OpenCL/vendors/pocl.icd"
+    if not (os.path.exists(icd) and os.path.exists(pocl)):
+        pytest.fail("needs PoCL and Oclgrind (Debian packages pocl-opencl-icd, "
+                    "oclgrind: make deps installs both)", pytrace=False)
+    vend = tmp_path / "vendors"
+    vend.mkdir()
+    (vend / "pocl.icd").write_text(open(pocl).read())
+    (vend / "oclgrind.icd").write_text(icd + "\n")
+    script = textwrap.dedent("""
+        import json, numpy as np, gpured
+        devs = gpured.devices()
+        out = {"n": len(devs)}
+        gpured.set_device("pthread")
+        a = gpured.to_device(np.arange(6, dtype=np.float32))
+        gpured.set_device("oclgrind")
+        b = gpured.to_device(np.ones(6, np.float32))
+        out["b_sum"] = float(gpured.sum(b).get())
+        out["a_sum_elsewhere"] = float(gpured.sum(a).get())  # runs on a's device
+        try:
+            gpured.sum(a, axis=0, out=gpured.zeros((), np.float32))
+        except ValueError as e:
+            out["mix"] = str(e)
+        try:
+            gpured.set_device("pthread")
+            gpured.max(b, out=a[:1].reshape(()))
+        except ValueError as e:
+            out["mix2"] = str(e)
+        print(json.dumps(out))
+    """)
+    env = dict(os.environ, OCL_ICD_VENDORS=str(vend), GPURED_CACHE_DIR=str(tmp_path / "c"),
+               PYTHONPATH=ROOT)
+    env.pop("GPURED_DEVICE", None)
+    p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["n"] == 2
+    assert out["b_sum"] == 6.0 and out["a_sum_elsewhere"] == 15.0
+    assert "two devices" in out["mix"] and "two devices" in out["mix2"]
+
+
+# ---------------------------------------------------------- staged inputs
+
+@pytest.fixture
+def tiny_staging():
+    old = gpured.set_staging(chunk_bytes=4096, buffers=2, min_bytes=0, force=True)
+    yield
+    gpured.set_staging(**{k: old[k] for k in ("chunk_bytes", "buffers", "min_bytes",
+                                              "force", "threads")})
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.int64, np.uint8] + FLOAT_DTYPES[1:],
+                         ids=dtype_id)
+def test_streamed_inputs(tiny_staging, dt):
+    """Inputs many times the staging pool (4 KiB x 2) stream through it."""
+    a = _data(dt, (100_003,), seed=5)
+    before = gpured.staging()["chunks"]
+    for op in ("sum", "min", "max", "argmin", "argmax"):
+        got = getattr(gpured, op)(a)
+        want = getattr(np, op)(a)
+        if op == "sum" and np.dtype(dt).kind == "f":
+            np.testing.assert_allclose(got, a.sum(dtype=np.float64), rtol=1e-6)
+        else:
+            assert got == want, op
+    chunks = gpured.staging()["chunks"] - before
+    assert chunks >= 5 * a.nbytes // 4096
+    d = gpured.to_device(a)  # uploads stream too
+    np.testing.assert_array_equal(d.get(), a)
+    assert gpured.staging()["chunks"] - before > chunks
+
+
+def test_streamed_variants(tiny_staging):
+    a = _data(np.float32, (50_000,), seed=6)
+    for variant in ("atomic", "stride_local", "chunked", "naive"):
+        if variant in gpured.variants("sum", "float32"):
+            np.testing.assert_allclose(gpured.sum(a, variant=variant),
+                                       a.sum(dtype=np.float64), rtol=1e-6)
+
+
+def test_staging_settings():
+    old = gpured.staging()
+    assert old["chunk_bytes"] >= 4096 and old["buffers"] >= 2
+    with pytest.raises(ValueError):
+        gpured.set_staging(chunk_bytes=100)
+    assert gpured.staging()["chunk_bytes"] == old["chunk_bytes"]
+
+
+# ------------------------------------------------------------------ memory
+
+def _rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_memory_flat_over_100k_calls():
+    d = gpured.to_device(np.ones(256, np.float32))  # 1 KiB
+    for _ in range(2000):  # warm-up: caches, allocator pools
+        gpured.sum(d)
+    gpured.synchronize()
+    before = _rss_mib()
+    for i in range(100_000):
+        r = gpured.sum(d)
+        if i % 10_000 == 0:
+            assert r.get() == 256
+    gpured.synchronize()
+    grown = _rss_mib() - before
+    assert grown < 32, "resident memory grew by %.1f MiB over 100,000 calls" % grown
