@@ -1,1 +1,887 @@
-/* gpured — prefix scans kernels (work in progress). */
+/*
+ * gpured — prefix scans (cumsum, cumprod, cummin, cummax) of the rows of an
+ * M x L layout, inclusive or exclusive.  A program is
+ *     defines + kernels/common.cl + kernels/scan.cl
+ * and reuses common.cl's state (gr_state: value v, compensation x), its
+ * operator table (gr_merge, GR_FOLD_S, gr_identity, gr_finish) and its PTX
+ * helpers.  Macros set by csrc/scan.c besides common.cl's:
+ *
+ *   GR_ITEMS     elements per work-item per tile (a tile is GR_WG x GR_ITEMS
+ *                elements of one row)
+ *   GR_LOCAL     the work-group scan of the work-items' aggregates:
+ *                  1 naive      each work-item loops over the aggregates
+ *                               before it (the seed's first kernel)
+ *                  2 blelloch   up-sweep / down-sweep in local memory,
+ *                               bank-conflict-avoiding offsets
+ *                  3 workgroup  work_group_scan_exclusive_* (OpenCL 2.0)
+ *                  4 subgroup   warp scans (shfl.sync.up through PTX, or
+ *                               sub_group_scan_* of cl_khr_subgroups), then
+ *                               one scan of the warp totals
+ *   GR_MV, GR_MVR  vector width of loads / stores (16 bytes)
+ *   GR_IN_ALIGNED, GR_OUT_ALIGNED  rows start on a vector boundary: vector
+ *                pointers instead of vloadn/vstoren
+ *   GR_PACK      look-back status: 1 = flag and value packed in one 64-bit
+ *                word (values of at most 32 bits, no compensation),
+ *                0 = flag word + value words in separate arrays
+ *   GR_SPIN      polls of a not-yet-published predecessor before the
+ *                look-back reduces that predecessor's tile itself
+ *   GR_CPU_TILE  1: the look-back tile is one work-item's contiguous run,
+ *                read twice (reduce, then scan from cache) in GR_ILP
+ *                independent sub-blocks (CPUs: no serial dependency chain)
+ *
+ * Phases of each kernel (one row = one segment; rows never mix):
+ *
+ *   gr_scan_chunks     group g scans chunk g % parts of row g / parts, tile
+ *                      after tile, carrying the prefix; with parts == 1 this
+ *                      is the seed's "one work-group per sub-array" loop
+ *                      (variants naive/blelloch/workgroup/subgroup), with a
+ *                      carry-in it is phase 3 of reduce_then_scan.
+ *   gr_scan_reduce     phase 1 of reduce_then_scan: one state per chunk
+ *   gr_scan_partials   phase 2: exclusive scan of each row's chunk states
+ *   gr_scan_lookback   single pass (decoupled look-back, as CUB's
+ *                      DeviceScan):
+ *
+ *        tile t:  load -> reduce -> publish A(t) -> look back -> publish
+ *                 P(t) -> scan the registers with the prefix -> store
+ *
+ *        look-back from t-1 down: P(j) ends it (prefix = P(j) + A(j+1) ...
+ *        + A(t-1)); A(j) is folded in and j-1 is read next; X (nothing yet)
+ *        is polled again, and after GR_SPIN polls the tile reduces tile j
+ *        from the input itself (the "decoupled fallback").
+ *   gr_scan_row_items  one work-item per row, sequential: short rows packed
+ *                      many to a work-group, and strided (column) layouts
+ *                      with consecutive work-items on consecutive rows.
+ *
+ * Float32 sums accumulate in float64 where the device has it, float64 sums
+ * with TwoSum compensation (as the reductions): every prefix is a
+ * blocked-pairwise combination (GR_ITEMS sequential folds, then a tree of
+ * depth log2(GR_WG) and a chain of tile prefixes held in the accumulator).
+ */
+
+#define GR_TILE ((ulong)GR_WG * GR_ITEMS)
+
+#ifndef GR_SPIN
+#define GR_SPIN 4096
+#endif
+
+/* Element -> state. */
+inline gr_state grs_elem(GR_T x)
+{
+    gr_state s;
+    s.v = GR_CVT_S(x);
+    s.x = (GR_X)0;
+    return s;
+}
+
+/* a then b: the state of a's elements followed by b's. */
+inline gr_state grs_cat(gr_state a, gr_state b)
+{
+    gr_merge(&a, b);
+    return a;
+}
+
+inline void grs_fold(gr_state *s, GR_T x)
+{
+    GR_FOLD_S(*s, GR_CVT_S(x), 0);
+}
+
+#if !GR_CPU_TILE /* register tiles (the CPU tile re-reads memory instead) */
+/* ------------------------------------------------ vector loads and stores */
+
+#if GR_MV > 1
+#define GR_TVEC GR_CAT(GR_T, GR_MV)
+#define GR_VLOADN GR_CAT(vload, GR_MV)
+#endif
+#if GR_MVR > 1
+#define GR_RVEC GR_CAT(GR_R, GR_MVR)
+#define GR_VSTOREN GR_CAT(vstore, GR_MVR)
+#endif
+
+/* x[0..GR_ITEMS) <- p[0..GR_ITEMS), all in range. */
+inline void grs_load_full(__global const GR_T *p, GR_T *x)
+{
+#if GR_MV > 1
+#pragma unroll
+    for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+#if GR_IN_ALIGNED
+        GR_TVEC v = ((__global const GR_TVEC *)p)[k];
+#else
+        GR_TVEC v = GR_VLOADN(k, p);
+#endif
+        union { GR_TVEC v; GR_T s[GR_MV]; } u;
+        u.v = v;
+#pragma unroll
+        for (uint j = 0; j < GR_MV; ++j) {
+            x[k * GR_MV + j] = u.s[j];
+        }
+    }
+#else
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        x[j] = p[j];
+    }
+#endif
+}
+
+inline void grs_store_full(__global GR_R *p, const GR_R *y)
+{
+#if GR_MVR > 1
+#pragma unroll
+    for (uint k = 0; k < GR_ITEMS / GR_MVR; ++k) {
+        union { GR_RVEC v; GR_R s[GR_MVR]; } u;
+#pragma unroll
+        for (uint j = 0; j < GR_MVR; ++j) {
+            u.s[j] = y[k * GR_MVR + j];
+        }
+#if GR_OUT_ALIGNED
+        ((__global GR_RVEC *)p)[k] = u.v;
+#else
+        GR_VSTOREN(u.v, k, p);
+#endif
+    }
+#else
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        p[j] = y[j];
+    }
+#endif
+}
+
+#endif /* !GR_CPU_TILE */
+
+/* ------------------------------------------------ work-group scans
+ * grs_group_scan(s, lv, lx, &total): the exclusive prefix of this
+ * work-item's state s among the work-group's, and the group's total.
+ * Every work-item calls it (it has barriers); lv/lx hold GR_LOCAL_N. */
+
+#define GR_BANK(i) ((i) + ((i) >> 5)) /* one pad slot per 32 banks */
+#define GR_LOCAL_N (GR_WG + (GR_WG >> 5) + 66) /* >= 64: warp totals */
+
+#if GR_LOCAL == 1
+/* variant: naive */
+inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
+                               gr_state *total)
+{
+    const uint lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE); /* previous users of lv are done */
+    gr_lstore(lv, lx, lid, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    gr_state e = gr_identity();
+    for (uint i = 0; i < lid; ++i) { /* every preceding aggregate */
+        gr_merge(&e, gr_lload(lv, lx, i));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == GR_WG - 1) {
+        gr_lstore(lv, lx, GR_WG, grs_cat(e, s));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *total = gr_lload(lv, lx, GR_WG);
+    return e;
+}
+
+#elif GR_LOCAL == 2
+/* variant: blelloch */
+/* Blelloch's work-efficient scan (GPU Gems 3, ch. 39) over GR_WG states:
+ * the up-sweep builds partial sums in a balanced tree, the root is cleared
+ * and the down-sweep pushes prefixes back down.  GR_BANK pads one slot per
+ * 32 so that the power-of-two strides of the tree fall on different banks.
+ * (The seed's BANK_OFFSET(n) parses as n >> (4 + n) >> 8: here the offset
+ * is n >> 5.) */
+inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
+                               gr_state *total)
+{
+    const uint lid = get_local_id(0);
+    uint offset = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    gr_lstore(lv, lx, GR_BANK(lid), s);
+    for (uint d = GR_WG >> 1; d > 0; d >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < d) {
+            uint ai = GR_BANK(offset * (2 * lid + 1) - 1);
+            uint bi = GR_BANK(offset * (2 * lid + 2) - 1);
+            gr_lstore(lv, lx, bi, grs_cat(gr_lload(lv, lx, ai), gr_lload(lv, lx, bi)));
+        }
+        offset <<= 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *total = gr_lload(lv, lx, GR_BANK(GR_WG - 1));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        gr_lstore(lv, lx, GR_BANK(GR_WG - 1), gr_identity());
+    }
+    for (uint d = 1; d < GR_WG; d <<= 1) {
+        offset >>= 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < d) {
+            uint ai = GR_BANK(offset * (2 * lid + 1) - 1);
+            uint bi = GR_BANK(offset * (2 * lid + 2) - 1);
+            gr_state t = gr_lload(lv, lx, ai);
+            gr_state b = gr_lload(lv, lx, bi);
+            gr_lstore(lv, lx, ai, b);
+            gr_lstore(lv, lx, bi, grs_cat(b, t));
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return gr_lload(lv, lx, GR_BANK(lid));
+}
+
+#elif GR_LOCAL == 3
+/* variant: workgroup */
+/* OpenCL 2.0 work-group functions (the seed's last kernel): add, min, max
+ * on 32/64-bit values.  They know nothing of NaN, so min/max carry a NaN
+ * flag through a second scan; compensated sums enter as v + x. */
+inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
+                               gr_state *total)
+{
+    gr_state e = gr_identity(), t;
+#if GR_OP == GR_OP_ADD
+    GR_A v = GR_COMP ? s.v + s.x : s.v;
+    s.v = v;
+    s.x = 0;
+    e.v = work_group_scan_exclusive_add(v);
+#elif GR_OP == GR_OP_MIN || GR_OP == GR_OP_MAX
+#if GR_OP == GR_OP_MIN
+    e.v = work_group_scan_exclusive_min(s.v);
+#else
+    e.v = work_group_scan_exclusive_max(s.v);
+#endif
+#if GR_A_FLOAT
+    int nan_before = work_group_scan_exclusive_max(GR_ISNAN(s.v) ? 1 : 0);
+    e.v = nan_before ? (GR_A)NAN : e.v;
+#endif
+#else
+#error "the workgroup variant covers add, min and max"
+#endif
+    t = grs_cat(e, s);
+    t.v = work_group_broadcast(t.v, GR_WG - 1);
+    t.x = 0;
+    *total = t;
+    return e;
+}
+
+#elif GR_LOCAL == 4 && GR_SG == GR_SG_PTX
+/* variant: subgroup */
+/* NVIDIA: Kogge-Stone scan of each warp in registers (shfl.sync.up: lane
+ * i reads lane i - d), the warps' totals meet in local memory, warp 0 scans
+ * them the same way. */
+inline uint grs_shfl_up_u32(uint v, uint d)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+inline ulong grs_shfl_up_u64(ulong v, uint d)
+{
+    uint2 w = as_uint2(v);
+    w.x = grs_shfl_up_u32(w.x, d);
+    w.y = grs_shfl_up_u32(w.y, d);
+    return as_ulong(w);
+}
+#define GRS_UP_1(T, v, d) GR_AS(T, (uchar)grs_shfl_up_u32((uint)as_uchar(v), d))
+#define GRS_UP_2(T, v, d) GR_AS(T, (ushort)grs_shfl_up_u32((uint)as_ushort(v), d))
+#define GRS_UP_4(T, v, d) GR_AS(T, grs_shfl_up_u32(as_uint(v), d))
+#define GRS_UP_8(T, v, d) GR_AS(T, grs_shfl_up_u64(as_ulong(v), d))
+#define GRS_UP(T, SIZE, v, d) GR_CAT(GRS_UP_, SIZE)(T, v, d)
+
+inline gr_state grs_shfl_up(gr_state s, uint d)
+{
+    gr_state o;
+    o.v = GRS_UP(GR_A, GR_A_SIZE, s.v, d);
+#if GR_HAS_X
+    o.x = GRS_UP(GR_X, GR_X_SIZE, s.x, d);
+#else
+    o.x = 0;
+#endif
+    return o;
+}
+
+/* Inclusive scan within the warp. */
+inline gr_state grs_warp_scan(gr_state s, uint lane)
+{
+#pragma unroll
+    for (uint d = 1; d < 32; d <<= 1) {
+        gr_state o = grs_shfl_up(s, d);
+        if (lane >= d) {
+            s = grs_cat(o, s);
+        }
+    }
+    return s;
+}
+
+inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
+                               gr_state *total)
+{
+    const uint lid = get_local_id(0), lane = lid & 31u, warp = lid >> 5;
+    const uint nw = GR_WG / 32;
+    gr_state incl = grs_warp_scan(s, lane);
+    gr_state e = grs_shfl_up(incl, 1);
+    if (lane == 0) {
+        e = gr_identity();
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 31) {
+        gr_lstore(lv, lx, warp, incl);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (warp == 0) {
+        gr_state w = lane < nw ? gr_lload(lv, lx, lane) : gr_identity();
+        w = grs_warp_scan(w, lane);
+        gr_lstore(lv, lx, 32 + lane, w); /* inclusive over warps */
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (warp > 0) {
+        e = grs_cat(gr_lload(lv, lx, 32 + warp - 1), e);
+    }
+    *total = gr_lload(lv, lx, 32 + nw - 1);
+    return e;
+}
+
+#elif GR_LOCAL == 4 && GR_SG == GR_SG_KHR
+/* variant: subgroup */
+/* cl_khr_subgroups: sub_group_scan_exclusive_add/min/max in each
+ * sub-group; work-item 0 chains the sub-groups' totals (a handful) in
+ * local memory, so no sub-group barrier sits inside a loop. */
+inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
+                               gr_state *total)
+{
+    const uint lid = get_local_id(0);
+    const uint sg = get_sub_group_id(), nsg = get_num_sub_groups();
+    gr_state e = gr_identity();
+#if GR_OP == GR_OP_ADD
+    s.v = GR_COMP ? s.v + s.x : s.v;
+    s.x = 0;
+    e.v = sub_group_scan_exclusive_add(s.v);
+#elif GR_OP == GR_OP_MIN || GR_OP == GR_OP_MAX
+#if GR_OP == GR_OP_MIN
+    e.v = sub_group_scan_exclusive_min(s.v);
+#else
+    e.v = sub_group_scan_exclusive_max(s.v);
+#endif
+#if GR_A_FLOAT
+    int nan_before = sub_group_scan_exclusive_max(GR_ISNAN(s.v) ? 1 : 0);
+    e.v = nan_before ? (GR_A)NAN : e.v;
+#endif
+#else
+#error "the khr subgroup variant covers add, min and max"
+#endif
+    gr_state incl = grs_cat(e, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_sub_group_local_id() == get_sub_group_size() - 1) {
+        gr_lstore(lv, lx, sg, incl);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        gr_state run = gr_identity();
+        for (uint i = 0; i < nsg; ++i) {
+            gr_state t = gr_lload(lv, lx, i);
+            gr_lstore(lv, lx, i, run);
+            gr_merge(&run, t);
+        }
+        gr_lstore(lv, lx, nsg, run);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    e = grs_cat(gr_lload(lv, lx, sg), e);
+    *total = gr_lload(lv, lx, nsg);
+    return e;
+}
+
+#else
+/* One work-item per group (CPUs): nothing to combine. */
+inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
+                               gr_state *total)
+{
+    *total = s;
+    return gr_identity();
+}
+#endif
+
+#if !GR_CPU_TILE
+/* ------------------------------------------------ one tile of one row
+ * The work-items of a group own GR_ITEMS consecutive elements each
+ * ("blocked" arrangement: 16-byte vector loads and stores). */
+
+/* Loads this work-item's elements of the tile at row[pos..end) and folds
+ * them; returns how many of them are in range. */
+inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
+                          GR_T *x, gr_state *agg)
+{
+    const ulong p = pos + (ulong)get_local_id(0) * GR_ITEMS;
+    const uint nv = p >= end ? 0 : (end - p < GR_ITEMS ? (uint)(end - p) : GR_ITEMS);
+    gr_state a = gr_identity();
+    if (nv == GR_ITEMS) {
+        grs_load_full(row + p, x);
+#pragma unroll
+        for (uint j = 0; j < GR_ITEMS; ++j) {
+            grs_fold(&a, x[j]);
+        }
+    } else {
+#pragma unroll
+        for (uint j = 0; j < GR_ITEMS; ++j) {
+            x[j] = j < nv ? row[p + j] : (GR_T)0;
+            if (j < nv) {
+                grs_fold(&a, x[j]);
+            }
+        }
+    }
+    *agg = a;
+    return nv;
+}
+
+/* Writes the scan of this work-item's elements, starting from its
+ * exclusive prefix `run`. */
+inline void grs_tile_store(__global GR_R *orow, ulong pos, uint nv,
+                           const GR_T *x, gr_state run, uint excl)
+{
+    const ulong p = pos + (ulong)get_local_id(0) * GR_ITEMS;
+    GR_R y[GR_ITEMS];
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        gr_state before = run;
+        grs_fold(&run, x[j]);
+        y[j] = gr_finish(excl ? before : run);
+    }
+    if (nv == GR_ITEMS) {
+        grs_store_full(orow + p, y);
+    } else {
+#pragma unroll
+        for (uint j = 0; j < GR_ITEMS; ++j) {
+            if (j < nv) {
+                orow[p + j] = y[j];
+            }
+        }
+    }
+}
+
+/* The group's total of the tile at row[pos..end) (every work-item). */
+inline gr_state grs_tile_reduce(__global const GR_T *row, ulong pos, ulong end,
+                                __local GR_A *lv, __local GR_X *lx)
+{
+    GR_T x[GR_ITEMS];
+    gr_state a, total;
+    grs_tile_load(row, pos, end, x, &a);
+    grs_group_scan(a, lv, lx, &total);
+    return total;
+}
+
+/* ------------------------------------------------ kernels */
+
+/* Scan chunk (g % parts) of row (g / parts): elements [c0, c1) of it, from
+ * the carried-in prefix carry_v/x[g] (reduce_then_scan) or the identity. */
+__kernel void gr_scan_chunks(__global const GR_T *in, ulong in_base, ulong L,
+                             ulong seg_stride, ulong chunk, uint parts,
+                             __global const GR_A *carry_v,
+                             __global const GR_X *carry_x, uint has_carry,
+                             __global GR_R *out, ulong out_base,
+                             ulong out_seg_stride, uint excl)
+{
+    __local GR_A lv[GR_LOCAL_N];
+#if GR_HAS_X
+    __local GR_X lx[GR_LOCAL_N];
+#else
+    __local GR_X *lx = 0;
+#endif
+    const ulong g = get_group_id(0);
+    const ulong row = g / parts, part = g % parts;
+    __global const GR_T *rin = in + in_base + row * seg_stride;
+    __global GR_R *rout = out + out_base + row * out_seg_stride;
+    const ulong c0 = part * chunk;
+    const ulong c1 = min(L, c0 + chunk);
+    gr_state prefix = gr_identity();
+    if (has_carry) {
+        prefix.v = carry_v[g];
+#if GR_HAS_X
+        prefix.x = carry_x[g];
+#endif
+    }
+    for (ulong pos = c0; pos < c1; pos += GR_TILE) {
+        GR_T x[GR_ITEMS];
+        gr_state a, total;
+        uint nv = grs_tile_load(rin, pos, c1, x, &a);
+        gr_state e = grs_group_scan(a, lv, lx, &total);
+        grs_tile_store(rout, pos, nv, x, grs_cat(prefix, e), excl);
+        prefix = grs_cat(prefix, total);
+    }
+}
+
+#endif /* !GR_CPU_TILE */
+
+/* Phase 1 of reduce_then_scan: the state of every chunk. */
+__kernel void gr_scan_reduce(__global const GR_T *in, ulong in_base, ulong L,
+                             ulong seg_stride, ulong chunk, uint parts,
+                             __global GR_A *part_v, __global GR_X *part_x)
+{
+    __local GR_A lv[GR_LOCAL_N];
+#if GR_HAS_X
+    __local GR_X lx[GR_LOCAL_N];
+#else
+    __local GR_X *lx = 0;
+#endif
+    const ulong g = get_group_id(0);
+    const ulong row = g / parts, part = g % parts;
+    __global const GR_T *rin = in + in_base + row * seg_stride;
+    const ulong c0 = part * chunk;
+    const ulong c1 = min(L, c0 + chunk);
+    gr_state a = gr_identity(), total;
+#if GR_WG == 1
+    for (ulong i = c0; i < c1; ++i) {
+        grs_fold(&a, rin[i]);
+    }
+#else
+    /* Coalesced: work-item l folds elements l, l + WG, ... of the chunk
+     * (all our operators are commutative). */
+    for (ulong i = c0 + get_local_id(0); i < c1; i += GR_WG) {
+        grs_fold(&a, rin[i]);
+    }
+#endif
+    grs_group_scan(a, lv, lx, &total);
+    if (get_local_id(0) == 0) {
+        part_v[g] = total.v;
+#if GR_HAS_X
+        part_x[g] = total.x;
+#endif
+    }
+}
+
+/* Phase 2 of reduce_then_scan: each row's chunk states -> their exclusive
+ * prefixes, in place (one work-item per row: parts is small). */
+__kernel void gr_scan_partials(__global GR_A *part_v, __global GR_X *part_x,
+                               uint parts, ulong M)
+{
+    const ulong row = get_global_id(0);
+    if (row >= M) {
+        return;
+    }
+    gr_state run = gr_identity();
+    for (uint p = 0; p < parts; ++p) {
+        const ulong i = row * parts + p;
+        gr_state t;
+        t.v = part_v[i];
+#if GR_HAS_X
+        t.x = part_x[i];
+        part_x[i] = run.x;
+#else
+        t.x = 0;
+#endif
+        part_v[i] = run.v;
+        gr_merge(&run, t);
+    }
+}
+
+/* One work-item per row, sequentially: short rows and strided layouts. */
+__kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
+                                ulong L, ulong seg_stride, ulong elem_stride,
+                                ulong M, __global GR_R *out, ulong out_base,
+                                ulong out_seg_stride, ulong out_elem_stride,
+                                uint excl)
+{
+    const ulong row = get_global_id(0);
+    if (row >= M) {
+        return;
+    }
+    __global const GR_T *rin = in + in_base + row * seg_stride;
+    __global GR_R *rout = out + out_base + row * out_seg_stride;
+    gr_state run = gr_identity();
+    for (ulong i = 0; i < L; ++i) {
+        gr_state before = run;
+        grs_fold(&run, rin[i * elem_stride]);
+        rout[i * out_elem_stride] = gr_finish(excl ? before : run);
+    }
+}
+
+/* ------------------------------------------------ decoupled look-back
+ *
+ * What this relies on (OpenCL 1.2 gives no memory model between
+ * work-groups; OpenCL 2.0's would be memory_scope_device acquire/release):
+ *
+ *  1. Atomic operations on one global address are coherent device-wide
+ *     (OpenCL 1.2 s6.12.11: "atomic across all work-items of the device").
+ *     Every publication and every look-back read is an atomic (a read is
+ *     atom_add(p, 0)), so no plain load can see a stale cache line.
+ *  2. With 32-bit values, flag and value are ONE 64-bit word (flag << 32 |
+ *     bits), written by one atom_xchg: a reader can never see the flag
+ *     without its value.  Needs cl_khr_int64_base_atomics.
+ *  3. With 64-bit values (or a compensated pair) value words are written
+ *     first, then mem_fence(CLK_GLOBAL_MEM_FENCE), then the flag; a reader
+ *     reads the flag, fences, then the values.  This assumes the fence
+ *     orders the writer's atomics as seen by other work-groups, which
+ *     OpenCL 1.2 only promises within a work-item; NVIDIA compiles it to
+ *     membar.gl (device-scope, cumulative) and PoCL's CPU target to an x86
+ *     fence, which give exactly that.
+ *  4. Forward progress: a tile takes its index from an atomic counter when
+ *     it starts, so it only ever waits for tiles that started before it.
+ *     OpenCL promises nothing about started work-groups making progress
+ *     while others spin (no independent forward progress), so a look-back
+ *     that polls a predecessor GR_SPIN times without news reduces that
+ *     tile from the input itself (decoupled fallback) and goes on: no tile
+ *     can wait forever, whatever the scheduler does.
+ */
+#if GR_LOOKBACK
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
+#define GRS_X 0u /* nothing published   */
+#define GRS_A 1u /* aggregate of the tile */
+#define GRS_P 2u /* inclusive prefix      */
+
+#define GRS_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
+#define GRS_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
+#define GRS_READ32(p) atomic_add((volatile __global uint *)(p), 0u)
+#define GRS_WRITE32(p, v) atomic_xchg((volatile __global uint *)(p), (uint)(v))
+
+#if GR_A_SIZE == 8
+#define GRS_AU ulong
+#define GRS_RDA(p) GRS_READ64(p)
+#define GRS_WRA(p, v) GRS_WRITE64(p, v)
+#else
+#define GRS_AU uint
+#define GRS_RDA(p) GRS_READ32(p)
+#define GRS_WRA(p, v) GRS_WRITE32(p, v)
+#endif
+
+#if GR_A_SIZE == 1
+#define GRS_BITS(v) ((uint)as_uchar(v))
+#define GRS_UNBITS(u) as_char((uchar)(u))
+#elif GR_A_SIZE == 2
+#define GRS_BITS(v) ((uint)as_ushort(v))
+#define GRS_UNBITS(u) as_short((ushort)(u))
+#else
+#define GRS_BITS(v) as_uint(v)
+#define GRS_UNBITS(u) (u)
+#endif
+
+/* Scratch: status words (GR_PACK) or flags, then the value arrays. */
+typedef struct {
+    __global ulong *word;   /* GR_PACK: flag << 32 | value bits            */
+    __global uint *flag;    /* !GR_PACK                                    */
+    __global GR_A *av, *pv; /* aggregate / inclusive values                */
+    __global GR_X *ax, *px;
+} grs_status;
+
+inline void grs_publish(grs_status st, ulong i, uint flag, gr_state s)
+{
+#if GR_PACK
+    GRS_WRITE64(st.word + i, ((ulong)flag << 32) | (ulong)GRS_BITS(s.v));
+#else
+    __global GR_A *v = flag == GRS_P ? st.pv : st.av;
+    GRS_WRA(v + i, GR_AS(GRS_AU, s.v));
+#if GR_HAS_X
+    __global GR_X *x = flag == GRS_P ? st.px : st.ax;
+    GRS_WRA(x + i, GR_AS(GRS_AU, s.x));
+#endif
+    mem_fence(CLK_GLOBAL_MEM_FENCE); /* values before the flag */
+    /* A flag only rises (X -> A -> P): P's values are in their own array,
+     * so a reader that saw A reads A's values whatever comes later. */
+    GRS_WRITE32(st.flag + i, flag);
+#endif
+}
+
+/* The flag of tile i and, when it is not X, its value. */
+inline uint grs_poll(grs_status st, ulong i, gr_state *s)
+{
+#if GR_PACK
+    ulong w = GRS_READ64(st.word + i);
+    uint flag = (uint)(w >> 32);
+    s->v = GR_AS(GR_A, GRS_UNBITS((uint)w));
+    s->x = 0;
+    return flag;
+#else
+    uint flag = GRS_READ32(st.flag + i);
+    if (flag != GRS_X) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE); /* the flag before the values */
+        __global GR_A *v = flag == GRS_P ? st.pv : st.av;
+        s->v = GR_AS(GR_A, (GRS_AU)GRS_RDA(v + i));
+#if GR_HAS_X
+        __global GR_X *x = flag == GRS_P ? st.px : st.ax;
+        s->x = GR_AS(GR_X, (GRS_AU)GRS_RDA(x + i));
+#else
+        s->x = 0;
+#endif
+    }
+    return flag;
+#endif
+}
+
+/* Look back from tile `t` (global index, `k` within its row): returns the
+ * exclusive prefix of the tile.  Work-item 0 polls; the group joins only
+ * to reduce a stalled predecessor (GR_SPIN polls without news).  Every
+ * work-item gets the result. */
+inline gr_state grs_look_back(grs_status st, ulong t, ulong k,
+                              __global const GR_T *rin, ulong L,
+                              __local GR_A *lv, __local GR_X *lx,
+                              __local long *sh_j, __local gr_state *sh_s)
+{
+    const uint lid = get_local_id(0);
+    long j = (long)k - 1; /* predecessor within the row */
+    gr_state acc = gr_identity(); /* fold of tiles j+1 .. k-1 */
+    for (;;) {
+        if (lid == 0) {
+            uint spins = 0;
+            while (j >= 0) {
+                gr_state s;
+                uint f = grs_poll(st, t - (k - (ulong)j), &s);
+                if (f == GRS_X) {
+                    if (++spins > GR_SPIN) {
+                        break; /* stalled: the group reduces tile j */
+                    }
+                    continue;
+                }
+                spins = 0;
+                acc = grs_cat(s, acc);
+                if (f == GRS_P) {
+                    j = -1;
+                    break;
+                }
+                --j;
+            }
+            *sh_j = j;
+            *sh_s = acc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const long jj = *sh_j;
+        acc = *sh_s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (jj < 0) {
+            return acc;
+        }
+        /* Decoupled fallback: tile jj's aggregate straight from the input. */
+        const ulong p0 = (ulong)jj * GR_TILE;
+#if GR_CPU_TILE
+        gr_state agg = gr_identity();
+        for (ulong i = p0; i < min(L, p0 + GR_TILE); ++i) {
+            grs_fold(&agg, rin[i]);
+        }
+#else
+        gr_state agg = grs_tile_reduce(rin, p0, min(L, p0 + GR_TILE), lv, lx);
+#endif
+        acc = grs_cat(agg, acc);
+        j = jj - 1;
+    }
+}
+
+__kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
+                               ulong L, ulong seg_stride, ulong tiles,
+                               __global uint *counter,
+                               __global ulong *status, ulong ntiles,
+                               __global GR_R *out, ulong out_base,
+                               ulong out_seg_stride, uint excl)
+{
+    __local GR_A lv[GR_LOCAL_N];
+#if GR_HAS_X
+    __local GR_X lx[GR_LOCAL_N];
+#else
+    __local GR_X *lx = 0;
+#endif
+    __local uint sh_tile;
+    __local long sh_j;
+    __local gr_state sh_s;
+    const uint lid = get_local_id(0);
+    grs_status st;
+#if GR_PACK
+    st.word = status;
+    st.flag = 0;
+    st.av = st.pv = 0;
+    st.ax = st.px = 0;
+#else
+    st.word = 0;
+    st.flag = (__global uint *)status;
+    st.av = (__global GR_A *)(status + (ntiles + 1) / 2);
+    st.pv = st.av + ntiles;
+    st.ax = (__global GR_X *)(st.pv + ntiles);
+    st.px = st.ax + ntiles;
+#endif
+    /* Tiles in the order they start, not in get_group_id() order. */
+    if (lid == 0) {
+        sh_tile = atomic_inc(counter);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong t = sh_tile;
+    const ulong row = t / tiles, k = t % tiles;
+    __global const GR_T *rin = in + in_base + row * seg_stride;
+    __global GR_R *rout = out + out_base + row * out_seg_stride;
+    const ulong pos = k * GR_TILE;
+    const ulong end = min(L, pos + GR_TILE);
+    gr_state prefix;
+
+#if GR_CPU_TILE
+    /* One work-item, GR_ITEMS contiguous elements in GR_ILP sub-blocks:
+     * reduce each (independent accumulators), publish, look back, then
+     * scan the sub-blocks side by side from cache. */
+    const ulong n = end - pos;
+    const ulong sb = (n + GR_ILP - 1) / GR_ILP;
+    gr_state agg[GR_ILP], total = gr_identity();
+    if (sb * GR_ILP == n) {
+#pragma unroll
+        for (uint b = 0; b < GR_ILP; ++b) {
+            agg[b] = gr_identity();
+        }
+        for (ulong i = 0; i < sb; ++i) {
+#pragma unroll
+            for (uint b = 0; b < GR_ILP; ++b) {
+                grs_fold(&agg[b], rin[pos + b * sb + i]);
+            }
+        }
+    } else {
+        for (uint b = 0; b < GR_ILP; ++b) {
+            agg[b] = gr_identity();
+            for (ulong i = pos + b * sb; i < min(end, pos + (b + 1) * sb); ++i) {
+                grs_fold(&agg[b], rin[i]);
+            }
+        }
+    }
+    for (uint b = 0; b < GR_ILP; ++b) {
+        gr_merge(&total, agg[b]);
+    }
+    if (k > 0) {
+        grs_publish(st, t, GRS_A, total);
+        prefix = grs_look_back(st, t, k, rin, L, lv, lx, &sh_j, &sh_s);
+    } else {
+        prefix = gr_identity();
+    }
+    grs_publish(st, t, GRS_P, grs_cat(prefix, total));
+    gr_state run[GR_ILP];
+    run[0] = prefix;
+    for (uint b = 1; b < GR_ILP; ++b) {
+        run[b] = grs_cat(run[b - 1], agg[b - 1]);
+    }
+    if (sb * GR_ILP == n) {
+        for (ulong i = 0; i < sb; ++i) {
+#pragma unroll
+            for (uint b = 0; b < GR_ILP; ++b) {
+                const ulong q = pos + b * sb + i;
+                gr_state before = run[b];
+                grs_fold(&run[b], rin[q]);
+                rout[q] = gr_finish(excl ? before : run[b]);
+            }
+        }
+    } else {
+        for (uint b = 0; b < GR_ILP; ++b) {
+            for (ulong q = pos + b * sb; q < min(end, pos + (b + 1) * sb); ++q) {
+                gr_state before = run[b];
+                grs_fold(&run[b], rin[q]);
+                rout[q] = gr_finish(excl ? before : run[b]);
+            }
+        }
+    }
+#else
+    GR_T x[GR_ITEMS];
+    gr_state a, total;
+    const uint nv = grs_tile_load(rin, pos, end, x, &a);
+    const gr_state e = grs_group_scan(a, lv, lx, &total);
+    if (k == 0) {
+        if (lid == 0) {
+            grs_publish(st, t, GRS_P, total);
+        }
+        prefix = gr_identity();
+    } else {
+        if (lid == 0) {
+            grs_publish(st, t, GRS_A, total);
+        }
+        prefix = grs_look_back(st, t, k, rin, L, lv, lx, &sh_j, &sh_s);
+        if (lid == 0) {
+            grs_publish(st, t, GRS_P, grs_cat(prefix, total));
+        }
+    }
+    grs_tile_store(rout, pos, nv, x, grs_cat(prefix, e), excl);
+#endif
+}
+#endif /* GR_LOOKBACK */
