@@ -386,64 +386,6 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
                 const gr_layout *lay, const gr_scan_plan *plan,
                 const gr_scan_io *io, gr_timing *timing, gr_status *st);
 
-/* ------------------------------------------------------------------ scans
- * (scan_plan.c: pure plan; scan.c: enqueue, host shell, _core entry points)
- * A scan runs along the rows of an M x L layout (gr_layout: elements,
- * not bytes), each row independently; the output has its own strides. */
-
-typedef enum {
-    GR_SK_ROW_ITEMS,   /* one work-item per row, sequential               */
-    GR_SK_CHUNKS,      /* one work-group per row (parts == 1) or per chunk */
-    GR_SK_RTS,         /* reduce_then_scan: reduce, scan partials, scan    */
-    GR_SK_LOOKBACK     /* decoupled look-back, single pass                 */
-} gr_scan_kind;
-
-typedef struct {
-    const char *variant;  /* NULL or "auto"                                 */
-    int wg_size, items, groups, ilp;
-    int spins;            /* -1: default                                    */
-} gr_scan_overrides;
-
-typedef struct {
-    const char *variant;
-    gr_scan_kind kind;
-    int local;            /* GR_LOCAL of kernels/scan.cl (0: none)          */
-    int sg;               /* 0 none, 1 NVIDIA PTX, 2 khr sub-groups         */
-    int wg, items, ilp;
-    int cpu_tile;         /* look-back tile = one work-item's run          */
-    int spin;             /* polls before the look-back fallback           */
-    size_t parts, chunk;  /* CHUNKS / RTS: chunks per row, elements each    */
-    size_t tiles;         /* LOOKBACK: tiles per row                       */
-    char why[256];
-} gr_scan_plan;
-
-int gr_scan_accum(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
-                  gr_accum *acc, char *err, size_t errlen);
-/* Pure: 0, or -1 (bad knob, message in why), -2 (variant unavailable). */
-int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
-                 const gr_layout *lay, int out_contig,
-                 const gr_scan_overrides *ov, gr_scan_plan *plan);
-const char *const *gr_scan_variants(void);
-int gr_scan_variant_available(const gr_device *d, gr_op op,
-                              const gr_accum *acc, const char *name,
-                              char *why, size_t n);
-
-/* Device side of one scan: input elements at in[in_base + row * seg_stride
- * + i * elem_stride], output at out[out_base + row * out_seg_stride + i *
- * out_elem_stride].  Buffers only, never host pointers (device arrays). */
-typedef struct {
-    cl_mem in;
-    size_t in_base;
-    cl_mem out;
-    size_t out_base;
-    ptrdiff_t out_seg_stride, out_elem_stride;
-} gr_scan_io;
-
-/* Runs a planned scan without the GIL; st reports failures. */
-int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
-                const gr_layout *lay, const gr_scan_plan *plan,
-                const gr_scan_io *io, gr_timing *timing, gr_status *st);
-
 /* ------------------------------------------------ other Python entry points
  * Each family's C file owns its _core functions (NULL-terminated tables,
  * added to the module by module.c). */

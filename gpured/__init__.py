@@ -23,6 +23,8 @@ from ._array import (Array, asnumpy, empty, set_staging, staging,
                      synchronize, to_device, zeros)
 from ._tune import tune
 from . import _tune
+from ._scan import cummax, cummin, cumprod, cumsum, with_scans
+variants, explain, timeit = with_scans(variants, explain, timeit)
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
@@ -36,6 +38,7 @@ __all__ = [
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
     "set_staging", "staging",
 ]
+__all__ += ["cumsum", "cumprod", "cummin", "cummax"]
 
 
 def devices():
