@@ -21,6 +21,8 @@ from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
 
 from ._array import (Array, asnumpy, empty, set_staging, staging,
                      synchronize, to_device, zeros)
+from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
+                     timeit_by_key, variants_by_key)
 from ._tune import tune
 from . import _tune
 from ._scan import cummax, cummin, cumprod, cumsum, with_scans
@@ -35,6 +37,8 @@ __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "devices", "get_device", "set_device", "kernel_source", "variants",
     "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
+    "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",
+    "explain_by_key", "timeit_by_key",
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
     "set_staging", "staging",
 ]

@@ -1,1 +1,637 @@
-/* gpured — reduce-by-key kernels (work in progress). */
+/*
+ * gpured — reduce-by-key kernels (seed 004: warp-aggregated atomics by
+ * key; seed 002: reductions of groups inside a wavefront).
+ *
+ * Macros set by csrc/bykey.c on top of those of common.cl (GR_T is the
+ * value type, GR_A the accumulator, GR_R the result):
+ *   GR_K         key type (int, uint, long, ulong); GR_K_SIZE its bytes
+ *   GR_BK_COUNT  1: every value is 1 (op "count": run lengths)
+ *   GR_BK_PTX    NVIDIA inline PTX: red.global.add.f32/f64, warp votes
+ *   GR_BK_MATCH  warp_aggregated finds peers with match.any.sync (sm_70+)
+ *   GR_BK_H      bins of the local_hash variant
+ *
+ * Two families of algorithms live here.
+ *
+ * Sorted segments (reduce_by_key, scan_by_key, deterministic sum_by_key) —
+ * a segmented scan over tiles, as CUB's ReduceByKey is one:
+ *
+ *   keys   3 3 3 | 5 5 7 | 7 7 7 | 7 2 2      (tiles of WG x ITEMS)
+ *   head   1 0 0 | 1 0 1 | 0 0 0 | 0 1 0      k[i] != k[i-1]
+ *   pass 1 gr_bk_summary: per tile (has a head, heads, aggregate of the
+ *          run still open at the tile's end)
+ *   pass 2 gr_bk_tiles: one work-group scans the tile summaries: heads
+ *          before each tile (output offsets) and the open run's aggregate
+ *          carried into it
+ *   pass 3 gr_bk_final: each work-item walks ITEMS consecutive elements
+ *          with its carry (a segmented scan of the work-items' summaries
+ *          in local memory, seeded by the tile's carry) and writes: every
+ *          prefix (scan), each run's total at its last element (reduce:
+ *          at the run's index; dense: at out[key]).
+ *   The folding order depends only on the tile geometry, never on timing:
+ *   results are bitwise reproducible on a device.
+ *
+ * Atomics into a dense array of num_keys bins (sum_by_key):
+ *   gr_bk_atomic      one global atomic per element
+ *   gr_bk_warp        seed 004: lanes with equal keys ("peers", found by
+ *                     match.any.sync or a shuffle/ballot loop over the
+ *                     distinct keys) combine in log2(peers) shuffle steps,
+ *                     one atomic per key per warp
+ *   gr_bk_wg_runs     the same over a work-group in local memory, for
+ *                     devices without sub-groups: one atomic per run of
+ *                     equal keys in each tile of WG elements
+ *   gr_bk_hash        work-group-private bins in local memory for keys
+ *                     kmin .. kmin + H of each tile (kmin: the tile's
+ *                     smallest key), one global atomic per occupied bin;
+ *                     keys outside the window go straight to global memory
+ *   gr_bk_priv_*      CPUs: each work-item owns a full private copy of the
+ *                     bins (no atomics at all), merged bin by bin after
+ *
+ * gr_bk_stats validates keys (0 <= key < num_keys; first offending index)
+ * and measures order (descents k[i] < k[i-1], heads) before anything is
+ * written; the plan picks the variant from these.
+ */
+
+#if GR_K_SIZE == 8 || GR_A_SIZE == 8
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+
+#define BK_KEY(i) keys[koff + (i)]
+#if GR_BK_COUNT
+#define BK_VAL(i) ((GR_A)1)
+#else
+#define BK_VAL(i) GR_CVT_S(vals[voff + (i)])
+#endif
+/* Negative keys, as unsigned, are larger than any num_keys. */
+#define BK_U(k) ((k) < (GR_K)0 ? ULONG_MAX : (ulong)(k))
+
+/* ------------------------------------------------------------ stats */
+
+/* Tile t covers elements [t * WG * items, (t + 1) * WG * items); work-item
+ * l reads l, l + WG, ... (coalesced; with WG 1 one contiguous chunk).
+ * stats[4t + 0..3] = first bad index (ULONG_MAX: none), heads, descents,
+ * largest key. */
+__kernel void gr_bk_stats(__global const GR_K *keys, ulong koff, ulong n,
+                          ulong nk, ulong items, __global ulong *stats)
+{
+    __local ulong l0[GR_WG], l1[GR_WG], l2[GR_WG], l3[GR_WG];
+    const uint lid = get_local_id(0);
+    const ulong t0 = (ulong)get_group_id(0) * items * GR_WG;
+    ulong bad = ULONG_MAX, heads = 0, desc = 0, kmax = 0;
+    for (ulong j = 0; j < items; ++j) {
+        const ulong i = t0 + j * GR_WG + lid;
+        if (i >= n) {
+            break;
+        }
+        const GR_K k = BK_KEY(i);
+        if (i > 0) {
+            const GR_K p = BK_KEY(i - 1);
+            heads += k != p ? 1 : 0;
+            desc += k < p ? 1 : 0;
+        } else {
+            heads += 1;
+        }
+        const ulong u = BK_U(k);
+        bad = (bad == ULONG_MAX && u >= nk) ? i : bad;
+        kmax = u > kmax ? u : kmax;
+    }
+    l0[lid] = bad;
+    l1[lid] = heads;
+    l2[lid] = desc;
+    l3[lid] = kmax;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = GR_WG / 2; off > 0; off >>= 1) {
+        if (lid < off) {
+            l0[lid] = min(l0[lid], l0[lid + off]);
+            l1[lid] += l1[lid + off];
+            l2[lid] += l2[lid + off];
+            l3[lid] = max(l3[lid], l3[lid + off]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        const ulong t = get_group_id(0);
+        stats[4 * t + 0] = l0[0];
+        stats[4 * t + 1] = l1[0];
+        stats[4 * t + 2] = l2[0];
+        stats[4 * t + 3] = l3[0];
+    }
+}
+
+/* ------------------------------------------------- sorted segments */
+
+/* Summary of a range of elements: f, a head lies in it; h, heads in it;
+ * s, the aggregate of the run open at its end (from its last head, or of
+ * everything if it has none). */
+typedef struct {
+    uint f;
+    ulong h;
+    gr_state s;
+} bk_pair;
+
+/* a followed by b. */
+inline bk_pair bk_seg(bk_pair a, bk_pair b)
+{
+    bk_pair r = b;
+    r.h = a.h + b.h;
+    if (!b.f) {
+        r.f = a.f;
+        r.s = a.s;
+        gr_merge(&r.s, b.s);
+    }
+    return r;
+}
+
+inline bk_pair bk_empty(void)
+{
+    bk_pair p;
+    p.f = 0;
+    p.h = 0;
+    p.s = gr_identity();
+    return p;
+}
+
+/* Summary of elements [g0, g0 + it) (clipped to n): the keys give the
+ * heads; only the values of the run open at the end are read. */
+inline bk_pair bk_thread(__global const GR_K *keys, ulong koff,
+                         __global const GR_T *vals, ulong voff, ulong g0,
+                         ulong it, ulong n)
+{
+    bk_pair p = bk_empty();
+    if (g0 >= n) {
+        return p;
+    }
+    GR_K prev = g0 > 0 ? BK_KEY(g0 - 1) : (GR_K)0;
+    const ulong end = min(n, g0 + it);
+    ulong last = g0;
+    uint h = 0;
+    for (ulong g = g0; g < end; ++g) {
+        const GR_K k = BK_KEY(g);
+        const uint head = (g == 0 || k != prev) ? 1u : 0u;
+        h += head;
+        last = head ? g : last;
+        prev = k;
+    }
+    p.f = h != 0;
+    p.h = h;
+    for (ulong g = last; g < end; ++g) {
+        GR_FOLD_S(p.s, BK_VAL(g), 0);
+    }
+    return p;
+}
+
+/* Inclusive segmented scan of the work-items' pairs (Hillis-Steele in local
+ * memory); *excl gets the exclusive one. */
+inline bk_pair bk_wg_scan(bk_pair p, __local uint *lf, __local ulong *lh,
+                          __local GR_A *lv, bk_pair *excl)
+{
+    const uint lid = get_local_id(0);
+    lf[lid] = p.f;
+    lh[lid] = p.h;
+    lv[lid] = p.s.v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < GR_WG; off <<= 1) {
+        bk_pair q = bk_empty();
+        if (lid >= off) {
+            q.f = lf[lid - off];
+            q.h = lh[lid - off];
+            q.s.v = lv[lid - off];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid >= off) {
+            p = bk_seg(q, p);
+            lf[lid] = p.f;
+            lh[lid] = p.h;
+            lv[lid] = p.s.v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    *excl = bk_empty();
+    if (lid > 0) {
+        excl->f = lf[lid - 1];
+        excl->h = lh[lid - 1];
+        excl->s.v = lv[lid - 1];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return p;
+}
+
+/* Work-item l of tile t owns elements t*WG*it + l*it ... + it - 1. */
+__kernel void gr_bk_summary(__global const GR_K *keys, ulong koff,
+                            __global const GR_T *vals, ulong voff, ulong n,
+                            ulong it, __global uint *tf, __global ulong *th,
+                            __global GR_A *ta)
+{
+    __local uint lf[GR_WG];
+    __local ulong lh[GR_WG];
+    __local GR_A lv[GR_WG];
+    const uint lid = get_local_id(0);
+    const ulong t = get_group_id(0);
+    bk_pair ex;
+    bk_pair p = bk_thread(keys, koff, vals, voff,
+                          (t * GR_WG + lid) * it, it, n);
+    p = bk_wg_scan(p, lf, lh, lv, &ex);
+    if (lid == GR_WG - 1) {
+        tf[t] = p.f;
+        th[t] = p.h;
+        ta[t] = p.s.v;
+    }
+}
+
+/* One work-group: th[t] becomes the heads before tile t, ta[t] the
+ * aggregate of the run open before it; count[0] the number of runs. */
+__kernel void gr_bk_tiles(__global const uint *tf, __global ulong *th,
+                          __global GR_A *ta, ulong T, __global ulong *count)
+{
+    __local uint lf[GR_WG];
+    __local ulong lh[GR_WG];
+    __local GR_A lv[GR_WG];
+    const uint lid = get_local_id(0);
+    const ulong per = (T + GR_WG - 1) / GR_WG;
+    const ulong a = min(T, lid * per), b = min(T, a + per);
+    bk_pair p = bk_empty(), ex;
+    for (ulong t = a; t < b; ++t) {
+        bk_pair q;
+        q.f = tf[t];
+        q.h = th[t];
+        q.s.v = ta[t];
+        q.s.x = 0;
+        p = bk_seg(p, q);
+    }
+    bk_wg_scan(p, lf, lh, lv, &ex);
+    for (ulong t = a; t < b; ++t) {
+        bk_pair q;
+        q.f = tf[t];
+        q.h = th[t];
+        q.s.v = ta[t];
+        q.s.x = 0;
+        th[t] = ex.h;
+        ta[t] = ex.s.v;
+        ex = bk_seg(ex, q);
+        if (t == T - 1) {
+            count[0] = ex.h;
+        }
+    }
+}
+
+#define BK_MODE_REDUCE 0
+#define BK_MODE_SCAN 1
+#define BK_MODE_XSCAN 2
+#define BK_MODE_DENSE 3
+
+/* Pass 3.  mode REDUCE: okeys[r], ovals[r] for run r; SCAN/XSCAN: ovals[g]
+ * the inclusive/exclusive prefix of element g within its run; DENSE:
+ * ovals[key] for every run (keys sorted: one run per key). */
+__kernel void gr_bk_final(__global const GR_K *keys, ulong koff,
+                          __global const GR_T *vals, ulong voff, ulong n,
+                          ulong it, __global const ulong *th,
+                          __global const GR_A *ta, uint mode,
+                          __global GR_K *okeys, __global GR_R *ovals)
+{
+    __local uint lf[GR_WG];
+    __local ulong lh[GR_WG];
+    __local GR_A lv[GR_WG];
+    const uint lid = get_local_id(0);
+    const ulong t = get_group_id(0);
+    const ulong g0 = (t * GR_WG + lid) * it;
+    bk_pair ex;
+    bk_pair p = bk_thread(keys, koff, vals, voff, g0, it, n);
+    bk_wg_scan(p, lf, lh, lv, &ex);
+    bk_pair c = bk_empty();
+    c.h = th[t];
+    c.s.v = ta[t];
+    c = bk_seg(c, ex);
+    if (g0 >= n) {
+        return;
+    }
+    gr_state s = c.s;
+    ulong run = c.h;
+    GR_K prev = g0 > 0 ? BK_KEY(g0 - 1) : (GR_K)0;
+    const ulong end = min(n, g0 + it);
+    for (ulong g = g0; g < end; ++g) {
+        const GR_K k = BK_KEY(g);
+        if (g == 0 || k != prev) {
+            run += 1;
+            s = gr_identity();
+        }
+        if (mode == BK_MODE_XSCAN) {
+            ovals[g] = gr_finish(s);
+        }
+        GR_FOLD_S(s, BK_VAL(g), 0);
+        if (mode == BK_MODE_SCAN) {
+            ovals[g] = gr_finish(s);
+        } else if (mode != BK_MODE_XSCAN) {
+            if (g + 1 == n || BK_KEY(g + 1) != k) {
+                if (mode == BK_MODE_DENSE) {
+                    ovals[(ulong)k] = gr_finish(s);
+                } else {
+                    okeys[run - 1] = k;
+                    ovals[run - 1] = gr_finish(s);
+                }
+            }
+        }
+        prev = k;
+    }
+}
+
+/* ----------------------------------------------------------- atomics */
+
+#if GR_BK_ATOMICS
+/* Fold a into *p (the accumulator has the result's bits). */
+inline void bk_atomic(__global GR_A *p, GR_A a)
+{
+#if GR_OP == GR_OP_ADD && !GR_A_FLOAT && GR_A_SIZE == 4
+    atomic_add((volatile __global uint *)p, (uint)a);
+#elif GR_OP == GR_OP_ADD && !GR_A_FLOAT && GR_A_SIZE == 8
+    atom_add((volatile __global ulong *)p, (ulong)a);
+#elif GR_OP == GR_OP_ADD && GR_BK_PTX && GR_A_SIZE == 4
+    __asm__ volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(a) : "memory");
+#elif GR_OP == GR_OP_ADD && GR_BK_PTX && GR_A_SIZE == 8
+    __asm__ volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(a) : "memory");
+#elif GR_OP == GR_OP_MIN && !GR_A_FLOAT && GR_A_SIZE == 4
+    atomic_min((volatile __global GR_A *)p, a);
+#elif GR_OP == GR_OP_MAX && !GR_A_FLOAT && GR_A_SIZE == 4
+    atomic_max((volatile __global GR_A *)p, a);
+#else
+    /* float64 without native atomics, 64-bit min/max, float min/max: a
+     * compare-and-swap loop on the bits (common.cl). */
+    gr_state s;
+    s.v = a;
+    s.x = 0;
+    gr_atomic_merge(p, s);
+#endif
+}
+
+/* Fold a into a local bin (local_hash). */
+inline void bk_local_merge(__local GR_A *p, GR_A a)
+{
+#if GR_OP == GR_OP_ADD && !GR_A_FLOAT && GR_A_SIZE == 4
+    atomic_add((volatile __local uint *)p, (uint)a);
+#elif GR_OP == GR_OP_ADD && !GR_A_FLOAT && GR_A_SIZE == 8
+    atom_add((volatile __local ulong *)p, (ulong)a);
+#elif GR_OP == GR_OP_MIN && !GR_A_FLOAT && GR_A_SIZE == 4
+    atomic_min((volatile __local GR_A *)p, a);
+#elif GR_OP == GR_OP_MAX && !GR_A_FLOAT && GR_A_SIZE == 4
+    atomic_max((volatile __local GR_A *)p, a);
+#else
+#if GR_A_SIZE == 8
+#define BK_LCAS(q, o, n) atom_cmpxchg((volatile __local ulong *)(q), o, n)
+#else
+#define BK_LCAS(q, o, n) atomic_cmpxchg((volatile __local uint *)(q), o, n)
+#endif
+    GR_AU seen = BK_LCAS(p, (GR_AU)0, (GR_AU)0);
+    for (;;) {
+        gr_state s;
+        s.v = GR_AS(GR_A, seen);
+        s.x = 0;
+        GR_FOLD_S(s, a, 0);
+        GR_AU prev = BK_LCAS(p, seen, GR_AS(GR_AU, s.v));
+        if (prev == seen) {
+            break;
+        }
+        seen = prev;
+    }
+#endif
+}
+
+/* variant: atomic */
+__kernel void gr_bk_atomic(__global const GR_K *keys, ulong koff,
+                           __global const GR_T *vals, ulong voff, ulong n,
+                           ulong items, __global GR_A *out)
+{
+    const uint lid = get_local_id(0);
+    const ulong t0 = (ulong)get_group_id(0) * items * GR_WG;
+    for (ulong j = 0; j < items; ++j) {
+        const ulong i = t0 + j * GR_WG + lid;
+        if (i >= n) {
+            break;
+        }
+        bk_atomic(out + (ulong)BK_KEY(i), BK_VAL(i));
+    }
+}
+
+/* variant: warp_aggregated (devices without sub-groups) */
+/* Tiles of WG consecutive elements in local memory; the first work-item of
+ * each run of equal keys folds the run and issues the one atomic. */
+__kernel void gr_bk_wg_runs(__global const GR_K *keys, ulong koff,
+                            __global const GR_T *vals, ulong voff, ulong n,
+                            ulong items, __global GR_A *out)
+{
+    __local GR_K lk[GR_WG];
+    __local GR_A lv[GR_WG];
+    const uint lid = get_local_id(0);
+    const ulong t0 = (ulong)get_group_id(0) * items * GR_WG;
+    for (ulong j = 0; j < items; ++j) {
+        const ulong b = t0 + j * GR_WG;
+        if (b >= n) {
+            break; /* uniform: b is the same for the whole group */
+        }
+        const uint m = (uint)min((ulong)GR_WG, n - b);
+        if (lid < m) {
+            lk[lid] = BK_KEY(b + lid);
+            lv[lid] = BK_VAL(b + lid);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < m && (lid == 0 || lk[lid] != lk[lid - 1])) {
+            const GR_K k = lk[lid];
+            gr_state s;
+            s.v = lv[lid];
+            s.x = 0;
+            for (uint q = lid + 1; q < m && lk[q] == k; ++q) {
+                GR_FOLD_S(s, lv[q], 0);
+            }
+            bk_atomic(out + (ulong)k, s.v);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+#if GR_BK_PTX
+/* variant: warp_aggregated (NVIDIA, inline PTX) */
+inline uint bk_shfl_idx_u32(uint v, uint src)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(src));
+    return r;
+}
+inline ulong bk_shfl_idx_u64(ulong v, uint src)
+{
+    uint2 w = as_uint2(v);
+    w.x = bk_shfl_idx_u32(w.x, src);
+    w.y = bk_shfl_idx_u32(w.y, src);
+    return as_ulong(w);
+}
+#define BK_SHFL_4(T, v, s) GR_AS(T, bk_shfl_idx_u32(GR_AS(uint, v), s))
+#define BK_SHFL_8(T, v, s) GR_AS(T, bk_shfl_idx_u64(GR_AS(ulong, v), s))
+#define BK_SHFL(T, SIZE, v, s) GR_CAT(BK_SHFL_, SIZE)(T, v, s)
+
+inline uint bk_ballot(uint pred)
+{
+    uint r;
+    __asm__ volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; "
+                     "vote.sync.ballot.b32 %0, p, 0xffffffff; }"
+                     : "=r"(r) : "r"(pred));
+    return r;
+}
+
+/* Lowest set bit's index (x != 0). */
+inline uint bk_ffs0(uint x) { return 31u - clz(x & (0u - x)); }
+
+/* Lanes holding the same key as this one (seed 004's get_peers). */
+inline uint bk_peers(GR_K key)
+{
+#if GR_BK_MATCH && GR_K_SIZE == 8
+    uint m;
+    __asm__ volatile("match.any.sync.b64 %0, %1, 0xffffffff;"
+                     : "=r"(m) : "l"(key));
+    return m;
+#elif GR_BK_MATCH
+    uint m;
+    __asm__ volatile("match.any.sync.b32 %0, %1, 0xffffffff;"
+                     : "=r"(m) : "r"(key));
+    return m;
+#else
+    /* Loop over the distinct keys of the warp: broadcast the key of the
+     * first unclaimed lane, ballot who shares it.  The loop condition is
+     * the same in every lane (unclaimed is a ballot result). */
+    uint unclaimed = 0xffffffffu, peers = 0;
+    while (unclaimed != 0) {
+        const GR_K other = BK_SHFL(GR_K, GR_K_SIZE, key, bk_ffs0(unclaimed));
+        const uint m = bk_ballot(other == key);
+        peers = other == key ? m : peers;
+        unclaimed &= ~m;
+    }
+    return peers;
+#endif
+}
+
+__kernel void gr_bk_warp(__global const GR_K *keys, ulong koff,
+                         __global const GR_T *vals, ulong voff, ulong n,
+                         ulong items, __global GR_A *out)
+{
+    const uint lid = get_local_id(0);
+    const uint lane = lid & 31u;
+    const ulong t0 = (ulong)get_group_id(0) * items * GR_WG;
+    for (ulong j = 0; j < items; ++j) {
+        const ulong wbase = t0 + j * GR_WG + (lid - lane);
+        if (wbase >= n) {
+            break; /* uniform over the warp */
+        }
+        const ulong i = wbase + lane;
+        const uint valid = i < n;
+        const GR_K key = valid ? BK_KEY(i) : (GR_K)0;
+        GR_A x = valid ? BK_VAL(i) : GR_IDENT_V;
+        uint peers = bk_peers(key) & bk_ballot(valid);
+        /* seed 004's reduce_peers: tree over each peer group at once. */
+        const uint first = bk_ffs0(peers | (1u << lane));
+        uint rel = popcount(peers & ((1u << lane) - 1u));
+        peers &= 0xfffffffeu << lane;
+        while (bk_ballot(peers != 0) != 0) {
+            const uint next = peers != 0 ? bk_ffs0(peers) : lane;
+            const GR_A t = BK_SHFL(GR_A, GR_A_SIZE, x, next);
+            if (peers != 0) {
+                gr_state s;
+                s.v = x;
+                s.x = 0;
+                GR_FOLD_S(s, t, 0);
+                x = s.v;
+            }
+            peers &= ~bk_ballot(rel & 1u);
+            rel >>= 1;
+        }
+        if (valid && lane == first) {
+            bk_atomic(out + (ulong)key, x);
+        }
+    }
+}
+#endif
+
+/* variant: local_hash */
+__kernel void gr_bk_hash(__global const GR_K *keys, ulong koff,
+                         __global const GR_T *vals, ulong voff, ulong n,
+                         ulong items, __global GR_A *out)
+{
+    __local GR_A bins[GR_BK_H];
+    __local ulong lmin[GR_WG];
+    const uint lid = get_local_id(0);
+    const ulong t0 = (ulong)get_group_id(0) * items * GR_WG;
+    ulong kmin = ULONG_MAX;
+    for (ulong j = 0; j < items; ++j) {
+        const ulong i = t0 + j * GR_WG + lid;
+        if (i < n) {
+            kmin = min(kmin, (ulong)BK_KEY(i));
+        }
+    }
+    lmin[lid] = kmin;
+    for (uint h = lid; h < GR_BK_H; h += GR_WG) {
+        bins[h] = GR_IDENT_V;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = GR_WG / 2; off > 0; off >>= 1) {
+        if (lid < off) {
+            lmin[lid] = min(lmin[lid], lmin[lid + off]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    kmin = lmin[0];
+    for (ulong j = 0; j < items; ++j) {
+        const ulong i = t0 + j * GR_WG + lid;
+        if (i >= n) {
+            break;
+        }
+        const ulong d = (ulong)BK_KEY(i) - kmin;
+        if (d < GR_BK_H) {
+            bk_local_merge(bins + d, BK_VAL(i));
+        } else {
+            bk_atomic(out + kmin + d, BK_VAL(i));
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = lid; h < GR_BK_H; h += GR_WG) {
+        const GR_A v = bins[h];
+        if (v != GR_IDENT_V) { /* identity bins change nothing */
+            bk_atomic(out + kmin + h, v);
+        }
+    }
+}
+#endif /* GR_BK_ATOMICS */
+
+/* variant: private_bins */
+/* Work-item p owns bins[p * nk .. (p + 1) * nk) and the elements
+ * [p * chunk, (p + 1) * chunk): plain loads and stores, no atomics. */
+__kernel void gr_bk_priv_fill(__global const GR_K *keys, ulong koff,
+                              __global const GR_T *vals, ulong voff, ulong n,
+                              ulong chunk, ulong nk, __global GR_A *bins)
+{
+    const ulong p = get_global_id(0);
+    __global GR_A *b = bins + p * nk;
+    for (ulong h = 0; h < nk; ++h) {
+        b[h] = GR_IDENT_V;
+    }
+    const ulong a = p * chunk, e = min(n, a + chunk);
+    for (ulong i = a; i < e; ++i) {
+        gr_state s;
+        const ulong k = (ulong)BK_KEY(i);
+        s.v = b[k];
+        s.x = 0;
+        GR_FOLD_S(s, BK_VAL(i), 0);
+        b[k] = s.v;
+    }
+}
+
+/* Work-item q folds bins [q * chunk, (q + 1) * chunk) over the P copies. */
+__kernel void gr_bk_priv_merge(__global const GR_A *bins, ulong nk, ulong P,
+                               ulong chunk, __global GR_R *out)
+{
+    const ulong q = get_global_id(0);
+    const ulong a = q * chunk, e = min(nk, a + chunk);
+    for (ulong h = a; h < e; ++h) {
+        gr_state s;
+        s.v = bins[h];
+        s.x = 0;
+        for (ulong p = 1; p < P; ++p) {
+            GR_FOLD_S(s, bins[p * nk + h], 0);
+        }
+        out[h] = gr_finish(s);
+    }
+}

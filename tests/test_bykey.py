@@ -1,0 +1,416 @@
+"""reduce_by_key, sum_by_key, scan_by_key against NumPy.
+
+References: np.<op>.reduceat on run starts (reduce_by_key),
+np.bincount / np.minimum.at / np.maximum.at (sum_by_key), a per-run
+accumulate (scan_by_key).  Integers must match exactly (wrapping like
+NumPy); floats within
+
+    |got - want| <= (m + 2) * eps * sum(|x|)      (sum; m = run length)
+    |got - want| <= (m + 2) * eps * |want|        (prod, values near 1)
+
+with eps of the result dtype: any summation order satisfies it (the
+classic recursive-summation bound); min/max are exact.
+
+Every variant runs on the current device; the variants a CPU lacks (PTX
+paths) are plan-tested through _core.bykey_plan_for with synthetic caps and
+run on the GPU by benchmarks/bykey_gpu.sh.
+"""
+import numpy as np
+import pytest
+
+import gpured
+from gpured import _core
+
+HAS_FP64 = bool(gpured.get_device()["fp64"])
+KDT = ["int32", "int64", "uint32", "uint64"]
+VDT = ["int32", "int64", "uint32", "uint64", "float32"] + (["float64"] if HAS_FP64 else [])
+VARIANTS = ["atomic", "warp_aggregated", "local_hash", "sorted_segments", "private_bins"]
+# Small tiles so that runs straddle work-items, work-groups and warps.
+SMALL = {"wg_size": 4, "items": 3}
+
+
+def runs_keys(n, mean_run, kdt, rng, order="sorted", nk=None):
+    """Keys in runs of random length (mean mean_run), values 0..nk-1."""
+    if n == 0:
+        return np.zeros(0, kdt)
+    lens = rng.integers(1, 2 * mean_run, size=n)  # enough runs
+    k = np.repeat(np.arange(len(lens)), lens)[:n]
+    if nk is not None:
+        k = k % nk
+        if order == "sorted":
+            k = np.sort(k)
+    if order == "partly":
+        blk = 16
+        m = (n // blk) * blk
+        k[:m] = rng.permuted(k[:m].reshape(-1, blk), axis=1).ravel()
+    elif order == "random":
+        k = rng.permutation(k)
+    return k.astype(kdt)
+
+
+def values(n, vdt, rng, op):
+    dt = np.dtype(vdt)
+    if op == "prod":
+        if dt.kind == "f":
+            return rng.uniform(0.9, 1.1, n).astype(dt)
+        return rng.integers(1, 4, n).astype(dt)  # wraps in long runs
+    if dt.kind == "f":
+        return rng.standard_normal(n).astype(dt)
+    if dt.kind == "u":
+        return rng.integers(0, 1000, n).astype(dt)
+    return rng.integers(-1000, 1000, n).astype(dt)
+
+
+def result_dtype(op, vdt):
+    if op in ("sum", "prod"):
+        return np.add.reduce(np.zeros(1, vdt)).dtype
+    return np.dtype(vdt)
+
+
+UFUNC = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def starts_of(k):
+    return np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if k.size else np.zeros(0, np.intp)
+
+
+def check_close(got, want, op, absx, m):
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if got.dtype.kind != "f" or op in ("min", "max"):
+        np.testing.assert_array_equal(got, want)
+        return
+    eps = np.finfo(got.dtype).eps
+    scale = absx if op == "sum" else np.abs(want.astype(np.float64))
+    bound = (m + 2) * eps * scale
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    assert np.all(err <= bound), (err - bound).max()
+
+
+def ref_reduce(k, v, op):
+    st = starts_of(k)
+    lens = np.diff(np.r_[st, k.size])
+    if op == "count":
+        return k[st], lens.astype(np.int64), None, lens
+    rd = result_dtype(op, v.dtype)
+    vv = v.astype(rd)
+    want = UFUNC[op].reduceat(vv, st) if k.size else np.zeros(0, rd)
+    absx = (np.add.reduceat(np.abs(v.astype(np.float64)), st) if k.size
+            else np.zeros(0))
+    return k[st], want, absx, lens
+
+
+# (keys, values, op): every key dtype, value dtype and op at least once.
+REDUCE_CASES = [
+    ("int32", "float32", "sum"), ("int64", "float64", "sum"),
+    ("uint32", "int32", "sum"), ("uint64", "uint32", "sum"),
+    ("int64", "int64", "prod"), ("int32", "float64", "prod"),
+    ("int64", "float32", "min"), ("uint32", "uint64", "max"),
+    ("int32", "int32", "min"), ("int64", "uint64", "count"),
+]
+
+
+@pytest.mark.parametrize("kdt,vdt,op", REDUCE_CASES)
+@pytest.mark.parametrize("shape", ["small_tiles", "default"])
+def test_reduce_by_key(kdt, vdt, op, shape):
+    if vdt == "float64" and not HAS_FP64:
+        pytest.skip("device has no fp64")
+    rng = np.random.default_rng(hash((kdt, vdt, op)) % 2**32)
+    n = 1000 if shape == "small_tiles" else 20011
+    k = runs_keys(n, 7, kdt, rng)
+    v = values(n, vdt, rng, op)
+    kw = SMALL if shape == "small_tiles" else {}
+    uk, got = gpured.reduce_by_key(k, None if op == "count" else v, op, **kw)
+    wk, want, absx, lens = ref_reduce(k, v, op)
+    np.testing.assert_array_equal(uk, wk)
+    assert uk.dtype == k.dtype
+    check_close(got, want, op, absx, lens)
+
+
+EDGE = {
+    "empty": lambda rng: np.zeros(0, np.int64),
+    "one": lambda rng: np.array([7], np.int64),
+    "single_run": lambda rng: np.full(3001, 42, np.int64),
+    "all_distinct": lambda rng: np.arange(3001, dtype=np.int64) * 3,
+    "unsorted_runs": lambda rng: np.repeat(rng.integers(0, 5, 400), 3),
+    "runs_of_32": lambda rng: np.repeat(np.arange(100), 32),  # warp-aligned
+    "runs_of_33": lambda rng: np.repeat(np.arange(100), 33),  # straddling
+}
+
+
+@pytest.mark.parametrize("case", list(EDGE))
+@pytest.mark.parametrize("kw", [{}, SMALL], ids=["default", "small_tiles"])
+def test_reduce_by_key_edges(case, kw):
+    rng = np.random.default_rng(5)
+    k = EDGE[case](rng).astype(np.int64)
+    v = values(k.size, "float32", rng, "sum")
+    uk, got = gpured.reduce_by_key(k, v, "sum", **kw)
+    wk, want, absx, lens = ref_reduce(k, v, "sum")
+    np.testing.assert_array_equal(uk, wk)
+    check_close(got, want, "sum", absx, lens)
+    _, cnt = gpured.reduce_by_key(k, None, "count", **kw)
+    np.testing.assert_array_equal(cnt, lens)
+
+
+def ref_scan(k, v, op, exclusive):
+    rd = result_dtype(op, v.dtype)
+    out = np.empty(k.size, rd)
+    absx = np.empty(k.size)
+    st = starts_of(k)
+    ident = {"sum": 0, "prod": 1}.get(op)
+    if ident is None:
+        info = np.finfo(rd) if rd.kind == "f" else np.iinfo(rd)
+        ident = (np.inf if op == "min" else -np.inf) if rd.kind == "f" else (
+            info.max if op == "min" else info.min)
+    for a, b in zip(st, np.r_[st[1:], k.size]):
+        acc = UFUNC[op].accumulate(v[a:b].astype(rd))
+        ab = np.cumsum(np.abs(v[a:b].astype(np.float64)))
+        if exclusive:
+            acc = np.r_[np.array([ident], rd), acc[:-1]]
+            ab = np.r_[0.0, ab[:-1]]
+        out[a:b] = acc
+        absx[a:b] = ab
+    return out, absx, np.diff(np.r_[st, k.size]).max(initial=1)
+
+
+SCAN_CASES = [("int64", "float64", "sum"), ("int32", "float32", "sum"),
+              ("uint64", "int32", "sum"), ("uint32", "uint32", "prod"),
+              ("int64", "float32", "max"), ("int32", "int64", "min")]
+
+
+@pytest.mark.parametrize("kdt,vdt,op", SCAN_CASES)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_scan_by_key(kdt, vdt, op, exclusive):
+    if vdt == "float64" and not HAS_FP64:
+        pytest.skip("device has no fp64")
+    rng = np.random.default_rng(11)
+    for n, kw in ((0, {}), (1, {}), (2500, SMALL), (9000, {})):
+        k = runs_keys(n, 9, kdt, rng)
+        v = values(n, vdt, rng, op)
+        got = gpured.scan_by_key(k, v, op, exclusive=exclusive, **kw)
+        want, absx, m = ref_scan(k, v, op, exclusive)
+        check_close(got, want, op, absx, m)
+
+
+def ref_dense(k, v, op, nk):
+    rd = result_dtype(op, v.dtype)
+    if op == "sum":
+        out = np.zeros(nk, rd)
+        np.add.at(out, k.astype(np.int64), v.astype(rd))
+    else:
+        info = np.finfo(rd) if rd.kind == "f" else np.iinfo(rd)
+        fill = (np.inf if op == "min" else -np.inf) if rd.kind == "f" else (
+            info.max if op == "min" else info.min)
+        out = np.full(nk, fill, rd)
+        UFUNC[op].at(out, k.astype(np.int64), v)
+    absx = np.bincount(k.astype(np.int64), np.abs(v.astype(np.float64)), minlength=nk)
+    m = np.bincount(k.astype(np.int64), minlength=nk)
+    return out, absx, m
+
+
+DENSE_CASES = [("int64", "float64", "sum"), ("int32", "float32", "sum"),
+               ("uint32", "int32", "sum"), ("uint64", "uint64", "sum"),
+               ("int64", "int64", "min"), ("int32", "float32", "max"),
+               ("uint64", "uint32", "max"), ("int32", "float64", "min")]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("kdt,vdt,op", DENSE_CASES)
+def test_sum_by_key_variants(variant, kdt, vdt, op):
+    if vdt == "float64" and not HAS_FP64:
+        pytest.skip("device has no fp64")
+    if variant not in gpured.variants_by_key("sum_by_key", kdt, vdt, op):
+        pytest.fail("variant %s unavailable on this device" % variant)
+    rng = np.random.default_rng(3)
+    nk = 300
+    for order in ("sorted", "partly", "random"):
+        k = runs_keys(5000, 6, kdt, rng, order=order, nk=nk)
+        v = values(k.size, vdt, rng, op)
+        want, absx, m = ref_dense(k, v, op, nk + 5)
+        if variant == "sorted_segments" and order != "sorted":
+            got = gpured.sum_by_key(k, v, nk + 5, op, deterministic=True)
+        else:
+            got = gpured.sum_by_key(k, v, nk + 5, op, variant=variant)
+        check_close(got, want, op, absx, m)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_sum_by_key_small_tiles_and_edges(variant):
+    rng = np.random.default_rng(9)
+    kw = {"wg_size": 4 if variant != "warp_aggregated" or not gpured.get_device()["nvidia_ptx"] else 32,
+          "items": 3}
+    cases = [np.zeros(0, np.int64), np.array([3]), np.full(1000, 2),
+             np.arange(1000), np.repeat(np.arange(40), 33)]
+    for k in cases:
+        k = k.astype(np.int64)
+        v = values(k.size, "float32", rng, "sum")
+        nk = int(k.max()) + 1 if k.size else 0
+        want, absx, m = ref_dense(k, v, "sum", nk)
+        got = gpured.sum_by_key(k, v, variant=variant, **kw)
+        assert got.shape == (nk,)
+        check_close(got, want, "sum", absx, m)
+
+
+def test_sum_by_key_defaults_and_identities():
+    k = np.array([4, 1, 4, 1, 1], np.int32)
+    v = np.array([1.5, 2.0, -1.0, 0.25, 3.0])
+    got = gpured.sum_by_key(k, v)
+    np.testing.assert_array_equal(got, np.bincount(k, v))
+    mn = gpured.sum_by_key(k, v, 7, "min")
+    assert mn[0] == np.inf and mn[6] == np.inf and mn[1] == 0.25 and mn[4] == -1.0
+    mx = gpured.sum_by_key(k, v.astype(np.int32), 6, "max")
+    assert mx.dtype == np.int32 and mx[0] == np.iinfo(np.int32).min and mx[4] == 1
+    s32 = gpured.sum_by_key(k, np.ones(5, np.int32))
+    assert s32.dtype == np.int64
+    np.testing.assert_array_equal(gpured.sum_by_key(np.zeros(0, np.int64),
+                                                    np.zeros(0)), np.zeros(0))
+    np.testing.assert_array_equal(gpured.sum_by_key(np.zeros(0, np.int64),
+                                                    np.zeros(0), 3), np.zeros(3))
+
+
+def test_sum_by_key_nan_min_max():
+    k = np.array([0, 0, 1, 1, 2], np.int64)
+    v = np.array([1.0, np.nan, 2.0, 3.0, np.nan], np.float32)
+    for variant in VARIANTS:
+        want, _, _ = ref_dense(k, v, "min", 3)
+        got = gpured.sum_by_key(k, v, 3, "min", variant=variant)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_sum_by_key_deterministic_bitwise():
+    rng = np.random.default_rng(4)
+    k = rng.integers(0, 500, 20000).astype(np.int64)
+    v = (rng.standard_normal(20000) * 10.0 ** rng.integers(-8, 8, 20000)).astype(np.float32)
+    a = gpured.sum_by_key(k, v, deterministic=True)
+    b = gpured.sum_by_key(k[::-1].copy()[::-1].copy(), v.copy(), deterministic=True)
+    assert a.tobytes() == b.tobytes()
+    want, absx, m = ref_dense(k, v, "sum", 500)
+    check_close(a, want, "sum", absx, m)
+    assert gpured.explain_by_key("sum_by_key", k, v, deterministic=True)["variant"] == "sorted_segments"
+
+
+def test_auto_and_explain():
+    rng = np.random.default_rng(2)
+    k = runs_keys(4000, 10, "int64", rng, nk=500)
+    v = values(k.size, "float64" if HAS_FP64 else "float32", rng, "sum")
+    plan = gpured.explain_by_key("sum_by_key", k, v)
+    assert plan["variant"] in VARIANTS and plan["why"]
+    assert plan["descents"] == 0 and plan["num_keys"] == k.max() + 1
+    assert plan["heads"] == starts_of(k).size
+    assert gpured.explain_by_key("reduce_by_key", k, v)["variant"] == "sorted_segments"
+    t = gpured.timeit_by_key("reduce_by_key", k, v, reps=2)
+    assert t["seconds"] > 0 and len(t["times"]) == 2
+    np.testing.assert_array_equal(t["result"][0], k[starts_of(k)])
+    names = gpured.variants_by_key("sum_by_key", "int64", "float32", "sum")
+    assert names[0] == "auto" and set(VARIANTS) <= set(names)
+    assert gpured.variants_by_key("reduce_by_key", "int64", "float32", "sum") == [
+        "auto", "sorted_segments"]
+
+
+# ------------------------------------------------------------ bad input
+
+def test_bad_inputs():
+    k = np.array([0, 1, 2], np.int64)
+    v = np.ones(3)
+    with pytest.raises(ValueError, match="same length"):
+        gpured.sum_by_key(k, np.ones(4))
+    with pytest.raises(ValueError, match="same length"):
+        gpured.reduce_by_key(k, np.ones(2))
+    with pytest.raises(TypeError, match="keys must be integers"):
+        gpured.sum_by_key(np.array([0.0, 1.0, 2.0]), v)
+    with pytest.raises(TypeError, match="keys"):
+        gpured.reduce_by_key(np.array([0, 1, 2], np.int8), v)
+    with pytest.raises(TypeError, match="values"):
+        gpured.reduce_by_key(k, np.ones(3, np.float16))
+    with pytest.raises(ValueError, match="1-D"):
+        gpured.scan_by_key(k.reshape(1, 3), v.reshape(1, 3))
+    with pytest.raises(ValueError, match="unknown op"):
+        gpured.sum_by_key(k, v, op="prod")
+    with pytest.raises(ValueError, match="unknown variant"):
+        gpured.sum_by_key(k, v, variant="nope")
+    with pytest.raises(gpured.VariantUnavailable, match="sorted_segments"):
+        gpured.reduce_by_key(k, v, variant="atomic")
+    with pytest.raises(gpured.VariantUnavailable, match="deterministic"):
+        gpured.sum_by_key(k, v, variant="atomic", deterministic=True)
+    with pytest.raises(ValueError, match="num_keys"):
+        gpured.sum_by_key(k, v, num_keys=-1)
+
+
+@pytest.mark.parametrize("kdt", KDT)
+def test_bad_keys_first_index(kdt):
+    k = np.arange(5000).astype(kdt) % 100
+    v = np.ones(5000, np.float32)
+    bad = k.copy()
+    bad[1234] = 100
+    bad[4000] = 150
+    with pytest.raises(ValueError, match=r"keys\[1234\] = 100 is out of range"):
+        gpured.sum_by_key(bad, v, num_keys=100)
+    if np.dtype(kdt).kind == "i":
+        neg = k.copy()
+        neg[777] = -3
+        neg[999] = -1
+        with pytest.raises(ValueError, match=r"keys\[777\] = -3 is negative"):
+            gpured.sum_by_key(neg, v)
+        with pytest.raises(ValueError, match=r"keys\[777\]"):
+            gpured.sum_by_key(neg, v, deterministic=True)
+    np.testing.assert_array_equal(gpured.sum_by_key(k, v, num_keys=100),
+                                  np.bincount(k.astype(np.int64), v, 100))
+
+
+def test_inputs_not_modified_and_views():
+    rng = np.random.default_rng(8)
+    k = np.sort(rng.integers(0, 50, 2000)).astype(">i8")  # byte-swapped
+    v = rng.standard_normal(4000)[::2]                    # strided
+    k0, v0 = k.copy(), v.copy()
+    got = gpured.sum_by_key(k, v)
+    np.testing.assert_allclose(got, np.bincount(k.astype(np.int64), v), rtol=1e-12, atol=1e-12)
+    uk, _ = gpured.reduce_by_key(k, v)
+    np.testing.assert_array_equal(uk, np.unique(k0))
+    np.testing.assert_array_equal(k, k0)
+    np.testing.assert_array_equal(v, v0)
+
+
+# ------------------------------------------------- plans on synthetic devices
+
+H100 = {"gpu": 1, "compute_units": 132, "max_work_group_size": 1024,
+        "fp64": 1, "atomics64": 1, "nvidia_ptx": 1, "name": "H100"}
+CPU = {"gpu": 0, "compute_units": 2, "max_work_group_size": 4096, "fp64": 1,
+       "atomics64": 1}
+OTHER_GPU = {"gpu": 1, "compute_units": 60, "max_work_group_size": 256,
+             "fp64": 1, "atomics64": 0}
+
+
+def plan(caps, func="sum_by_key", n=10 << 20, nk=1 << 20, heads=None, desc=0,
+         vdt="float64", **kw):
+    heads = n // 10 if heads is None else heads
+    return _core.bykey_plan_for(caps, func, np.dtype("int64"), np.dtype(vdt),
+                                "sum", n, nk, heads, desc, **kw)
+
+
+def test_plans_gpu():
+    p = plan(H100, sm=9)
+    assert p["variant"] == "sorted_segments" and p["wg_size"] == 256
+    p = plan(H100, desc=500000, sm=9)
+    assert p["variant"] == "warp_aggregated" and p["ptx"] and p["match_any"]
+    assert not plan(H100, desc=5, sm=6, variant="warp_aggregated")["match_any"]
+    assert plan(H100, heads=10 << 20, desc=5 << 20)["variant"] == "atomic"
+    assert plan(H100, deterministic=True, desc=7)["variant"] == "sorted_segments"
+    assert plan(H100, func="reduce_by_key")["variant"] == "sorted_segments"
+    assert plan(H100, n=1 << 28, func="reduce_by_key")["items"] == 16
+    with pytest.raises(ValueError, match="whole warps"):
+        plan(H100, variant="warp_aggregated", wg_size=16)
+
+
+def test_plans_cpu_and_unavailable():
+    p = plan(CPU)
+    assert p["variant"] == "private_bins" and p["parts"] == 2
+    assert plan(CPU, nk=1 << 30)["variant"] == "sorted_segments"
+    for v in ("atomic", "warp_aggregated", "local_hash"):
+        with pytest.raises(gpured.VariantUnavailable, match="int64_base_atomics"):
+            plan(OTHER_GPU, variant=v)
+        assert plan(OTHER_GPU, variant=v, vdt="float32")["variant"] == v
+        with pytest.raises(gpured.VariantUnavailable, match="input order"):
+            plan(CPU, func="scan_by_key", variant=v)
+    assert plan(OTHER_GPU)["variant"] == "sorted_segments"
+    assert not plan(OTHER_GPU, vdt="float32", variant="warp_aggregated")["ptx"]
+    with pytest.raises(ValueError, match="power of two"):
+        plan(CPU, wg_size=3)
