@@ -30,21 +30,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Small buffers (reduction results) are recycled: creating and releasing
+ * an OpenCL buffer costs microseconds per call on GPU drivers.  A recycled
+ * buffer may still be the target of enqueued commands; the next user's
+ * commands go to the same in-order queue, so they run after them. */
+#define SMALL_BYTES 256
+#define SMALL_KEEP 64
+#define MAX_DEVS 64
+
+static cl_mem small_pool[MAX_DEVS][SMALL_KEEP];
+static int small_n[MAX_DEVS];
+
+static void buffer_drop(gr_buffer *b)
+{
+    if (b->mem == NULL) {
+        return;
+    }
+    if (b->nbytes <= SMALL_BYTES && b->dev < MAX_DEVS &&
+        small_n[b->dev] < SMALL_KEEP) {
+        small_pool[b->dev][small_n[b->dev]++] = b->mem;
+    } else {
+        clReleaseMemObject(b->mem);
+    }
+    b->mem = NULL;
+}
+
 static void buffer_dealloc(gr_buffer *b)
 {
-    if (b->mem != NULL) {
-        clReleaseMemObject(b->mem);
-        b->mem = NULL;
-    }
+    buffer_drop(b);
     Py_TYPE(b)->tp_free((PyObject *)b);
 }
 
 static PyObject *buffer_release(gr_buffer *b, PyObject *noargs)
 {
-    if (b->mem != NULL) {
-        clReleaseMemObject(b->mem);
-        b->mem = NULL;
-    }
+    buffer_drop(b);
     Py_RETURN_NONE;
 }
 
@@ -117,10 +136,19 @@ gr_buffer *gr_buffer_check(PyObject *obj, gr_device **dev)
 /* A new Buffer of nbytes on device index di (GIL held). */
 PyObject *gr_buffer_new(int di, size_t nbytes)
 {
+    const size_t requested = nbytes;
     gr_status st = {0};
     gr_device *d = gr_device_get(di);
     cl_int err = CL_SUCCESS;
     cl_mem mem = NULL;
+    const int small = nbytes <= SMALL_BYTES && di < MAX_DEVS;
+    if (small && small_n[di] > 0) {
+        mem = small_pool[di][--small_n[di]];
+        goto wrap;
+    }
+    if (small) {
+        nbytes = SMALL_BYTES; /* one size: any small buffer can be reused */
+    }
     Py_BEGIN_ALLOW_THREADS
     gr_lock();
     if (gr_device_open(d, &st) == 0) {
@@ -137,6 +165,7 @@ PyObject *gr_buffer_new(int di, size_t nbytes)
         gr_raise(&st);
         return NULL;
     }
+wrap:;
     gr_buffer *b = PyObject_New(gr_buffer, &gr_BufferType);
     if (b == NULL) {
         clReleaseMemObject(mem);
@@ -144,7 +173,7 @@ PyObject *gr_buffer_new(int di, size_t nbytes)
     }
     b->mem = mem;
     b->dev = di;
-    b->nbytes = (Py_ssize_t)nbytes;
+    b->nbytes = (Py_ssize_t)requested;
     return (PyObject *)b;
 }
 

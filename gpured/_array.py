@@ -416,11 +416,11 @@ def synchronize():
 def set_staging(chunk_bytes=None, buffers=None, min_bytes=None, force=None,
                 threads=None):
     """Settings of the pinned staging pool that host arrays stream through
-    on GPUs: ``chunk_bytes`` per pinned buffer (default 32 MiB), ``buffers``
+    on GPUs: ``chunk_bytes`` per pinned buffer (default 64 MiB), ``buffers``
     (default 4: at most chunk_bytes x buffers of pinned memory, and as much
     device memory for reductions), ``min_bytes`` (smaller inputs take the
     plain path; default 16 MiB), ``force`` (stream on CPU devices too: for
-    tests), ``threads`` (memcpy threads; 0: up to 8).  Returns the previous
+    tests), ``threads`` (memcpy threads; 0: one per CPU, up to 16).  Returns the previous
     settings.  Changing them frees the pool."""
     old = staging()
     new = {k: old[k] for k in ("chunk_bytes", "buffers", "min_bytes", "force",

@@ -127,7 +127,11 @@ def test_views_share_the_buffer():
 def test_astype(src, dst):
     if "float64" in (src, dst) and np.float64 not in FLOAT_DTYPES:
         pytest.skip("device has no fp64")
-    a = (_data(src, (9, 7)) * (1 if src == "bool" else 1)).astype(src)
+    a = _data(src, (9, 7))
+    if np.dtype(dst).kind in "ub":
+        # Negative floats to unsigned integers are undefined in C (NumPy
+        # wraps on x86, GPUs saturate): compare defined conversions only.
+        a = np.abs(a)
     d = gpured.to_device(a)[::2, ::-1]
     np.testing.assert_array_equal(d.astype(dst).get(), a[::2, ::-1].astype(dst))
 
