@@ -315,32 +315,6 @@ fail:
     return -1;
 }
 
-/* Identity of the op in the result's bytes (fills bins of absent keys). */
-static void bk_identity(const gr_bk_types *ty, unsigned char *b, int *size)
-{
-    const gr_dtype_info *ri = &gr_dtypes[ty->r];
-    *size = ri->size;
-    memset(b, 0, 8);
-    if (ty->count || ty->op == GR_ADD) {
-        return;
-    }
-    if (ty->op == GR_MUL) {
-        if (ty->r == GR_FLOAT32) { float f = 1; memcpy(b, &f, 4); }
-        else if (ty->r == GR_FLOAT64) { double f = 1; memcpy(b, &f, 8); }
-        else { b[0] = 1; }
-        return;
-    }
-    const int hi = ty->op == GR_MIN; /* min starts at the top */
-    switch (ty->r) {
-    case GR_FLOAT32: { float f = hi ? INFINITY : -INFINITY; memcpy(b, &f, 4); break; }
-    case GR_FLOAT64: { double f = hi ? INFINITY : -INFINITY; memcpy(b, &f, 8); break; }
-    case GR_INT32: { int32_t x = hi ? INT32_MAX : INT32_MIN; memcpy(b, &x, 4); break; }
-    case GR_UINT32: { uint32_t x = hi ? UINT32_MAX : 0; memcpy(b, &x, 4); break; }
-    case GR_INT64: { int64_t x = hi ? INT64_MAX : INT64_MIN; memcpy(b, &x, 8); break; }
-    default: { uint64_t x = hi ? UINT64_MAX : 0; memcpy(b, &x, 8); break; }
-    }
-}
-
 static cl_mem bk_buffer(gr_device *d, size_t bytes, gr_status *st)
 {
     cl_int err = CL_SUCCESS;
@@ -506,9 +480,6 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
                        cl_mem out, double *ns, gr_status *st)
 {
-    unsigned char ident[8];
-    int isz;
-    cl_event ev = NULL;
     cl_mem bins = NULL;
     int rc = -1;
     if (nk == 0) {
@@ -517,21 +488,24 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     if (gr_device_open(d, st) != 0) {
         return -1;
     }
-    bk_identity(ty, ident, &isz);
     if (p->variant != GR_BKV_PRIV || n == 0) {
-        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, out, ident, isz, 0,
-                                            nk * isz, 0, NULL,
-                                            ns ? &ev : NULL));
-        if (ev != NULL) {
-            cl_ulong a = 0, b = 0;
-            GR_CL_CHECK(st, clWaitForEvents(1, &ev));
-            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a,
-                                    &a, NULL);
-            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b,
-                                    &b, NULL);
-            *ns += b > a ? (double)(b - a) : 0.0;
-            clReleaseEvent(ev);
-            ev = NULL;
+        /* A kernel, not clEnqueueFillBuffer: Oclgrind's uninitialised-value
+         * check does not see what a fill wrote. */
+        cl_kernel ki = bk_kernel(d, ty, p, p->variant == GR_BKV_SEGMENTS ||
+                                 p->variant == GR_BKV_PRIV, "gr_bk_init", st);
+        const cl_ulong unk0 = nk;
+        const size_t wg = d->is_gpu ? 256 : 1;
+        size_t groups = (nk + wg - 1) / wg;
+        const size_t cap = (d->compute_units ? d->compute_units : 1) *
+                           (d->is_gpu ? 32 : 4);
+        groups = groups < cap ? groups : cap;
+        if (ki == NULL) {
+            goto fail;
+        }
+        ARG(ki, 0, out);
+        ARG(ki, 1, unk0);
+        if (bk_launch(d, ki, groups, wg, ns, st) != 0) {
+            goto fail;
         }
     }
     if (n == 0) {
@@ -601,7 +575,6 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     }
     rc = 0;
 fail:
-    if (ev) clReleaseEvent(ev);
     if (bins) clReleaseMemObject(bins);
     return rc;
 }

@@ -333,6 +333,15 @@ __kernel void gr_bk_final(__global const GR_K *keys, ulong koff,
     }
 }
 
+/* Bins of keys that never occur hold the identity. */
+__kernel void gr_bk_init(__global GR_R *out, ulong n)
+{
+    const GR_R id = gr_finish(gr_identity());
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        out[i] = id;
+    }
+}
+
 /* ----------------------------------------------------------- atomics */
 
 #if GR_BK_ATOMICS
