@@ -389,28 +389,6 @@ static PyObject *py_buffer_copy(PyObject *self, PyObject *args)
 
 #define MAX_DIMS 32
 
-static int dtype_num(PyArray_Descr *descr)
-{
-    static const struct {
-        char kind;
-        int size;
-        gr_dtype t;
-    } table[] = {
-        {'b', 1, GR_BOOL},   {'i', 1, GR_INT8},    {'u', 1, GR_UINT8},
-        {'i', 2, GR_INT16},  {'u', 2, GR_UINT16},  {'i', 4, GR_INT32},
-        {'u', 4, GR_UINT32}, {'i', 8, GR_INT64},   {'u', 8, GR_UINT64},
-        {'f', 4, GR_FLOAT32}, {'f', 8, GR_FLOAT64},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof *table; ++i) {
-        if (descr->kind == table[i].kind &&
-            PyDataType_ELSIZE(descr) == table[i].size) {
-            return table[i].t;
-        }
-    }
-    PyErr_SetString(PyExc_TypeError, "unsupported dtype for a device copy");
-    return -1;
-}
-
 /* Reads a sequence of ints into v[0..n); the number read, -1 on error. */
 static int int_seq(PyObject *o, long long *v, int max)
 {
@@ -476,7 +454,8 @@ static PyObject *py_device_copy(PyObject *self, PyObject *args, PyObject *kw)
                                      PyArray_DescrConverter, &dd, &doff, &ds_o,
                                      &div) ||
         (d = same_device(so, dobj, &sb, &db)) == NULL ||
-        (st_ = dtype_num(sd)) < 0 || (dt_ = dtype_num(dd)) < 0 ||
+        (st_ = gr_dtype_of(sd, "source")) < 0 ||
+        (dt_ = gr_dtype_of(dd, "destination")) < 0 ||
         (nd = int_seq(shape_o, geom, MAX_DIMS)) < 0 ||
         int_seq(ss_o, geom + nd, nd) != nd ||
         int_seq(ds_o, geom + 2 * nd, nd) != nd) {

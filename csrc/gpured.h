@@ -386,6 +386,24 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
                 const gr_layout *lay, const gr_scan_plan *plan,
                 const gr_scan_io *io, gr_timing *timing, gr_status *st);
 
+/* ---------------------------------------------------------------- module.c
+ * Shared by the Python shells of every family (GIL held; -1 with an
+ * exception set on failure). */
+struct _PyArray_Descr; /* NumPy's PyArray_Descr */
+int gr_dtype_of(struct _PyArray_Descr *descr, const char *what);
+int gr_op_of(const char *name);
+int gr_caps_parse(PyObject *caps, gr_device *dev);
+
+/* --------------------------------------------------------------- runtime.c
+ * Kernel events of a run: the first one's start and the last one's end
+ * bound its device time.  gr_span_add takes the caller's reference. */
+typedef struct {
+    cl_event first, last;
+} gr_span;
+void gr_span_add(gr_span *s, cl_event e);
+double gr_span_ns(const gr_span *s);
+void gr_span_release(gr_span *s);
+
 /* ------------------------------------------------ other Python entry points
  * Each family's C file owns its _core functions (NULL-terminated tables,
  * added to the module by module.c). */

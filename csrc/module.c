@@ -18,7 +18,7 @@ size_t gr_result_size(gr_op op, const gr_accum *acc); /* reduce.c */
 /* ----------------------------------------------------------- dtypes */
 
 /* NumPy dtype -> gr_dtype, or -1 with TypeError naming the dtype. */
-static int dtype_of(PyArray_Descr *descr, const char *what)
+int gr_dtype_of(PyArray_Descr *descr, const char *what)
 {
     static const struct {
         char kind;
@@ -45,7 +45,7 @@ static int dtype_of(PyArray_Descr *descr, const char *what)
     return -1;
 }
 
-static int op_of(const char *name)
+int gr_op_of(const char *name)
 {
     for (int i = 0; i < GR_NOPS; ++i) {
         if (strcmp(name, gr_op_names[i]) == 0) {
@@ -309,13 +309,13 @@ static int prepare(call *c, PyObject *args, PyObject *kw)
         return -1;
     }
     c->rdescr = rd;
-    if ((rc = op_of(opname)) < 0) {
+    if ((rc = gr_op_of(opname)) < 0) {
         return -1;
     }
     c->op = (gr_op)rc;
     if (PyTuple_Check(obj)) {
         rc = device_view(c, obj, &td);
-        t = rc == 0 ? dtype_of(td, "input") : -1;
+        t = rc == 0 ? gr_dtype_of(td, "input") : -1;
         Py_XDECREF(td);
         if (t < 0) {
             return -1;
@@ -328,11 +328,11 @@ static int prepare(call *c, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_ValueError, "_core.reduce takes a 2-D array");
             return -1;
         }
-        if ((t = dtype_of(PyArray_DESCR((PyArrayObject *)obj), "input")) < 0) {
+        if ((t = gr_dtype_of(PyArray_DESCR((PyArrayObject *)obj), "input")) < 0) {
             return -1;
         }
     }
-    if ((r = dtype_of(rd, "result")) < 0) {
+    if ((r = gr_dtype_of(rd, "result")) < 0) {
         return -1;
     }
     if (gr_accum_for(c->dev, c->op, (gr_dtype)t, (gr_dtype)r, &c->acc, err,
@@ -777,8 +777,8 @@ static PyObject *py_variants(PyObject *self, PyObject *args)
                           PyArray_DescrConverter, &rd)) {
         goto done;
     }
-    if ((op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0 ||
-        (r = dtype_of(rd, "result")) < 0) {
+    if ((op = gr_op_of(opname)) < 0 || (t = gr_dtype_of(td, "input")) < 0 ||
+        (r = gr_dtype_of(rd, "result")) < 0) {
         goto done;
     }
     if (gr_accum_for(d, (gr_op)op, (gr_dtype)t, (gr_dtype)r, &acc, err,
@@ -829,7 +829,7 @@ static PyObject *py_set_tuned(PyObject *self, PyObject *arg)
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ssO&isiiii",
                               &dev, &opname, PyArray_DescrConverter, &td, &cls,
                               &variant, &wg, &ilp, &vw, &groups) ||
-            (op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0) {
+            (op = gr_op_of(opname)) < 0 || (t = gr_dtype_of(td, "input")) < 0) {
             Py_XDECREF(td);
             free(tab);
             Py_DECREF(seq);
@@ -861,6 +861,69 @@ static PyObject *py_size_class(PyObject *self, PyObject *arg)
     return PyLong_FromLong(gr_size_class((size_t)(nb < 0 ? 0 : nb)));
 }
 
+/* A synthetic device from a dict of capabilities (gpu, compute_units,
+ * max_work_group_size, fp64, atomics64, subgroups, wg_collectives,
+ * nvidia_ptx, name): what the plan_for functions of every family plan for.
+ * caps is borrowed; -1 with an exception set. */
+int gr_caps_parse(PyObject *caps, gr_device *dev)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        int is_size;
+    } fields[] = {
+        {"gpu", offsetof(gr_device, is_gpu), 0},
+        {"compute_units", offsetof(gr_device, compute_units), 0},
+        {"max_work_group_size", offsetof(gr_device, max_wg), 1},
+        {"fp64", offsetof(gr_device, fp64), 0},
+        {"atomics64", offsetof(gr_device, atomics64), 0},
+        {"subgroups", offsetof(gr_device, subgroups), 0},
+        {"wg_collectives", offsetof(gr_device, wg_collectives), 0},
+        {"nvidia_ptx", offsetof(gr_device, nvidia_ptx), 0},
+    };
+    memset(dev, 0, sizeof *dev);
+    dev->compute_units = 1;
+    dev->max_wg = 1024;
+    dev->fp64 = 1;
+    dev->local_mem = 48 * 1024;
+    if (!PyDict_Check(caps)) {
+        PyErr_SetString(PyExc_TypeError, "caps must be a dict");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; ++i) {
+        PyObject *v = PyDict_GetItemString(caps, fields[i].key); /* borrowed */
+        if (v == NULL) {
+            continue;
+        }
+        long x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        char *f = (char *)dev + fields[i].off;
+        if (fields[i].is_size) {
+            *(size_t *)f = (size_t)x;
+        } else if (fields[i].key[0] == 'c') {
+            *(cl_uint *)f = (cl_uint)x;
+        } else {
+            *(int *)f = (int)x;
+        }
+    }
+    PyObject *lm = PyDict_GetItemString(caps, "local_mem_size"); /* borrowed */
+    if (lm != NULL) {
+        dev->local_mem = PyLong_AsUnsignedLongLong(lm);
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+    }
+    PyObject *nm = PyDict_GetItemString(caps, "name"); /* borrowed */
+    const char *s = nm ? PyUnicode_AsUTF8(nm) : "synthetic";
+    if (s == NULL) {
+        return -1;
+    }
+    snprintf(dev->name, sizeof dev->name, "%s", s);
+    return 0;
+}
+
 /* plan_for(caps, op, dtype, rdtype, M, L, seg_stride, elem_stride,
  *          variant=None, wg_size=0, ...) -> plan dict, for a device that
  * need not exist: caps is a dict of gpu, compute_units, max_work_group_size,
@@ -881,7 +944,6 @@ static PyObject *py_plan_for(PyObject *self, PyObject *args, PyObject *kw)
     int op, t, r, rc;
     gr_device dev;
     memset(&c, 0, sizeof c);
-    memset(&dev, 0, sizeof dev);
     if (!PyArg_ParseTupleAndKeywords(
             args, kw, "O!sO&O&nnnn|ziiiii", kwlist, &PyDict_Type, &caps,
             &opname, PyArray_DescrConverter, &td, PyArray_DescrConverter, &rd,
@@ -889,43 +951,15 @@ static PyObject *py_plan_for(PyObject *self, PyObject *args, PyObject *kw)
             &c.ov.items, &c.ov.ilp, &c.ov.vw)) {
         goto done;
     }
-#define CAP(key, field)                                                       \
-    do {                                                                      \
-        PyObject *v_ = PyDict_GetItemString(caps, key); /* borrowed */        \
-        if (v_ != NULL) {                                                     \
-            long x_ = PyLong_AsLong(v_);                                      \
-            if (x_ == -1 && PyErr_Occurred()) {                               \
-                goto done;                                                    \
-            }                                                                 \
-            field = x_;                                                       \
-        }                                                                     \
-    } while (0)
-    dev.compute_units = 1;
-    dev.max_wg = 1024;
-    dev.fp64 = 1;
-    CAP("gpu", dev.is_gpu);
-    CAP("compute_units", dev.compute_units);
-    CAP("max_work_group_size", dev.max_wg);
-    CAP("fp64", dev.fp64);
-    CAP("atomics64", dev.atomics64);
-    CAP("subgroups", dev.subgroups);
-    CAP("wg_collectives", dev.wg_collectives);
-    CAP("nvidia_ptx", dev.nvidia_ptx);
-#undef CAP
-    {
-        PyObject *nm = PyDict_GetItemString(caps, "name"); /* borrowed */
-        const char *s = nm ? PyUnicode_AsUTF8(nm) : "synthetic";
-        if (s == NULL) {
-            goto done;
-        }
-        snprintf(dev.name, sizeof dev.name, "%s", s);
+    if (gr_caps_parse(caps, &dev) != 0) {
+        goto done;
     }
     if (M < 1 || L < 1) {
         PyErr_SetString(PyExc_ValueError, "plan_for needs M >= 1 and L >= 1");
         goto done;
     }
-    if ((op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0 ||
-        (r = dtype_of(rd, "result")) < 0) {
+    if ((op = gr_op_of(opname)) < 0 || (t = gr_dtype_of(td, "input")) < 0 ||
+        (r = gr_dtype_of(rd, "result")) < 0) {
         goto done;
     }
     if (gr_accum_for(&dev, (gr_op)op, (gr_dtype)t, (gr_dtype)r, &c.acc, err,

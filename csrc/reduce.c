@@ -89,48 +89,6 @@ static size_t kernel_wg_limit(gr_device *d, cl_kernel k)
 
 #define ARG(k, i, v) GR_CL_CHECK_AS(st, "clSetKernelArg", clSetKernelArg(k, i, sizeof(v), &(v)))
 
-/* Kernel events of a run: the first one's start and the last one's end
- * bound the device time of a pass. */
-typedef struct {
-    cl_event first, last;
-} span;
-
-static void span_add(span *s, cl_event e)
-{
-    if (s == NULL) {
-        clReleaseEvent(e);
-        return;
-    }
-    if (s->first == NULL) {
-        s->first = e;
-        clRetainEvent(e);
-    }
-    if (s->last != NULL) {
-        clReleaseEvent(s->last);
-    }
-    s->last = e;
-}
-
-static double span_ns(span *s)
-{
-    cl_ulong a = 0, b = 0;
-    if (s->first == NULL) {
-        return 0.0;
-    }
-    clGetEventProfilingInfo(s->first, CL_PROFILING_COMMAND_START, sizeof a,
-                            &a, NULL);
-    clGetEventProfilingInfo(s->last, CL_PROFILING_COMMAND_END, sizeof b, &b,
-                            NULL);
-    return b > a ? (double)(b - a) : 0.0;
-}
-
-static void span_release(span *s)
-{
-    if (s->first) clReleaseEvent(s->first);
-    if (s->last) clReleaseEvent(s->last);
-    s->first = s->last = NULL;
-}
-
 /* Enqueue one pass.  in/inx: elements or states; outv/outx: states or
  * results.  For the group kernel segments are launched in batches so that
  * no launch has more than 2^24 work-groups. */
@@ -139,7 +97,7 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
                         cl_ulong idx0, cl_ulong out0, cl_mem outv,
-                        cl_mem outx, cl_event ready, span *sp,
+                        cl_mem outx, cl_event ready, gr_span *sp,
                         gr_status *st)
 {
     const cl_uint nwait = ready != NULL;
@@ -165,7 +123,7 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
             GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 1, NULL,
                                                    &global, &local, nwait,
                                                    nwait ? &ready : NULL, &ev));
-            span_add(sp, ev);
+            gr_span_add(sp, ev);
             ev = NULL;
         }
     } else {
@@ -183,7 +141,7 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
         GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 2, NULL, global,
                                                local, nwait,
                                                nwait ? &ready : NULL, &ev));
-        span_add(sp, ev);
+        gr_span_add(sp, ev);
         ev = NULL;
     }
     return 0;
@@ -202,13 +160,13 @@ fail:
 static int enqueue_pieces(gr_device *d, cl_kernel k, const gr_plan *plan,
                           const gr_layout *lay, const gr_piece *pieces_in,
                           int npieces, const gr_source *src, cl_mem outv,
-                          cl_mem outx, span *sp, gr_status *st)
+                          cl_mem outx, gr_span *sp, gr_status *st)
 {
     size_t idx0 = 0, out0 = 0;
     for (int i = 0; i < npieces; ++i) {
         gr_piece piece = pieces_in[i];
         cl_event ready = NULL;
-        span one = {NULL, NULL};
+        gr_span one = {NULL, NULL};
         if (src != NULL && src->next(src->ctx, i, &piece, &ready, st) != 0) {
             return -1;
         }
@@ -227,11 +185,11 @@ static int enqueue_pieces(gr_device *d, cl_kernel k, const gr_plan *plan,
                 src->done(src->ctx, i, one.last);
             }
             if (sp != NULL && one.first != NULL) {
-                span_add(sp, one.first);
-                span_add(sp, one.last);
+                gr_span_add(sp, one.first);
+                gr_span_add(sp, one.last);
                 one.first = one.last = NULL;
             }
-            span_release(&one);
+            gr_span_release(&one);
         }
         if (rc != 0) {
             return -1;
@@ -250,7 +208,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
     cl_int err = CL_SUCCESS;
     cl_mem pv = NULL, px = NULL, outv = NULL, accv = NULL, resv = NULL;
     cl_ulong res0 = 0;
-    span s1 = {NULL, NULL}, s2 = {NULL, NULL};
+    gr_span s1 = {NULL, NULL}, s2 = {NULL, NULL};
     gr_plan plan = *plan_in;
     size_t total_parts = 0;
     const size_t rsize = gr_result_size(op, acc);
@@ -381,16 +339,16 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         GR_CL_CHECK(st, clFinish(d->queue));
     }
     if (timing != NULL) {
-        timing->first_ns = span_ns(&s1);
-        timing->second_ns = span_ns(&s2);
+        timing->first_ns = gr_span_ns(&s1);
+        timing->second_ns = gr_span_ns(&s2);
     }
     rc = 0;
 fail:
     if (rc != 0) {
         clFinish(d->queue);
     }
-    span_release(&s1);
-    span_release(&s2);
+    gr_span_release(&s1);
+    gr_span_release(&s2);
     if (pv) clReleaseMemObject(pv);
     if (px) clReleaseMemObject(px);
     if (outv) clReleaseMemObject(outv);

@@ -401,3 +401,41 @@ fail:
     }
     return -1;
 }
+
+/* ------------------------------------------------------------ event spans */
+
+void gr_span_add(gr_span *s, cl_event e)
+{
+    if (s == NULL) {
+        clReleaseEvent(e);
+        return;
+    }
+    if (s->first == NULL) {
+        s->first = e;
+        clRetainEvent(e);
+    }
+    if (s->last != NULL) {
+        clReleaseEvent(s->last);
+    }
+    s->last = e;
+}
+
+double gr_span_ns(const gr_span *s)
+{
+    cl_ulong a = 0, b = 0;
+    if (s->first == NULL) {
+        return 0.0;
+    }
+    clGetEventProfilingInfo(s->first, CL_PROFILING_COMMAND_START, sizeof a,
+                            &a, NULL);
+    clGetEventProfilingInfo(s->last, CL_PROFILING_COMMAND_END, sizeof b, &b,
+                            NULL);
+    return b > a ? (double)(b - a) : 0.0;
+}
+
+void gr_span_release(gr_span *s)
+{
+    if (s->first) clReleaseEvent(s->first);
+    if (s->last) clReleaseEvent(s->last);
+    s->first = s->last = NULL;
+}
