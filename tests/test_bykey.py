@@ -388,14 +388,14 @@ def plan(caps, func="sum_by_key", n=10 << 20, nk=1 << 20, heads=None, desc=0,
 
 def test_plans_gpu():
     p = plan(H100, sm=9)
-    assert p["variant"] == "sorted_segments" and p["wg_size"] == 256
+    assert p["variant"] == "warp_aggregated" and p["wg_size"] == 256
     p = plan(H100, desc=500000, sm=9)
     assert p["variant"] == "warp_aggregated" and p["ptx"] and p["match_any"]
     assert not plan(H100, desc=5, sm=6, variant="warp_aggregated")["match_any"]
     assert plan(H100, heads=10 << 20, desc=5 << 20)["variant"] == "atomic"
     assert plan(H100, deterministic=True, desc=7)["variant"] == "sorted_segments"
     assert plan(H100, func="reduce_by_key")["variant"] == "sorted_segments"
-    assert plan(H100, n=1 << 28, func="reduce_by_key")["items"] == 16
+    assert plan(H100, n=1 << 28, func="reduce_by_key")["items"] == 8
     with pytest.raises(ValueError, match="whole warps"):
         plan(H100, variant="warp_aggregated", wg_size=16)
 
