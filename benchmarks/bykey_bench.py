@@ -7,10 +7,13 @@ CUDA machine, torch) on the seed's problem shapes.
 Device times: OpenCL profiling events (gpured.timeit_by_key: inputs on the
 device, key check included); NumPy: wall-clock median of the same reps.
 """
+import os
 import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import gpured
 from gpured import _bykey as B
