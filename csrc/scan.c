@@ -58,7 +58,7 @@ static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
              "#define GR_ITEMS %d\n#define GR_LOCAL %d\n"
              "#define GR_MV %d\n#define GR_MVR %d\n"
              "#define GR_IN_ALIGNED %d\n#define GR_OUT_ALIGNED %d\n"
-             "#define GR_LOOKBACK %d\n#define GR_PACK %d\n#define GR_SPIN %d\n"
+             "#define GR_LOOKBACK %d\n#define GR_SPIN %d\n"
              "#define GR_CPU_TILE %d\n",
              fp64, gr_dtypes[acc->t].cl, acc->a_cl, gr_dtypes[acc->r].cl,
              acc->a_size == 1   ? "char"
@@ -71,7 +71,7 @@ static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
              p->ilp, p->sg, p->items, p->local,
              vec_width(p->items, gr_dtypes[acc->t].size),
              vec_width(p->items, rsize), k->in_aligned, k->out_aligned,
-             k->lookback, k->pack, p->spin, p->cpu_tile);
+             k->lookback, p->spin, p->cpu_tile);
 }
 
 static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
@@ -172,8 +172,7 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
     const cl_ulong oes = (cl_ulong)io->out_elem_stride;
     const cl_uint excl = exclusive ? 1 : 0;
     int rc = -1;
-    kcfg k = {plan->kind == GR_SK_LOOKBACK,
-              acc->a_size <= 4 && acc->x_size == 0,
+    kcfg k = {plan->kind == GR_SK_LOOKBACK, 0,
               in_base % mv == 0 && (M == 1 || ss % mv == 0),
               out_base % mvr == 0 && (M == 1 || oss % mvr == 0)};
     gr_program *prog;
@@ -271,13 +270,10 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
         const cl_ulong tiles = plan->tiles, ntiles = M * plan->tiles;
         const cl_ulong zero = 0;
         cl_event ev = NULL;
-        /* Status words (GR_PACK), or flags then the value words. */
-        size_t bytes = (size_t)ntiles * 8;
-        if (!k.pack) {
-            bytes = ((size_t)ntiles + 1) / 2 * 8 +
-                    (size_t)ntiles * (acc->x_size ? 4 : 2) * acc->a_size;
-            bytes = (bytes + 7) / 8 * 8;
-        }
+        /* Per tile: the state in 32-bit pieces, each in a 64-bit word
+         * tagged with the tile's flag (kernels/scan.cl). */
+        const size_t nw = ((size_t)acc->a_size * (acc->x_size ? 2 : 1) + 3) / 4;
+        size_t bytes = (size_t)ntiles * nw * 8;
         if ((k1 = gr_program_kernel(prog, "gr_scan_lookback", st)) == NULL) {
             goto fail;
         }

@@ -275,6 +275,8 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
     if (wg == 1) {
         plan->local = LOC_NONE; /* nothing to combine across work-items */
         plan->sg = 0;
+    } else if (plan->local == LOC_NONE) {
+        plan->local = best_local(d, op, acc, &plan->sg);
     }
     if (plan->sg == 1 && wg < 32) {
         if (ov->wg_size) {

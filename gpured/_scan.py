@@ -106,6 +106,7 @@ def _prepare(name, a, axis, dtype, out, kw):
         out.dtype if isinstance(out, np.ndarray) and opname in ("add", "multiply")
         else None)
     rd = _check_dtype(_result_dtype(opname, arr.dtype, probe), "result")
+    rd = rd.newbyteorder("=")
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError("out must be a numpy.ndarray")
@@ -118,7 +119,7 @@ def _prepare(name, a, axis, dtype, out, kw):
     if rd == np.bool_ and opname in ("add", "multiply"):
         # NumPy's bool add / multiply are logical or / and.
         core_op = "maximum" if opname == "add" else "minimum"
-    if core_op in ("minimum", "maximum") and arr.dtype != rd:
+    if core_op in ("minimum", "maximum") and arr.dtype.newbyteorder("=") != rd:
         arr = arr.astype(rd)  # cummin(a, dtype=...) compares in that dtype
     return arr, axis, rd, core_op, knobs
 

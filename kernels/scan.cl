@@ -20,9 +20,6 @@
  *   GR_MV, GR_MVR  vector width of loads / stores (16 bytes)
  *   GR_IN_ALIGNED, GR_OUT_ALIGNED  rows start on a vector boundary: vector
  *                pointers instead of vloadn/vstoren
- *   GR_PACK      look-back status: 1 = flag and value packed in one 64-bit
- *                word (values of at most 32 bits, no compensation),
- *                0 = flag word + value words in separate arrays
  *   GR_SPIN      polls of a not-yet-published predecessor before the
  *                look-back reduces that predecessor's tile itself
  *   GR_CPU_TILE  1: the look-back tile is one work-item's contiguous run,
@@ -591,121 +588,161 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
 
 /* ------------------------------------------------ decoupled look-back
  *
- * What this relies on (OpenCL 1.2 gives no memory model between
- * work-groups; OpenCL 2.0's would be memory_scope_device acquire/release):
+ * Status of tile i: GRS_NW 64-bit words, word w = flag << 32 | bits 32w..
+ * 32w+31 of the state (value, then compensation).  A state of 32 bits or
+ * less (int32/float32 min/max, bytes, ...) is one word: flag and value
+ * can never be seen apart.  A wider state (float64, int64 sums, the
+ * float64 accumulator of float32 sums, TwoSum pairs) spans several words,
+ * each tagged with the flag: a reader takes the state only when every
+ * word carries the same flag (A or P), otherwise it polls again.  Each
+ * tile publishes A once and P once, so equal tags mean one publication:
+ * no fence and no ordering between the words is needed.
  *
- *  1. Atomic operations on one global address are coherent device-wide
- *     (OpenCL 1.2 s6.12.11: "atomic across all work-items of the device").
- *     Every publication and every look-back read is an atomic (a read is
- *     atom_add(p, 0)), so no plain load can see a stale cache line.
- *  2. With 32-bit values, flag and value are ONE 64-bit word (flag << 32 |
- *     bits), written by one atom_xchg: a reader can never see the flag
- *     without its value.  Needs cl_khr_int64_base_atomics.
- *  3. With 64-bit values (or a compensated pair) value words are written
- *     first, then mem_fence(CLK_GLOBAL_MEM_FENCE), then the flag; a reader
- *     reads the flag, fences, then the values.  This assumes the fence
- *     orders the writer's atomics as seen by other work-groups, which
- *     OpenCL 1.2 only promises within a work-item; NVIDIA compiles it to
- *     membar.gl (device-scope, cumulative) and PoCL's CPU target to an x86
- *     fence, which give exactly that.
- *  4. Forward progress: a tile takes its index from an atomic counter when
- *     it starts, so it only ever waits for tiles that started before it.
- *     OpenCL promises nothing about started work-groups making progress
- *     while others spin (no independent forward progress), so a look-back
- *     that polls a predecessor GR_SPIN times without news reduces that
- *     tile from the input itself (decoupled fallback) and goes on: no tile
- *     can wait forever, whatever the scheduler does.
+ * What this relies on (OpenCL 1.2 gives no memory model between
+ * work-groups; OpenCL 2.0's would be memory_scope_device):
+ *  1. 64-bit atomics (cl_khr_int64_base_atomics) on one address are
+ *     atomic and coherent across the device (OpenCL 1.2 s6.12.11: "atomic
+ *     across all work-items of the device").  Every publication is an
+ *     atom_xchg, every look-back read an atom_add(p, 0): no plain load can
+ *     read a stale cache line and no word is ever torn.
+ *  2. Forward progress: a tile takes its index from an atomic counter
+ *     when it starts, so it only ever waits for tiles that started before
+ *     it.  OpenCL promises nothing about a started work-group progressing
+ *     while others spin, so a look-back that polls a predecessor GR_SPIN
+ *     times without news reduces that tile from the input itself
+ *     ("decoupled fallback") and goes on: no tile waits forever, whatever
+ *     the scheduler does.
+ * The previous design (64-bit values in their own array, then a fence,
+ * then the flag) needed mem_fence to order atomics as seen by other
+ * work-groups, which OpenCL 1.2 does not promise; on the H100 it failed
+ * look-back chains of 10,000 tiles.
  */
 #if GR_LOOKBACK
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 
-#define GRS_X 0u /* nothing published   */
+#define GRS_X 0u /* nothing published     */
 #define GRS_A 1u /* aggregate of the tile */
 #define GRS_P 2u /* inclusive prefix      */
 
 #define GRS_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
 #define GRS_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
-#define GRS_READ32(p) atomic_add((volatile __global uint *)(p), 0u)
-#define GRS_WRITE32(p, v) atomic_xchg((volatile __global uint *)(p), (uint)(v))
 
+#define GRS_NW ((GR_A_SIZE * (1 + GR_HAS_X) + 3) / 4)
+
+inline void grs_to_words(gr_state s, uint *w)
+{
 #if GR_A_SIZE == 8
-#define GRS_AU ulong
-#define GRS_RDA(p) GRS_READ64(p)
-#define GRS_WRA(p, v) GRS_WRITE64(p, v)
-#else
-#define GRS_AU uint
-#define GRS_RDA(p) GRS_READ32(p)
-#define GRS_WRA(p, v) GRS_WRITE32(p, v)
+    ulong b = as_ulong(s.v);
+    w[0] = (uint)b;
+    w[1] = (uint)(b >> 32);
+#if GR_HAS_X
+    ulong c = as_ulong(s.x);
+    w[2] = (uint)c;
+    w[3] = (uint)(c >> 32);
 #endif
-
-#if GR_A_SIZE == 1
-#define GRS_BITS(v) ((uint)as_uchar(v))
-#define GRS_UNBITS(u) as_char((uchar)(u))
+#elif GR_A_SIZE == 4
+    w[0] = as_uint(s.v);
+#if GR_HAS_X
+    w[1] = as_uint(s.x);
+#endif
 #elif GR_A_SIZE == 2
-#define GRS_BITS(v) ((uint)as_ushort(v))
-#define GRS_UNBITS(u) as_short((ushort)(u))
+    w[0] = (uint)as_ushort(s.v);
 #else
-#define GRS_BITS(v) as_uint(v)
-#define GRS_UNBITS(u) (u)
-#endif
-
-/* Scratch: status words (GR_PACK) or flags, then the value arrays. */
-typedef struct {
-    __global ulong *word;   /* GR_PACK: flag << 32 | value bits            */
-    __global uint *flag;    /* !GR_PACK                                    */
-    __global GR_A *av, *pv; /* aggregate / inclusive values                */
-    __global GR_X *ax, *px;
-} grs_status;
-
-inline void grs_publish(grs_status st, ulong i, uint flag, gr_state s)
-{
-#if GR_PACK
-    GRS_WRITE64(st.word + i, ((ulong)flag << 32) | (ulong)GRS_BITS(s.v));
-#else
-    __global GR_A *v = flag == GRS_P ? st.pv : st.av;
-    GRS_WRA(v + i, GR_AS(GRS_AU, s.v));
-#if GR_HAS_X
-    __global GR_X *x = flag == GRS_P ? st.px : st.ax;
-    GRS_WRA(x + i, GR_AS(GRS_AU, s.x));
-#endif
-    mem_fence(CLK_GLOBAL_MEM_FENCE); /* values before the flag */
-    /* A flag only rises (X -> A -> P): P's values are in their own array,
-     * so a reader that saw A reads A's values whatever comes later. */
-    GRS_WRITE32(st.flag + i, flag);
+    w[0] = (uint)as_uchar(s.v);
 #endif
 }
 
-/* The flag of tile i and, when it is not X, its value. */
-inline uint grs_poll(grs_status st, ulong i, gr_state *s)
+inline gr_state grs_from_words(const uint *w)
 {
-#if GR_PACK
-    ulong w = GRS_READ64(st.word + i);
-    uint flag = (uint)(w >> 32);
-    s->v = GR_AS(GR_A, GRS_UNBITS((uint)w));
-    s->x = 0;
-    return flag;
-#else
-    uint flag = GRS_READ32(st.flag + i);
-    if (flag != GRS_X) {
-        mem_fence(CLK_GLOBAL_MEM_FENCE); /* the flag before the values */
-        __global GR_A *v = flag == GRS_P ? st.pv : st.av;
-        s->v = GR_AS(GR_A, (GRS_AU)GRS_RDA(v + i));
+    gr_state s;
+    s.x = 0;
+#if GR_A_SIZE == 8
+    s.v = GR_AS(GR_A, (ulong)w[0] | ((ulong)w[1] << 32));
 #if GR_HAS_X
-        __global GR_X *x = flag == GRS_P ? st.px : st.ax;
-        s->x = GR_AS(GR_X, (GRS_AU)GRS_RDA(x + i));
-#else
-        s->x = 0;
+    s.x = GR_AS(GR_X, (ulong)w[2] | ((ulong)w[3] << 32));
 #endif
+#elif GR_A_SIZE == 4
+    s.v = GR_AS(GR_A, w[0]);
+#if GR_HAS_X
+    s.x = GR_AS(GR_X, w[1]);
+#endif
+#elif GR_A_SIZE == 2
+    s.v = GR_AS(GR_A, (ushort)w[0]);
+#else
+    s.v = GR_AS(GR_A, (uchar)w[0]);
+#endif
+    return s;
+}
+
+inline void grs_publish(__global ulong *status, ulong i, uint flag, gr_state s)
+{
+    uint w[GRS_NW];
+    grs_to_words(s, w);
+    for (uint k = 0; k < GRS_NW; ++k) {
+        GRS_WRITE64(status + i * GRS_NW + k, ((ulong)flag << 32) | (ulong)w[k]);
     }
-    return flag;
-#endif
 }
+
+/* The flag of tile i (X unless every word carries the same A or P) and,
+ * when not X, its state. */
+inline uint grs_poll(__global ulong *status, ulong i, gr_state *s)
+{
+    uint w[GRS_NW];
+    uint flag = 0;
+    int same = 1;
+    for (uint k = 0; k < GRS_NW; ++k) {
+        ulong x = GRS_READ64(status + i * GRS_NW + k);
+        uint f = (uint)(x >> 32);
+        w[k] = (uint)x;
+        same &= k == 0 || f == flag;
+        flag = k == 0 ? f : flag;
+    }
+    if (!same) {
+        return GRS_X; /* a publication in progress: poll again */
+    }
+    *s = grs_from_words(w);
+    return flag;
+}
+
+#if GR_SG == GR_SG_PTX && GR_WG >= 32
+/* NVIDIA: warp 0 looks back through a window of 32 predecessors at once
+ * (lane l reads tile j - l), as CUB's DeviceScan does. */
+#define GRS_WARP_LOOKBACK 1
+inline uint grs_ballot(int p)
+{
+    uint r;
+    __asm__ volatile("{ .reg .pred q; setp.ne.s32 q, %1, 0; "
+                     "vote.sync.ballot.b32 %0, q, 0xffffffff; }"
+                     : "=r"(r) : "r"(p));
+    return r;
+}
+/* Index of the lowest set bit (x != 0). */
+inline uint grs_lowest(uint x) { return 31u - clz(x & (0u - x)); }
+
+/* Fold of the lanes' states (lane 0 ends with it). */
+inline gr_state grs_warp_fold(gr_state s)
+{
+#pragma unroll
+    for (uint d = 16; d > 0; d >>= 1) {
+        gr_state o;
+        o.v = GR_SHFL(GR_A, GR_A_SIZE, s.v, d);
+#if GR_HAS_X
+        o.x = GR_SHFL(GR_X, GR_X_SIZE, s.x, d);
+#else
+        o.x = 0;
+#endif
+        /* lanes l and l + d: the higher lane is the earlier tile */
+        s = grs_cat(o, s);
+    }
+    return s;
+}
+#endif
 
 /* Look back from tile `t` (global index, `k` within its row): returns the
- * exclusive prefix of the tile.  Work-item 0 polls; the group joins only
- * to reduce a stalled predecessor (GR_SPIN polls without news).  Every
- * work-item gets the result. */
-inline gr_state grs_look_back(grs_status st, ulong t, ulong k,
+ * exclusive prefix of the tile, to every work-item.  One work-item (or
+ * warp 0 on NVIDIA) polls; the whole group joins only to reduce a stalled
+ * predecessor (GR_SPIN polls without news). */
+inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
                               __global const GR_T *rin, ulong L,
                               __local GR_A *lv, __local GR_X *lx,
                               __local long *sh_j, __local gr_state *sh_s)
@@ -714,11 +751,52 @@ inline gr_state grs_look_back(grs_status st, ulong t, ulong k,
     long j = (long)k - 1; /* predecessor within the row */
     gr_state acc = gr_identity(); /* fold of tiles j+1 .. k-1 */
     for (;;) {
+#ifdef GRS_WARP_LOOKBACK
+        if (lid < 32) {
+            uint spins = 0;
+            while (j >= 0) {
+                gr_state s = gr_identity();
+                uint f = GRS_P;
+                if ((long)lid <= j) {
+                    f = grs_poll(status, t - (k - (ulong)(j - (long)lid)), &s);
+                } else {
+                    s = gr_identity();
+                }
+                const uint xs = grs_ballot(f == GRS_X);
+                const uint ps = grs_ballot(f == GRS_P);
+                const uint first_x = xs ? grs_lowest(xs) : 32u;
+                const uint first_p = ps ? grs_lowest(ps) : 32u;
+                if (first_x == 0) {
+                    if (++spins > GR_SPIN) {
+                        break; /* stalled: the group reduces tile j */
+                    }
+                    continue;
+                }
+                spins = 0;
+                /* Lanes before the first X or through the first P. */
+                const uint take = first_p < first_x ? first_p + 1 : first_x;
+                if (lid >= take) {
+                    s = gr_identity();
+                }
+                s = grs_warp_fold(s);
+                acc = grs_cat(s, acc); /* lane 0's is the one used */
+                if (first_p < first_x) {
+                    j = -1;
+                    break;
+                }
+                j -= (long)take;
+            }
+            if (lid == 0) {
+                *sh_j = j;
+                *sh_s = acc;
+            }
+        }
+#else
         if (lid == 0) {
             uint spins = 0;
             while (j >= 0) {
                 gr_state s;
-                uint f = grs_poll(st, t - (k - (ulong)j), &s);
+                uint f = grs_poll(status, t - (k - (ulong)j), &s);
                 if (f == GRS_X) {
                     if (++spins > GR_SPIN) {
                         break; /* stalled: the group reduces tile j */
@@ -736,6 +814,7 @@ inline gr_state grs_look_back(grs_status st, ulong t, ulong k,
             *sh_j = j;
             *sh_s = acc;
         }
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
         const long jj = *sh_j;
         acc = *sh_s;
@@ -775,20 +854,6 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     __local long sh_j;
     __local gr_state sh_s;
     const uint lid = get_local_id(0);
-    grs_status st;
-#if GR_PACK
-    st.word = status;
-    st.flag = 0;
-    st.av = st.pv = 0;
-    st.ax = st.px = 0;
-#else
-    st.word = 0;
-    st.flag = (__global uint *)status;
-    st.av = (__global GR_A *)(status + (ntiles + 1) / 2);
-    st.pv = st.av + ntiles;
-    st.ax = (__global GR_X *)(st.pv + ntiles);
-    st.px = st.ax + ntiles;
-#endif
     /* Tiles in the order they start, not in get_group_id() order. */
     if (lid == 0) {
         sh_tile = atomic_inc(counter);
@@ -832,12 +897,12 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
         gr_merge(&total, agg[b]);
     }
     if (k > 0) {
-        grs_publish(st, t, GRS_A, total);
-        prefix = grs_look_back(st, t, k, rin, L, lv, lx, &sh_j, &sh_s);
+        grs_publish(status, t, GRS_A, total);
+        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s);
     } else {
         prefix = gr_identity();
     }
-    grs_publish(st, t, GRS_P, grs_cat(prefix, total));
+    grs_publish(status, t, GRS_P, grs_cat(prefix, total));
     gr_state run[GR_ILP];
     run[0] = prefix;
     for (uint b = 1; b < GR_ILP; ++b) {
@@ -869,16 +934,16 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     const gr_state e = grs_group_scan(a, lv, lx, &total);
     if (k == 0) {
         if (lid == 0) {
-            grs_publish(st, t, GRS_P, total);
+            grs_publish(status, t, GRS_P, total);
         }
         prefix = gr_identity();
     } else {
         if (lid == 0) {
-            grs_publish(st, t, GRS_A, total);
+            grs_publish(status, t, GRS_A, total);
         }
-        prefix = grs_look_back(st, t, k, rin, L, lv, lx, &sh_j, &sh_s);
+        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s);
         if (lid == 0) {
-            grs_publish(st, t, GRS_P, grs_cat(prefix, total));
+            grs_publish(status, t, GRS_P, grs_cat(prefix, total));
         }
     }
     grs_tile_store(rout, pos, nv, x, grs_cat(prefix, e), excl);
