@@ -135,6 +135,15 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
             snprintf(p->why, sizeof p->why, "%s: sorted segments",
                      d->is_gpu ? "no 64-bit atomics" : "CPU, bins too many "
                      "to privatise");
+        } else if (facts->unmeasured) {
+            /* NVIDIA, num_keys given: no pass over the keys before the
+             * kernel (the key check is fused into it), so no run length;
+             * warp_aggregated falls back to plain atomics in warps whose
+             * keys all differ. */
+            v = GR_BKV_WARP;
+            snprintf(p->why, sizeof p->why, "GPU, keys not measured (check "
+                     "fused into the kernel): one atomic per run of equal "
+                     "keys per warp, plain atomics where keys all differ");
         } else if (run >= 2.0) {
             /* H100, 10 Mi f64 into 1 Mi keys, runs of 10: warp_aggregated
              * 0.128 ms, atomic 0.164, sorted_segments 0.295 (sorted);
@@ -217,7 +226,8 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
 /* The #define block for kernels/bykey.cl.  seg: accumulator of the
  * sorted-segments and private-bins kernels (float32 sums in double where
  * the device has it); otherwise the accumulator has the result's bits, so
- * atomics fold straight into the output. */
+ * atomics fold straight into the output.  seg 2: the same, for the CPU
+ * chunk kernels, a program of their own (a program caches 8 kernels). */
 static void bk_defines(char *buf, size_t n, const gr_device *d,
                        const gr_bk_types *ty, const gr_bk_plan *p, int seg)
 {
@@ -265,14 +275,15 @@ static void bk_defines(char *buf, size_t n, const gr_device *d,
              "#define GR_SG 0\n#define GR_ATOMIC %d\n"
              "#define GR_K %s\n#define GR_K_SIZE %d\n#define GR_BK_COUNT %d\n"
              "#define GR_BK_PTX %d\n#define GR_BK_MATCH %d\n"
-             "#define GR_BK_H %d\n#define GR_BK_ATOMICS %d\n",
+             "#define GR_BK_H %d\n#define GR_BK_ATOMICS %d\n"
+             "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n",
              strcmp(a_cl, "double") == 0 || ti->size == 8 * ti->is_float ||
                  ty->r == GR_FLOAT64,
              ti->cl, a_cl, ty->count ? "long" : ri->cl,
              a_size == 4 ? "int" : "long", a_size, a_size, a_float,
              ty->count ? (int)GR_ADD : (int)ty->op, cvt, minv, maxv, p->wg,
              atomics, ki->cl, ki->size, ty->count, p->ptx, p->match,
-             p->hash_bins, atomics);
+             p->hash_bins, atomics, atomics && d->atomics64, seg == 2);
 }
 
 static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
@@ -392,9 +403,67 @@ fail:
     return rc;
 }
 
+/* CPUs: two sequential passes over a few contiguous chunks (mode 0 reduce,
+ * 3 dense); see gr_bk_chunk_runs. */
+static int bk_chunks_dev(gr_device *d, const gr_bk_types *ty,
+                         const gr_bk_plan *p, int mode, cl_mem keys,
+                         size_t koff, cl_mem vals, size_t voff, size_t n,
+                         cl_mem okeys, cl_mem ovals, cl_mem count, double *ns,
+                         gr_status *st)
+{
+    cl_mem cnt = NULL, cb = NULL;
+    int rc = -1;
+    const cl_ulong chunk = p->items, P = (n + p->items - 1) / p->items,
+                   un = n, ukoff = koff, uvoff = voff;
+    const cl_uint umode = (cl_uint)mode;
+    cl_kernel k1 = bk_kernel(d, ty, p, 2, "gr_bk_chunk_heads", st);
+    cl_kernel k2 = k1 ? bk_kernel(d, ty, p, 2, "gr_bk_chunk_runs", st) : NULL;
+    if (k2 == NULL || (cb = bk_buffer(d, P * 8, st)) == NULL) {
+        goto fail;
+    }
+    if (count == NULL && (cnt = count = bk_buffer(d, 8, st)) == NULL) {
+        goto fail;
+    }
+    if (vals == NULL) {
+        vals = keys; /* op count reads no values */
+    }
+    if (okeys == NULL) {
+        okeys = ovals;
+    }
+    ARG(k1, 0, keys);
+    ARG(k1, 1, ukoff);
+    ARG(k1, 2, un);
+    ARG(k1, 3, chunk);
+    ARG(k1, 4, cb);
+    if (bk_launch(d, k1, P, 1, ns, st) != 0) {
+        goto fail;
+    }
+    ARG(k2, 0, keys);
+    ARG(k2, 1, ukoff);
+    ARG(k2, 2, vals);
+    ARG(k2, 3, uvoff);
+    ARG(k2, 4, un);
+    ARG(k2, 5, chunk);
+    ARG(k2, 6, P);
+    ARG(k2, 7, cb);
+    ARG(k2, 8, umode);
+    ARG(k2, 9, okeys);
+    ARG(k2, 10, ovals);
+    ARG(k2, 11, count);
+    if (bk_launch(d, k2, P, 1, ns, st) != 0) {
+        goto fail;
+    }
+    rc = 0;
+fail:
+    if (cb) clReleaseMemObject(cb);
+    if (cnt) clReleaseMemObject(cnt);
+    return rc;
+}
+
 /* Sorted segments: mode 0 reduce (okeys/ovals of capacity n, count[0] the
  * number of runs), 1/2 inclusive/exclusive scan (ovals, n values),
- * 3 dense (ovals[key], keys sorted). */
+ * 3 dense (ovals[key], keys sorted).  On CPUs with work-groups of one
+ * (the default there), reduce and dense take the chunked two-pass path. */
 int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
                           const gr_bk_plan *p, int mode, cl_mem keys,
                           size_t koff, cl_mem vals, size_t voff, size_t n,
@@ -408,6 +477,10 @@ int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
     }
     if (gr_device_open(d, st) != 0) {
         return -1;
+    }
+    if (!d->is_gpu && p->wg == 1 && (mode == 0 || mode == 3)) {
+        return bk_chunks_dev(d, ty, p, mode, keys, koff, vals, voff, n, okeys,
+                             ovals, count, ns, st);
     }
     const cl_ulong T = p->groups, un = n, uit = p->items, ukoff = koff,
                    uvoff = voff;
@@ -475,13 +548,15 @@ fail:
     return rc;
 }
 
-/* Dense bins: out (num_keys results) is filled with the identity, then the
- * plan's variant folds every value into out[key].  Keys must have been
- * validated (gr_bykey_stats_dev) and, for sorted_segments, be sorted. */
+/* Dense bins: out (num_keys results) is filled with the identity (and
+ * flag[0] set to "no bad key"), then the plan's variant folds every value
+ * into out[key].  Keys must have been validated (gr_bykey_stats_dev) unless
+ * the variant checks them itself (atomic kernels on devices with 64-bit
+ * atomics: bad indices go to flag[0]); sorted_segments needs sorted keys. */
 int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        const gr_bk_plan *p, cl_mem keys, size_t koff,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
-                       cl_mem out, double *ns, gr_status *st)
+                       cl_mem out, cl_mem flag, double *ns, gr_status *st)
 {
     cl_mem bins = NULL;
     int rc = -1;
@@ -507,6 +582,7 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
         }
         ARG(ki, 0, out);
         ARG(ki, 1, unk0);
+        ARG(ki, 2, flag);
         if (bk_launch(d, ki, groups, wg, ns, st) != 0) {
             goto fail;
         }
@@ -573,6 +649,8 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     ARG(k, 4, un);
     ARG(k, 5, uit);
     ARG(k, 6, out);
+    ARG(k, 7, unk);
+    ARG(k, 8, flag);
     if (bk_launch(d, k, p->groups, p->wg, ns, st) != 0) {
         goto fail;
     }
@@ -582,21 +660,52 @@ fail:
     return rc;
 }
 
-/* sum_by_key on the device: validate keys and measure their order, plan,
- * allocate *out (num_keys results; the caller owns it) and fill it.
- * res->needs_sort: deterministic and the keys are not sorted (nothing was
- * run; the caller sorts and calls again).  res->facts.first_bad != MAX:
- * a bad key (nothing written). */
-int gr_bykey_sum_dev(gr_device *d, int sm, const gr_bk_types *ty,
-                     const gr_bk_overrides *ov, cl_mem keys, size_t koff,
-                     cl_mem vals, size_t voff, size_t n, int64_t num_keys,
-                     cl_mem *out, gr_bk_result *res, gr_status *st)
+/* sum_by_key, first half: the plan, with res->facts.num_keys.  The keys
+ * are validated and measured by gr_bk_stats first, except where the check
+ * is fused into the aggregation kernel (res->fused): num_keys given,
+ * nondeterministic, an atomic variant (asked for, or auto on NVIDIA), and
+ * 64-bit atomics for the flag word -- then nothing runs before the kernel
+ * and nothing is read back before it.  res->needs_sort: deterministic and
+ * the keys are not sorted.  res->facts.first_bad != MAX: a bad key. */
+int gr_bykey_sum_plan_dev(gr_device *d, int sm, const gr_bk_types *ty,
+                          const gr_bk_overrides *ov, cl_mem keys, size_t koff,
+                          size_t n, int64_t num_keys, gr_bk_result *res,
+                          gr_status *st)
 {
     const uint64_t bound = num_keys >= 0 ? (uint64_t)num_keys
                                          : (uint64_t)1 << 62;
-    *out = NULL;
-    if (gr_device_open(d, st) != 0 ||
-        gr_bykey_stats_dev(d, ty, keys, koff, n, bound, &res->facts,
+    if (gr_device_open(d, st) != 0) {
+        return -1;
+    }
+    res->fused = 0;
+    if (num_keys > 0 && n > 0 && !ov->deterministic && d->atomics64) {
+        const char *w = ov->variant;
+        const int is_auto = w == NULL || strcmp(w, "auto") == 0;
+        const int atomic_kind = !is_auto && (strcmp(w, "atomic") == 0 ||
+                                             strcmp(w, "warp_aggregated") == 0 ||
+                                             strcmp(w, "local_hash") == 0);
+        if (atomic_kind || (is_auto && d->is_gpu && d->nvidia_ptx)) {
+            memset(&res->facts, 0, sizeof res->facts);
+            res->facts.n = n;
+            res->facts.num_keys = (size_t)num_keys;
+            res->facts.first_bad = UINT64_MAX;
+            res->facts.sorted = ov->sorted;
+            res->facts.unmeasured = 1;
+            int prc = gr_bk_plan_for(d, sm, GR_BK_DENSE, ty, &res->facts, ov,
+                                     &res->plan);
+            if (prc != 0) {
+                res->plan_rc = prc;
+                return 0;
+            }
+            if (res->plan.variant == GR_BKV_ATOMIC ||
+                res->plan.variant == GR_BKV_WARP ||
+                res->plan.variant == GR_BKV_HASH) {
+                res->fused = 1;
+                return 0;
+            }
+        }
+    }
+    if (gr_bykey_stats_dev(d, ty, keys, koff, n, bound, &res->facts,
                            res->ns ? &res->ns_stats : NULL, st) != 0) {
         return -1;
     }
@@ -606,30 +715,81 @@ int gr_bykey_sum_dev(gr_device *d, int sm, const gr_bk_types *ty,
     res->facts.num_keys = num_keys >= 0 ? (size_t)num_keys
                           : n ? (size_t)res->facts.max_key + 1 : 0;
     res->facts.sorted = ov->sorted;
-    int prc = gr_bk_plan_for(d, sm, GR_BK_DENSE, ty, &res->facts, ov, &res->plan);
+    int prc = gr_bk_plan_for(d, sm, GR_BK_DENSE, ty, &res->facts, ov,
+                             &res->plan);
     if (prc != 0) {
         res->plan_rc = prc;
         return 0;
     }
     if (res->plan.variant == GR_BKV_SEGMENTS && res->facts.descents != 0) {
         res->needs_sort = 1;
+    }
+    return 0;
+}
+
+/* sum_by_key, second half: fill out (res->facts.num_keys results, made by
+ * the caller) as planned.  A fused plan reads the flag word back (8 bytes,
+ * the one wait) and reports a bad key in res->facts.first_bad; out then
+ * holds garbage and must not reach the caller. */
+int gr_bykey_sum_exec_dev(gr_device *d, const gr_bk_types *ty, cl_mem keys,
+                          size_t koff, cl_mem vals, size_t voff, size_t n,
+                          cl_mem out, gr_bk_result *res, gr_status *st)
+{
+    cl_mem flag = bk_buffer(d, 8, st);
+    int rc = -1;
+    if (flag == NULL) {
+        return -1;
+    }
+    if (gr_bykey_dense_dev(d, ty, &res->plan, keys, koff, vals, voff, n,
+                           res->facts.num_keys, out, flag, res->ns, st) != 0) {
+        goto fail;
+    }
+    if (res->fused) {
+        cl_ulong fb = 0;
+        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, flag, CL_TRUE, 0, 8,
+                                            &fb, 0, NULL, NULL));
+        res->facts.first_bad = fb;
+    }
+    rc = 0;
+fail:
+    clReleaseMemObject(flag);
+    return rc;
+}
+
+/* sum_by_key on the device: plan, allocate *out (num_keys results; the
+ * caller owns it) and fill it.  Nothing in *out on needs_sort, a refused
+ * plan or a bad key. */
+int gr_bykey_sum_dev(gr_device *d, int sm, const gr_bk_types *ty,
+                     const gr_bk_overrides *ov, cl_mem keys, size_t koff,
+                     cl_mem vals, size_t voff, size_t n, int64_t num_keys,
+                     cl_mem *out, gr_bk_result *res, gr_status *st)
+{
+    *out = NULL;
+    if (gr_bykey_sum_plan_dev(d, sm, ty, ov, keys, koff, n, num_keys, res,
+                              st) != 0) {
+        return -1;
+    }
+    if (res->plan_rc != 0 || res->needs_sort ||
+        res->facts.first_bad != UINT64_MAX) {
         return 0;
     }
     if ((*out = bk_buffer(d, res->facts.num_keys * gr_dtypes[ty->r].size,
                           st)) == NULL) {
         return -1;
     }
-    if (gr_bykey_dense_dev(d, ty, &res->plan, keys, koff, vals, voff, n,
-                           res->facts.num_keys, *out, res->ns, st) != 0) {
+    if (gr_bykey_sum_exec_dev(d, ty, keys, koff, vals, voff, n, *out, res,
+                              st) != 0 ||
+        res->facts.first_bad != UINT64_MAX) {
         clReleaseMemObject(*out);
         *out = NULL;
-        return -1;
+        return res->facts.first_bad != UINT64_MAX ? 0 : -1;
     }
     return 0;
 }
 
 /* reduce_by_key / scan_by_key on the device: okeys, ovals of capacity n
- * (reduce) or *ovals of n (scan), res->count the runs. */
+ * (reduce) or *ovals of n (scan; the caller may pass its own buffer in
+ * *ovals), res->count the runs (reduce reads it back: the one wait). */
 int gr_bykey_runs_dev(gr_device *d, int sm, gr_bk_func f, int exclusive,
                       const gr_bk_types *ty, const gr_bk_overrides *ov,
                       cl_mem keys, size_t koff, cl_mem vals, size_t voff,
@@ -637,7 +797,9 @@ int gr_bykey_runs_dev(gr_device *d, int sm, gr_bk_func f, int exclusive,
                       gr_bk_result *res, gr_status *st)
 {
     cl_mem cnt = NULL;
-    *okeys = *ovals = NULL;
+    const cl_mem given = f == GR_BK_SCAN ? *ovals : NULL;
+    *okeys = NULL;
+    *ovals = given;
     res->facts.n = n;
     res->facts.sorted = -1;
     int prc = gr_bk_plan_for(d, sm, f, ty, &res->facts, ov, &res->plan);
@@ -649,7 +811,7 @@ int gr_bykey_runs_dev(gr_device *d, int sm, gr_bk_func f, int exclusive,
         return -1;
     }
     const size_t rs = gr_dtypes[ty->r].size;
-    if ((*ovals = bk_buffer(d, n * rs, st)) == NULL ||
+    if ((*ovals == NULL && (*ovals = bk_buffer(d, n * rs, st)) == NULL) ||
         (f == GR_BK_REDUCE &&
          ((*okeys = bk_buffer(d, n * gr_dtypes[ty->k].size, st)) == NULL ||
           (cnt = bk_buffer(d, 8, st)) == NULL))) {
@@ -674,7 +836,7 @@ int gr_bykey_runs_dev(gr_device *d, int sm, gr_bk_func f, int exclusive,
 fail:
     if (cnt) clReleaseMemObject(cnt);
     if (*okeys) clReleaseMemObject(*okeys);
-    if (*ovals) clReleaseMemObject(*ovals);
+    if (*ovals && *ovals != given) clReleaseMemObject(*ovals);
     *okeys = *ovals = NULL;
     return -1;
 }
@@ -699,7 +861,14 @@ typedef struct {
     int64_t num_keys;
     gr_bk_types ty;
     gr_bk_overrides ov;
-    PyArrayObject *keys, *vals; /* owned; vals NULL for op count */
+    PyArrayObject *keys, *vals; /* host inputs (owned); NULL on the device
+                                 * (vals also for op count)               */
+    PyObject *kbuf, *vbuf;      /* device inputs: _core.Buffer (owned)     */
+    size_t koff, voff;          /* their first element                     */
+    size_t n;
+    int on_device;              /* an input is a gpured.Array: results are
+                                 * _core.Buffers on its device             */
+    int di;                     /* that device's index                     */
     gr_device *dev;
 } bk_call;
 
@@ -707,6 +876,8 @@ static void bk_call_clear(bk_call *c)
 {
     Py_CLEAR(c->keys);
     Py_CLEAR(c->vals);
+    Py_CLEAR(c->kbuf);
+    Py_CLEAR(c->vbuf);
 }
 
 static PyObject *bk_array(gr_dtype t, size_t n)
@@ -718,31 +889,75 @@ static PyObject *bk_array(gr_dtype t, size_t n)
     return PyArray_SimpleNew(1, dims, types[t]);
 }
 
-/* Host arrays in, host arrays out: upload keys and values (zero-copy on
- * CPU devices), run the device-level driver `reps` times (reps > 0: device
- * times in ns[]), read the results back into new NumPy arrays.  Returns
- * (keys or None, values or None) -- None values with res->needs_sort or a
- * bad key reported in res. */
+/* The inputs as (cl_mem, first element): device arrays in place, host
+ * arrays uploaded (zero-copy on CPU devices).  *_own: ki/vi hold an upload
+ * to release.  No GIL. */
+typedef struct {
+    gr_input ki, vi;
+    int kown, vown, zero_copy;
+} bk_inputs;
+
+static int bk_inputs_open(bk_call *c, bk_inputs *in, gr_status *st)
+{
+    memset(in, 0, sizeof *in);
+    if (c->kbuf != NULL) {
+        in->ki.mem = ((gr_buffer *)c->kbuf)->mem;
+        in->ki.base = c->koff;
+    } else {
+        if (gr_input_from_host(c->dev, PyArray_DATA(c->keys),
+                               c->n * PyArray_ITEMSIZE(c->keys),
+                               PyArray_ITEMSIZE(c->keys), &in->ki, st) != 0) {
+            return -1;
+        }
+        in->kown = 1;
+        in->zero_copy |= in->ki.zero_copy;
+    }
+    if (c->vbuf != NULL) {
+        in->vi.mem = ((gr_buffer *)c->vbuf)->mem;
+        in->vi.base = c->voff;
+    } else if (c->vals != NULL) {
+        if (gr_input_from_host(c->dev, PyArray_DATA(c->vals),
+                               c->n * PyArray_ITEMSIZE(c->vals),
+                               PyArray_ITEMSIZE(c->vals), &in->vi, st) != 0) {
+            return -1;
+        }
+        in->vown = 1;
+        in->zero_copy |= in->vi.zero_copy;
+    }
+    return 0;
+}
+
+/* No GIL.  wait: host memory used in place must outlive the kernels
+ * reading it (results on the device are otherwise not waited for). */
+static void bk_inputs_close(gr_device *d, bk_inputs *in, int wait)
+{
+    if (wait && in->zero_copy && d->queue != NULL) {
+        clFinish(d->queue);
+    }
+    if (in->kown) gr_input_release(&in->ki);
+    if (in->vown) gr_input_release(&in->vi);
+    memset(in, 0, sizeof *in);
+}
+
+/* Host arrays out: run the device-level driver `reps` times (reps > 0:
+ * device times in ns[]), read the results back into new NumPy arrays.
+ * Inputs may be host or device arrays.  Returns (keys or None, values or
+ * None) -- None values with res->needs_sort or a bad key reported in res. */
 static PyObject *bk_run_host(bk_call *c, int reps, double *ns,
                              gr_bk_result *res)
 {
     gr_status st = {0};
-    gr_input ki = {0}, vi = {0};
+    bk_inputs in;
     cl_mem ok = NULL, ov = NULL;
     PyObject *rk = NULL, *rv = NULL, *out = NULL;
-    const size_t n = (size_t)PyArray_SIZE(c->keys);
+    const size_t n = c->n;
     const int sm = bk_sm(c->dev);
     int rc = -1;
 
+    memset(&in, 0, sizeof in);
     Py_BEGIN_ALLOW_THREADS
     gr_lock();
-    if (gr_input_from_host(c->dev, PyArray_DATA(c->keys),
-                           n * PyArray_ITEMSIZE(c->keys),
-                           PyArray_ITEMSIZE(c->keys), &ki, &st) != 0 ||
-        (c->vals != NULL &&
-         gr_input_from_host(c->dev, PyArray_DATA(c->vals),
-                            n * PyArray_ITEMSIZE(c->vals),
-                            PyArray_ITEMSIZE(c->vals), &vi, &st) != 0)) {
+    if (bk_inputs_open(c, &in, &st) != 0) {
         goto unlock;
     }
     for (int i = 0; i < (reps > 0 ? reps : 1); ++i) {
@@ -753,14 +968,14 @@ static PyObject *bk_run_host(bk_call *c, int reps, double *ns,
         res->facts.first_bad = UINT64_MAX;
         res->ns = reps > 0 ? &t : NULL;
         if (c->f == GR_BK_DENSE) {
-            if (gr_bykey_sum_dev(c->dev, sm, &c->ty, &c->ov, ki.mem, ki.base,
-                                 vi.mem, vi.base, n, c->num_keys, &ov, res,
-                                 &st) != 0) {
+            if (gr_bykey_sum_dev(c->dev, sm, &c->ty, &c->ov, in.ki.mem,
+                                 in.ki.base, in.vi.mem, in.vi.base, n,
+                                 c->num_keys, &ov, res, &st) != 0) {
                 goto unlock;
             }
         } else if (gr_bykey_runs_dev(c->dev, sm, c->f, c->exclusive, &c->ty,
-                                     &c->ov, ki.mem, ki.base, vi.mem,
-                                     vi.base, n, &ok, &ov, res, &st) != 0) {
+                                     &c->ov, in.ki.mem, in.ki.base, in.vi.mem,
+                                     in.vi.base, n, &ok, &ov, res, &st) != 0) {
             goto unlock;
         }
         if (ns != NULL) {
@@ -816,10 +1031,124 @@ fail:
 done:
     Py_XDECREF(rk);
     Py_XDECREF(rv);
+    Py_BEGIN_ALLOW_THREADS
+    gr_lock();
     if (ok) clReleaseMemObject(ok);
     if (ov) clReleaseMemObject(ov);
-    gr_input_release(&ki);
-    gr_input_release(&vi);
+    bk_inputs_close(c->dev, &in, 0); /* the reads above waited */
+    gr_unlock();
+    Py_END_ALLOW_THREADS
+    return out;
+}
+
+/* Device arrays out (an input was a gpured.Array): results are new
+ * _core.Buffers on the inputs' device, enqueued and not waited for.  The
+ * waits: sum_by_key's key facts where a stats pass runs (num_keys not
+ * given, or a variant without the fused check) or the fused check's flag
+ * word (8 bytes); reduce_by_key's run count (the output's length).
+ * Returns (keys Buffer or None, values Buffer) or (None, None) as
+ * bk_run_host. */
+static PyObject *bk_run_device(bk_call *c, gr_bk_result *res)
+{
+    gr_status st = {0};
+    bk_inputs in;
+    cl_mem ok = NULL, ov = NULL;
+    PyObject *rk = NULL, *rv = NULL, *out = NULL;
+    const size_t n = c->n;
+    const size_t rs = gr_dtypes[c->ty.r].size, ks = gr_dtypes[c->ty.k].size;
+    const int sm = bk_sm(c->dev);
+    int rc = -1, opened = 0;
+
+    memset(&in, 0, sizeof in);
+    memset(res, 0, sizeof *res);
+    res->facts.first_bad = UINT64_MAX;
+    if (c->f == GR_BK_SCAN) {
+        if ((rv = gr_buffer_new(c->di, n * rs)) == NULL) {
+            return NULL;
+        }
+        ov = ((gr_buffer *)rv)->mem; /* rv's: not released here */
+    }
+    Py_BEGIN_ALLOW_THREADS
+    gr_lock();
+    if (bk_inputs_open(c, &in, &st) == 0) {
+        opened = 1;
+        if (c->f == GR_BK_DENSE) {
+            rc = gr_bykey_sum_plan_dev(c->dev, sm, &c->ty, &c->ov, in.ki.mem,
+                                       in.ki.base, n, c->num_keys, res, &st);
+        } else {
+            rc = gr_bykey_runs_dev(c->dev, sm, c->f, c->exclusive, &c->ty,
+                                   &c->ov, in.ki.mem, in.ki.base, in.vi.mem,
+                                   in.vi.base, n, &ok, &ov, res, &st);
+        }
+    }
+    gr_unlock();
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        goto done;
+    }
+    if (res->plan_rc != 0 || res->needs_sort ||
+        res->facts.first_bad != UINT64_MAX) {
+        out = Py_BuildValue("(OO)", Py_None, Py_None);
+        goto done;
+    }
+    if (c->f == GR_BK_DENSE) {
+        if ((rv = gr_buffer_new(c->di, res->facts.num_keys * rs)) == NULL) {
+            goto done;
+        }
+        rc = -1;
+        Py_BEGIN_ALLOW_THREADS
+        gr_lock();
+        rc = gr_bykey_sum_exec_dev(c->dev, &c->ty, in.ki.mem, in.ki.base,
+                                   in.vi.mem, in.vi.base, n,
+                                   ((gr_buffer *)rv)->mem, res, &st);
+        gr_unlock();
+        Py_END_ALLOW_THREADS
+        if (rc != 0) {
+            gr_raise(&st);
+            goto done;
+        }
+        if (res->facts.first_bad != UINT64_MAX) {
+            out = Py_BuildValue("(OO)", Py_None, Py_None);
+            goto done;
+        }
+    } else if (c->f == GR_BK_REDUCE) {
+        const size_t m = res->count;
+        if ((rv = gr_buffer_new(c->di, m * rs)) == NULL ||
+            (rk = gr_buffer_new(c->di, m * ks)) == NULL) {
+            goto done;
+        }
+        rc = -1;
+        Py_BEGIN_ALLOW_THREADS
+        gr_lock();
+        if (m > 0) {
+            GR_CL_CHECK(&st, clEnqueueCopyBuffer(
+                                 c->dev->queue, ov, ((gr_buffer *)rv)->mem, 0,
+                                 0, m * rs, 0, NULL, NULL));
+            GR_CL_CHECK(&st, clEnqueueCopyBuffer(
+                                 c->dev->queue, ok, ((gr_buffer *)rk)->mem, 0,
+                                 0, m * ks, 0, NULL, NULL));
+        }
+        rc = 0;
+    fail:
+        gr_unlock();
+        Py_END_ALLOW_THREADS
+        if (rc != 0) {
+            gr_raise(&st);
+            goto done;
+        }
+    }
+    out = Py_BuildValue("(OO)", rk ? rk : Py_None, rv);
+done:
+    Py_XDECREF(rk);
+    Py_XDECREF(rv);
+    Py_BEGIN_ALLOW_THREADS
+    gr_lock();
+    if (ok) clReleaseMemObject(ok);
+    if (ov && c->f != GR_BK_SCAN) clReleaseMemObject(ov);
+    if (opened) bk_inputs_close(c->dev, &in, 1);
+    gr_unlock();
+    Py_END_ALLOW_THREADS
     return out;
 }
 
@@ -873,12 +1202,70 @@ static PyArrayObject *bk_native(PyObject *o, const char *what)
         o, nd, 1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
 }
 
+/* One input: a 1-D NumPy array, or a contiguous device view given as
+ * (Buffer, dtype, first element, length) (gpured/_bykey.py makes it). */
+static int bk_input(bk_call *c, PyObject *o, const char *what,
+                    PyArrayObject **arr, PyObject **buf, size_t *off,
+                    gr_dtype *t, size_t *n)
+{
+    if (PyTuple_Check(o)) {
+        PyObject *bo = NULL;
+        PyArray_Descr *td = NULL;
+        Py_ssize_t eo = 0, len = 0;
+        gr_device *d = NULL;
+        gr_buffer *b;
+        if (!PyArg_ParseTuple(o, "OO&nn", &bo, PyArray_DescrConverter, &td,
+                              &eo, &len)) {
+            return -1;
+        }
+        b = gr_buffer_check(bo, &d);
+        const size_t isz = (size_t)PyDataType_ELSIZE(td);
+        const int drc = bk_dtype_of(td, t);
+        Py_DECREF(td);
+        if (b == NULL) {
+            return -1;
+        }
+        if (drc != 0) {
+            PyErr_Format(PyExc_TypeError, "unsupported %s dtype", what);
+            return -1;
+        }
+        if (eo < 0 || len < 0 ||
+            ((size_t)eo + (size_t)len) * isz > (size_t)b->nbytes) {
+            PyErr_Format(PyExc_ValueError, "%s: view outside its device "
+                         "buffer", what);
+            return -1;
+        }
+        if (c->on_device && b->dev != c->di) {
+            PyErr_Format(PyExc_ValueError, "arrays on two devices (%s and "
+                         "%s): move one first", c->dev->name, d->name);
+            return -1;
+        }
+        c->on_device = 1;
+        c->di = b->dev;
+        c->dev = d;
+        *buf = Py_NewRef(bo);
+        *off = (size_t)eo;
+        *n = (size_t)len;
+        return 0;
+    }
+    if ((*arr = bk_native(o, what)) == NULL) {
+        return -1;
+    }
+    if (bk_dtype_of(PyArray_DESCR(*arr), t) != 0) {
+        PyErr_Format(PyExc_TypeError, "unsupported %s dtype", what);
+        return -1;
+    }
+    *n = (size_t)PyArray_SIZE(*arr);
+    return 0;
+}
+
 static char *bk_kw[] = {"func", "keys", "values", "op", "num_keys",
                         "exclusive", "deterministic", "sorted", "variant",
                         "wg_size", "items", NULL};
 
 /* Parse (func, keys, values, op, num_keys=-1, exclusive=0,
- * deterministic=0, sorted=-1, variant=None, wg_size=0, items=0). */
+ * deterministic=0, sorted=-1, variant=None, wg_size=0, items=0).  keys and
+ * values: NumPy arrays or device views (see bk_input). */
 static int bk_prepare(bk_call *c, PyObject *args, PyObject *kw)
 {
     const char *func = NULL, *op = NULL;
@@ -887,6 +1274,7 @@ static int bk_prepare(bk_call *c, PyObject *args, PyObject *kw)
     Py_ssize_t items = 0;
     char err[256];
     gr_dtype kt, vt = GR_UINT8;
+    size_t vn = 0;
     memset(c, 0, sizeof *c);
     c->ov.sorted = -1;
     if (bk_numpy() != 0 ||
@@ -908,27 +1296,25 @@ static int bk_prepare(bk_call *c, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "unknown function '%s'", func);
         return -1;
     }
-    if ((c->dev = gr_current_device()) == NULL || bk_op_of(op, &c->ty) != 0 ||
-        (c->keys = bk_native(ko, "keys")) == NULL) {
+    if (bk_op_of(op, &c->ty) != 0 ||
+        bk_input(c, ko, "keys", &c->keys, &c->kbuf, &c->koff, &kt,
+                 &c->n) != 0) {
         return -1;
     }
     if (!c->ty.count &&
-        (vo == Py_None || (c->vals = bk_native(vo, "values")) == NULL)) {
+        (vo == Py_None || bk_input(c, vo, "values", &c->vals, &c->vbuf,
+                                   &c->voff, &vt, &vn) != 0)) {
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_TypeError, "values are required");
         }
         return -1;
     }
-    if (bk_dtype_of(PyArray_DESCR(c->keys), &kt) != 0 ||
-        (c->vals && bk_dtype_of(PyArray_DESCR(c->vals), &vt) != 0)) {
-        PyErr_SetString(PyExc_TypeError, "unsupported keys or values dtype");
+    if (!c->on_device && (c->dev = gr_current_device()) == NULL) {
         return -1;
     }
-    if (c->vals && PyArray_SIZE(c->vals) != PyArray_SIZE(c->keys)) {
-        PyErr_Format(PyExc_ValueError, "values has %zd elements, keys %zd: "
-                     "they must have the same length",
-                     (Py_ssize_t)PyArray_SIZE(c->vals),
-                     (Py_ssize_t)PyArray_SIZE(c->keys));
+    if (!c->ty.count && vn != c->n) {
+        PyErr_Format(PyExc_ValueError, "values has %zu elements, keys %zu: "
+                     "they must have the same length", vn, c->n);
         return -1;
     }
     c->ty.k = kt;
@@ -945,7 +1331,7 @@ static PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
 {
     return Py_BuildValue(
         "{s:s, s:s, s:i, s:n, s:n, s:n, s:O, s:O, s:s, s:s, s:n, s:K, s:K, "
-        "s:n}",
+        "s:n, s:O}",
         "function", func, "variant", p->name ? p->name : "", "wg_size", p->wg,
         "items", (Py_ssize_t)p->items, "groups", (Py_ssize_t)p->groups,
         "parts", (Py_ssize_t)p->parts, "ptx", p->ptx ? Py_True : Py_False,
@@ -953,10 +1339,13 @@ static PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
         d->name, "n", (Py_ssize_t)fx->n, "heads",
         (unsigned long long)fx->heads, "descents",
         (unsigned long long)fx->descents, "num_keys",
-        (Py_ssize_t)fx->num_keys);
+        (Py_ssize_t)fx->num_keys, "measured",
+        fx->unmeasured ? Py_False : Py_True);
 }
 
-/* Raise for a result the shell could not produce; 0 if there is none. */
+/* Raise for a result the shell could not produce; 0 if there is none.
+ * A bad key's value is read from the host array or (8 bytes) from the
+ * device array. */
 static int bk_check(bk_call *c, gr_bk_result *res)
 {
     if (res->plan_rc != 0) {
@@ -967,8 +1356,27 @@ static int bk_check(bk_call *c, gr_bk_result *res)
     }
     if (res->facts.first_bad != UINT64_MAX) {
         const size_t i = (size_t)res->facts.first_bad;
-        const char *p = (const char *)PyArray_DATA(c->keys) +
-                        i * PyArray_ITEMSIZE(c->keys);
+        const size_t ksz = gr_dtypes[c->ty.k].size;
+        char p[8] = {0};
+        if (c->keys != NULL) {
+            memcpy(p, (const char *)PyArray_DATA(c->keys) + i * ksz, ksz);
+        } else {
+            gr_status st = {0};
+            cl_int e;
+            Py_BEGIN_ALLOW_THREADS
+            gr_lock();
+            e = clEnqueueReadBuffer(c->dev->queue, ((gr_buffer *)c->kbuf)->mem,
+                                    CL_TRUE, (c->koff + i) * ksz, ksz, p, 0,
+                                    NULL, NULL);
+            gr_unlock();
+            Py_END_ALLOW_THREADS
+            if (e != CL_SUCCESS) {
+                st.call = "clEnqueueReadBuffer";
+                st.err = e;
+                gr_raise(&st);
+                return -1;
+            }
+        }
         long long sv = 0;
         unsigned long long uv = 0;
         switch (c->ty.k) {
@@ -993,14 +1401,16 @@ static int bk_check(bk_call *c, gr_bk_result *res)
 }
 
 /* run(func, keys, values, op, ...) -> (keys or None, values); values None
- * when deterministic sum_by_key needs sorted keys (the caller sorts). */
+ * when deterministic sum_by_key needs sorted keys (the caller sorts).
+ * Host arrays in: NumPy arrays out; a device view in: _core.Buffers out. */
 static PyObject *py_bykey_run(PyObject *self, PyObject *args, PyObject *kw)
 {
     bk_call c;
     gr_bk_result res;
     PyObject *out = NULL;
     if (bk_prepare(&c, args, kw) == 0 &&
-        (out = bk_run_host(&c, 0, NULL, &res)) != NULL &&
+        (out = c.on_device ? bk_run_device(&c, &res)
+                           : bk_run_host(&c, 0, NULL, &res)) != NULL &&
         bk_check(&c, &res) != 0) {
         Py_CLEAR(out);
     }
@@ -1055,7 +1465,7 @@ static PyObject *py_bykey_explain(PyObject *self, PyObject *args,
     bk_call c;
     gr_bk_result res;
     gr_status st = {0};
-    gr_input ki = {0};
+    bk_inputs in;
     PyObject *out = NULL;
     int rc = 0;
     memset(&res, 0, sizeof res);
@@ -1063,35 +1473,31 @@ static PyObject *py_bykey_explain(PyObject *self, PyObject *args,
     if (bk_prepare(&c, args, kw) != 0) {
         goto done;
     }
-    const size_t n = (size_t)PyArray_SIZE(c.keys);
+    const size_t n = c.n;
     const int sm = bk_sm(c.dev);
     res.facts.n = n;
     res.facts.sorted = c.ov.sorted;
     if (c.f == GR_BK_DENSE) {
-        const uint64_t bound = c.num_keys >= 0 ? (uint64_t)c.num_keys
-                                               : (uint64_t)1 << 62;
+        /* What sum_by_key would do: measure the keys, unless the check is
+         * fused into the kernel. */
         Py_BEGIN_ALLOW_THREADS
         gr_lock();
-        rc = gr_input_from_host(c.dev, PyArray_DATA(c.keys),
-                                n * PyArray_ITEMSIZE(c.keys),
-                                PyArray_ITEMSIZE(c.keys), &ki, &st);
+        rc = bk_inputs_open(&c, &in, &st);
         if (rc == 0) {
-            rc = gr_bykey_stats_dev(c.dev, &c.ty, ki.mem, ki.base, n, bound,
-                                    &res.facts, NULL, &st);
+            rc = gr_bykey_sum_plan_dev(c.dev, sm, &c.ty, &c.ov, in.ki.mem,
+                                       in.ki.base, n, c.num_keys, &res, &st);
         }
-        gr_input_release(&ki);
+        bk_inputs_close(c.dev, &in, 1);
         gr_unlock();
         Py_END_ALLOW_THREADS
         if (rc != 0) {
             gr_raise(&st);
             goto done;
         }
-        res.facts.sorted = c.ov.sorted;
-        res.facts.num_keys = c.num_keys >= 0 ? (size_t)c.num_keys
-                             : n ? (size_t)res.facts.max_key + 1 : 0;
+    } else {
+        res.plan_rc = gr_bk_plan_for(c.dev, sm, c.f, &c.ty, &res.facts,
+                                     &c.ov, &res.plan);
     }
-    res.plan_rc = gr_bk_plan_for(c.dev, sm, c.f, &c.ty, &res.facts, &c.ov,
-                             &res.plan);
     if (bk_check(&c, &res) == 0) {
         out = bk_plan_dict(&res.plan, &res.facts, c.dev, bk_func_names[c.f]);
     }

@@ -438,6 +438,7 @@ typedef struct {
     uint64_t first_bad;   /* UINT64_MAX: every key in range                */
     uint64_t heads, descents, max_key;
     int sorted;
+    int unmeasured;       /* no stats pass ran (key check fused)          */
 } gr_bk_facts;
 
 typedef struct {
@@ -454,6 +455,7 @@ typedef struct {
     gr_bk_plan plan;
     int plan_rc;          /* nonzero: the plan refused (message in plan.why)*/
     int needs_sort;       /* deterministic sum_by_key on unsorted keys     */
+    int fused;            /* sum_by_key: key check inside the atomic kernel */
     size_t count;         /* reduce_by_key: runs                           */
     double *ns;           /* non-NULL: add kernel times here               */
     double ns_stats;
@@ -475,7 +477,16 @@ int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
 int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        const gr_bk_plan *p, cl_mem keys, size_t koff,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
-                       cl_mem out, double *ns, gr_status *st);
+                       cl_mem out, cl_mem flag, double *ns, gr_status *st);
+/* sum_by_key in two halves (the caller allocates num_keys results between
+ * them); gr_bykey_sum_dev does both. */
+int gr_bykey_sum_plan_dev(gr_device *d, int sm, const gr_bk_types *ty,
+                          const gr_bk_overrides *ov, cl_mem keys, size_t koff,
+                          size_t n, int64_t num_keys, gr_bk_result *res,
+                          gr_status *st);
+int gr_bykey_sum_exec_dev(gr_device *d, const gr_bk_types *ty, cl_mem keys,
+                          size_t koff, cl_mem vals, size_t voff, size_t n,
+                          cl_mem out, gr_bk_result *res, gr_status *st);
 int gr_bykey_sum_dev(gr_device *d, int sm, const gr_bk_types *ty,
                      const gr_bk_overrides *ov, cl_mem keys, size_t koff,
                      cl_mem vals, size_t voff, size_t n, int64_t num_keys,

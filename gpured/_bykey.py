@@ -4,12 +4,21 @@ the work (including key validation) in the C core (csrc/bykey.c,
 kernels/bykey.cl).  Python never touches element values, except the
 documented host-side stable argsort of ``sum_by_key(deterministic=True)``
 on unsorted keys.
+
+Device arrays (issue 6): keys and values may each be a ``gpured.Array``
+(1-D; a strided view is first copied on the device) or host data; when
+either is an Array the work runs on its device, host data is uploaded
+there, and the results are Arrays on that device, enqueued and not waited
+for.  The only reads back are a few bytes: sum_by_key's key check (a flag
+word, or the key statistics when num_keys is not given) and reduce_by_key's
+run count (the result's length).
 """
 import operator
 
 import numpy as np
 
 from . import _core
+from ._array import Array, _upload_to, same_device
 
 KEY_DTYPES = ("int32", "int64", "uint32", "uint64")
 VALUE_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
@@ -21,8 +30,37 @@ _OPS = {"reduce_by_key": ("sum", "prod", "min", "max", "count"),
         "scan_by_key": ("sum", "prod", "min", "max")}
 
 
+def _dev(a, name):
+    """A 1-D Array as the device view _core.bykey_run takes:
+    (Buffer, dtype, first element, length); a strided Array is copied."""
+    if a.ndim != 1:
+        raise ValueError("%s must be 1-D (got %d dimensions)" % (name, a.ndim))
+    if not a._is_c() or a._offset % a.itemsize:
+        a = a.copy()
+    return a, (a._buf, a.dtype, a._offset // a.itemsize, a.shape[0])
+
+
+class _In:
+    """An input as NumPy array or Array: ``arg`` is what _core takes."""
+    __slots__ = ("arr", "arg", "dtype", "shape", "ndim", "on_device")
+
+    def __init__(self, x, name):
+        if isinstance(x, Array):
+            same_device(x)  # released arrays fail here
+            if x.ndim != 1:
+                raise ValueError("%s must be 1-D (got %d dimensions)"
+                                 % (name, x.ndim))
+            self.arr, self.arg = _dev(x, name)
+            self.on_device = True
+        else:
+            self.arr = self.arg = np.asarray(x)
+            self.on_device = False
+        self.dtype, self.shape, self.ndim = (self.arr.dtype, self.arr.shape,
+                                             self.arr.ndim)
+
+
 def _keys(keys):
-    k = np.asarray(keys)
+    k = keys if isinstance(keys, _In) else np.asarray(keys)
     if k.ndim != 1:
         raise ValueError("keys must be 1-D (got %d dimensions)" % k.ndim)
     if k.dtype.kind not in "iu":
@@ -37,7 +75,7 @@ def _keys(keys):
 def _values(values, n, op):
     if op == "count" and values is None:
         return None
-    v = np.asarray(values)
+    v = values if isinstance(values, _In) else np.asarray(values)
     if v.ndim != 1:
         raise ValueError("values must be 1-D (got %d dimensions)" % v.ndim)
     if v.dtype.name not in VALUE_DTYPES:
@@ -47,6 +85,35 @@ def _values(values, n, op):
         raise ValueError("keys and values must have the same length (keys %d, "
                          "values %d)" % (n, v.shape[0]))
     return v
+
+
+def _inputs(keys, values, op):
+    """Checked (keys, values, on_device): NumPy arrays, or _In wrappers
+    when either input is an Array (ValueError for two devices or a
+    released array)."""
+    if same_device(keys, values) is None:
+        k = _keys(keys)
+        return k, _values(values, k.shape[0], op), False
+    k = _keys(_In(keys, "keys"))
+    vi = None if (op == "count" and values is None) else _In(values, "values")
+    return k, _values(vi, k.shape[0], op), True
+
+
+def _arg(x):
+    return x.arg if isinstance(x, _In) else x
+
+
+def _result_dtype(op, vdt):
+    if op == "count":
+        return np.dtype(np.int64)
+    if op in ("sum", "prod"):
+        return np.add.reduce(np.zeros(1, vdt)).dtype
+    return np.dtype(vdt)
+
+
+def _wrap(buf, dtype):
+    """A 1-D Array over a result Buffer of _core.bykey_run."""
+    return Array._wrap(buf, (buf.nbytes // dtype.itemsize,), dtype)
 
 
 def _op(func, op):
@@ -100,10 +167,12 @@ def reduce_by_key(keys, values, op="sum", *, variant=None, wg_size=None,
     accumulate in float64 where the device has it.
     """
     op = _op("reduce_by_key", op)
-    k = _keys(keys)
-    v = _values(values, k.shape[0], op)
-    uk, red = _core.bykey_run("reduce_by_key", k, v, op,
+    k, v, dev = _inputs(keys, values, op)
+    uk, red = _core.bykey_run("reduce_by_key", _arg(k), _arg(v), op,
                               **_knobs(variant, wg_size, items))
+    if dev:
+        return (_wrap(uk, k.dtype),
+                _wrap(red, _result_dtype(op, None if v is None else v.dtype)))
     return uk, red
 
 
@@ -117,12 +186,11 @@ def scan_by_key(keys, values, op="sum", exclusive=False, *, variant=None,
     ``np.cumsum``/``np.cumprod`` (int32 -> int64), values' dtype for min/max.
     """
     op = _op("scan_by_key", op)
-    k = _keys(keys)
-    v = _values(values, k.shape[0], op)
-    _, out = _core.bykey_run("scan_by_key", k, v, op,
+    k, v, dev = _inputs(keys, values, op)
+    _, out = _core.bykey_run("scan_by_key", _arg(k), _arg(v), op,
                              exclusive=bool(exclusive),
                              **_knobs(variant, wg_size, items))
-    return out
+    return _wrap(out, _result_dtype(op, v.dtype)) if dev else out
 
 
 def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
@@ -148,21 +216,28 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     (otherwise it is measured on the device, along with the key check).
     """
     op = _op("sum_by_key", op)
-    k = _keys(keys)
-    v = _values(values, k.shape[0], op)
+    k, v, dev = _inputs(keys, values, op)
     nk = _num_keys(num_keys)
     kw = _knobs(variant, wg_size, items)
-    _, out = _core.bykey_run("sum_by_key", k, v, op, num_keys=nk,
+    _, out = _core.bykey_run("sum_by_key", _arg(k), _arg(v), op, num_keys=nk,
                              deterministic=bool(deterministic),
                              sorted=_sorted_arg(sorted), **kw)
     if out is None:
         # deterministic=True on keys that are not sorted (and all in range:
         # the device checked them): stable host sort, then the sorted path.
-        order = np.argsort(k, kind="stable")
-        _, out = _core.bykey_run("sum_by_key", k[order], v[order], op,
+        # Device arrays make the one host round trip of this module here.
+        hk = k.arr.get() if dev and k.on_device else (k.arr if dev else k)
+        hv = v.arr.get() if dev and v.on_device else (v.arr if dev else v)
+        order = np.argsort(hk, kind="stable")
+        hk, hv = hk[order], hv[order]
+        if dev:
+            di = k.arr._buf.device if k.on_device else v.arr._buf.device
+            hk = _dev(_upload_to(di, hk), "keys")[1]
+            hv = _dev(_upload_to(di, hv), "values")[1]
+        _, out = _core.bykey_run("sum_by_key", hk, hv, op,
                                  num_keys=nk, deterministic=True, sorted=1,
                                  **kw)
-    return out
+    return _wrap(out, _result_dtype(op, v.dtype)) if dev else out
 
 
 def _func(func):
@@ -185,8 +260,8 @@ def variants_by_key(func="sum_by_key", keys_dtype="int64",
 def _call_args(func, keys, values, op, num_keys, kw):
     _func(func)
     op = _op(func, op)
-    k = _keys(keys)
-    v = _values(values, k.shape[0], op)
+    k, v, _ = _inputs(keys, values, op)
+    k, v = _arg(k), _arg(v)
     extra = {}
     if func == "sum_by_key":
         extra["num_keys"] = _num_keys(num_keys)

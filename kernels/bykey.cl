@@ -51,7 +51,7 @@
  * written; the plan picks the variant from these.
  */
 
-#if GR_K_SIZE == 8 || GR_A_SIZE == 8
+#if GR_K_SIZE == 8 || GR_A_SIZE == 8 || GR_BK_CHECK
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 
@@ -333,10 +333,82 @@ __kernel void gr_bk_final(__global const GR_K *keys, ulong koff,
     }
 }
 
-/* Bins of keys that never occur hold the identity. */
-__kernel void gr_bk_init(__global GR_R *out, ulong n)
+/* CPUs (reduce_by_key, deterministic sum_by_key): a few work-items, each
+ * walking one contiguous chunk sequentially.  Work-item p owns every run
+ * whose head (first element) lies in [p * chunk, (p + 1) * chunk) and
+ * follows its last run past the chunk's end; pass 1 counts the heads of
+ * each chunk (keys only), pass 2 sums the counts before its chunk (a few
+ * dozen) and writes each run once, folded in input order.  Two sequential
+ * passes instead of the three tiled ones of the GPU path. */
+#if GR_BK_CHUNKS
+__kernel void gr_bk_chunk_heads(__global const GR_K *keys, ulong koff,
+                                ulong n, ulong chunk, __global ulong *cnt)
+{
+    const ulong p = get_global_id(0);
+    const ulong a = p * chunk, e = min(n, a + chunk);
+    ulong h = 0;
+    if (a < e) {
+        GR_K prev = BK_KEY(a);
+        h = (a == 0 || BK_KEY(a - 1) != prev) ? 1 : 0;
+        for (ulong i = a + 1; i < e; ++i) {
+            const GR_K k = BK_KEY(i);
+            h += k != prev ? 1 : 0;
+            prev = k;
+        }
+    }
+    cnt[p] = h;
+}
+
+/* mode BK_MODE_REDUCE: okeys[r], ovals[r] for run r, count[0] the runs;
+ * BK_MODE_DENSE: ovals[key] (sorted keys, one run per key). */
+__kernel void gr_bk_chunk_runs(__global const GR_K *keys, ulong koff,
+                               __global const GR_T *vals, ulong voff, ulong n,
+                               ulong chunk, ulong P, __global const ulong *cnt,
+                               uint mode, __global GR_K *okeys,
+                               __global GR_R *ovals, __global ulong *count)
+{
+    const ulong p = get_global_id(0);
+    ulong r = 0;
+    for (ulong q = 0; q < p; ++q) {
+        r += cnt[q];
+    }
+    if (p == P - 1) {
+        count[0] = r + cnt[p];
+    }
+    const ulong a = p * chunk, e = min(n, a + chunk);
+    ulong i = a;
+    if (a > 0 && a < e) {
+        const GR_K k0 = BK_KEY(a - 1); /* skip the run owned before */
+        while (i < e && BK_KEY(i) == k0) {
+            ++i;
+        }
+    }
+    while (i < e) {
+        const GR_K k = BK_KEY(i);
+        gr_state s = gr_identity();
+        do {
+            GR_FOLD_S(s, BK_VAL(i), 0);
+            ++i;
+        } while (i < n && BK_KEY(i) == k);
+        if (mode == BK_MODE_DENSE) {
+            ovals[(ulong)k] = gr_finish(s);
+        } else {
+            okeys[r] = k;
+            ovals[r] = gr_finish(s);
+        }
+        ++r;
+    }
+}
+#endif
+
+/* Bins of keys that never occur hold the identity; flag[0] (the first
+ * bad key's index, found by the atomic kernels) starts at ULONG_MAX. */
+__kernel void gr_bk_init(__global GR_R *out, ulong n, __global ulong *flag)
 {
     const GR_R id = gr_finish(gr_identity());
+    if (get_global_id(0) == 0) {
+        flag[0] = ULONG_MAX;
+    }
     for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
         out[i] = id;
     }
@@ -345,6 +417,30 @@ __kernel void gr_bk_init(__global GR_R *out, ulong n)
 /* ----------------------------------------------------------- atomics */
 
 #if GR_BK_ATOMICS
+/* The key check fused into the atomic kernels (GR_BK_CHECK: the device has
+ * 64-bit atomics): an element whose key lies outside [0, nk) is skipped and
+ * its index folded into flag[0] by an atomic minimum (compare-and-swap:
+ * base atomics only).  The result buffer stays private until the shell has
+ * read flag[0], so a bad key writes nothing the caller sees. */
+#if GR_BK_CHECK
+inline void bk_flag(__global ulong *flag, ulong i)
+{
+    volatile __global ulong *f = (volatile __global ulong *)flag;
+    ulong seen = atom_cmpxchg(f, ULONG_MAX, i);
+    while (i < seen) {
+        const ulong prev = atom_cmpxchg(f, seen, i);
+        if (prev == seen) {
+            break;
+        }
+        seen = prev;
+    }
+}
+/* 1 if key k (element i) may be folded, else flags i. */
+#define BK_OK(k, i) (BK_U(k) < nk ? 1 : (bk_flag(flag, (i)), 0))
+#else
+#define BK_OK(k, i) 1
+#endif
+
 /* Fold a into *p (the accumulator has the result's bits). */
 inline void bk_atomic(__global GR_A *p, GR_A a)
 {
@@ -405,7 +501,8 @@ inline void bk_local_merge(__local GR_A *p, GR_A a)
 /* variant: atomic */
 __kernel void gr_bk_atomic(__global const GR_K *keys, ulong koff,
                            __global const GR_T *vals, ulong voff, ulong n,
-                           ulong items, __global GR_A *out)
+                           ulong items, __global GR_A *out, ulong nk,
+                           __global ulong *flag)
 {
     const uint lid = get_local_id(0);
     const ulong t0 = (ulong)get_group_id(0) * items * GR_WG;
@@ -414,7 +511,10 @@ __kernel void gr_bk_atomic(__global const GR_K *keys, ulong koff,
         if (i >= n) {
             break;
         }
-        bk_atomic(out + (ulong)BK_KEY(i), BK_VAL(i));
+        const GR_K k = BK_KEY(i);
+        if (BK_OK(k, i)) {
+            bk_atomic(out + (ulong)k, BK_VAL(i));
+        }
     }
 }
 
@@ -423,7 +523,8 @@ __kernel void gr_bk_atomic(__global const GR_K *keys, ulong koff,
  * each run of equal keys folds the run and issues the one atomic. */
 __kernel void gr_bk_wg_runs(__global const GR_K *keys, ulong koff,
                             __global const GR_T *vals, ulong voff, ulong n,
-                            ulong items, __global GR_A *out)
+                            ulong items, __global GR_A *out, ulong nk,
+                            __global ulong *flag)
 {
     __local GR_K lk[GR_WG];
     __local GR_A lv[GR_WG];
@@ -448,31 +549,60 @@ __kernel void gr_bk_wg_runs(__global const GR_K *keys, ulong koff,
             for (uint q = lid + 1; q < m && lk[q] == k; ++q) {
                 GR_FOLD_S(s, lv[q], 0);
             }
-            bk_atomic(out + (ulong)k, s.v);
+            if (BK_OK(k, b + lid)) { /* a bad run flags its first index */
+                bk_atomic(out + (ulong)k, s.v);
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
 #if GR_BK_PTX
-/* variant: warp_aggregated (NVIDIA, inline PTX) */
-inline uint bk_shfl_idx_u32(uint v, uint src)
+/* variant: warp_aggregated (NVIDIA, inline PTX).  Seed 004's idea (one
+ * atomic per key per warp, partial sums combined by shuffles) for keys
+ * whose equal neighbours sit in consecutive lanes (sorted or clustered
+ * keys): each warp flags the heads of its runs (key != the previous lane's
+ * key), and a segmented suffix reduction of log2(32) shuffle steps leaves
+ * each run's total in its head lane, which issues the one atomic.  A warp
+ * whose lanes are all heads (keys in no order) skips the shuffles and
+ * issues plain atomics: no cost over variant atomic for random keys, so
+ * the automatic choice needs no measurement of the keys' order.
+ * (Seed 004's match-any peers also merge equal keys in non-adjacent
+ * lanes; on H100 that cost 25% over plain atomics for random keys.) */
+inline uint bk_shfl_down_u32(uint v, uint d)
 {
     uint r;
-    __asm__ volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                     : "=r"(r) : "r"(v), "r"(src));
+    __asm__ volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(d));
     return r;
 }
-inline ulong bk_shfl_idx_u64(ulong v, uint src)
+inline uint bk_shfl_up1_u32(uint v)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.up.b32 %0, %1, 1, 0x0, 0xffffffff;"
+                     : "=r"(r) : "r"(v));
+    return r;
+}
+inline ulong bk_shfl_down_u64(ulong v, uint d)
 {
     uint2 w = as_uint2(v);
-    w.x = bk_shfl_idx_u32(w.x, src);
-    w.y = bk_shfl_idx_u32(w.y, src);
+    w.x = bk_shfl_down_u32(w.x, d);
+    w.y = bk_shfl_down_u32(w.y, d);
     return as_ulong(w);
 }
-#define BK_SHFL_4(T, v, s) GR_AS(T, bk_shfl_idx_u32(GR_AS(uint, v), s))
-#define BK_SHFL_8(T, v, s) GR_AS(T, bk_shfl_idx_u64(GR_AS(ulong, v), s))
-#define BK_SHFL(T, SIZE, v, s) GR_CAT(BK_SHFL_, SIZE)(T, v, s)
+inline ulong bk_shfl_up1_u64(ulong v)
+{
+    uint2 w = as_uint2(v);
+    w.x = bk_shfl_up1_u32(w.x);
+    w.y = bk_shfl_up1_u32(w.y);
+    return as_ulong(w);
+}
+#define BK_DOWN_4(T, v, d) GR_AS(T, bk_shfl_down_u32(GR_AS(uint, v), d))
+#define BK_DOWN_8(T, v, d) GR_AS(T, bk_shfl_down_u64(GR_AS(ulong, v), d))
+#define BK_DOWN(T, SIZE, v, d) GR_CAT(BK_DOWN_, SIZE)(T, v, d)
+#define BK_UP1_4(T, v) GR_AS(T, bk_shfl_up1_u32(GR_AS(uint, v)))
+#define BK_UP1_8(T, v) GR_AS(T, bk_shfl_up1_u64(GR_AS(ulong, v)))
+#define BK_UP1(T, SIZE, v) GR_CAT(BK_UP1_, SIZE)(T, v)
 
 inline uint bk_ballot(uint pred)
 {
@@ -483,40 +613,10 @@ inline uint bk_ballot(uint pred)
     return r;
 }
 
-/* Lowest set bit's index (x != 0). */
-inline uint bk_ffs0(uint x) { return 31u - clz(x & (0u - x)); }
-
-/* Lanes holding the same key as this one (seed 004's get_peers). */
-inline uint bk_peers(GR_K key)
-{
-#if GR_BK_MATCH && GR_K_SIZE == 8
-    uint m;
-    __asm__ volatile("match.any.sync.b64 %0, %1, 0xffffffff;"
-                     : "=r"(m) : "l"(key));
-    return m;
-#elif GR_BK_MATCH
-    uint m;
-    __asm__ volatile("match.any.sync.b32 %0, %1, 0xffffffff;"
-                     : "=r"(m) : "r"(key));
-    return m;
-#else
-    /* Loop over the distinct keys of the warp: broadcast the key of the
-     * first unclaimed lane, ballot who shares it.  The loop condition is
-     * the same in every lane (unclaimed is a ballot result). */
-    uint unclaimed = 0xffffffffu, peers = 0;
-    while (unclaimed != 0) {
-        const GR_K other = BK_SHFL(GR_K, GR_K_SIZE, key, bk_ffs0(unclaimed));
-        const uint m = bk_ballot(other == key);
-        peers = other == key ? m : peers;
-        unclaimed &= ~m;
-    }
-    return peers;
-#endif
-}
-
 __kernel void gr_bk_warp(__global const GR_K *keys, ulong koff,
                          __global const GR_T *vals, ulong voff, ulong n,
-                         ulong items, __global GR_A *out)
+                         ulong items, __global GR_A *out, ulong nk,
+                         __global ulong *flag)
 {
     const uint lid = get_local_id(0);
     const uint lane = lid & 31u;
@@ -527,28 +627,34 @@ __kernel void gr_bk_warp(__global const GR_K *keys, ulong koff,
             break; /* uniform over the warp */
         }
         const ulong i = wbase + lane;
-        const uint valid = i < n;
+        uint valid = i < n;
         const GR_K key = valid ? BK_KEY(i) : (GR_K)0;
         GR_A x = valid ? BK_VAL(i) : GR_IDENT_V;
-        uint peers = bk_peers(key) & bk_ballot(valid);
-        /* seed 004's reduce_peers: tree over each peer group at once. */
-        const uint first = bk_ffs0(peers | (1u << lane));
-        uint rel = popcount(peers & ((1u << lane) - 1u));
-        peers &= 0xfffffffeu << lane;
-        while (bk_ballot(peers != 0) != 0) {
-            const uint next = peers != 0 ? bk_ffs0(peers) : lane;
-            const GR_A t = BK_SHFL(GR_A, GR_A_SIZE, x, next);
-            if (peers != 0) {
-                gr_state s;
-                s.v = x;
-                s.x = 0;
-                GR_FOLD_S(s, t, 0);
-                x = s.v;
-            }
-            peers &= ~bk_ballot(rel & 1u);
-            rel >>= 1;
+        if (valid && !BK_OK(key, i)) {
+            valid = 0;
+            x = GR_IDENT_V;
         }
-        if (valid && lane == first) {
+        /* Heads: invalid lanes are runs of their own that write nothing. */
+        const GR_K prev = BK_UP1(GR_K, GR_K_SIZE, key);
+        const uint vm = bk_ballot(valid);
+        const uint head = !valid || lane == 0 || prev != key ||
+                          ((vm >> (lane - 1)) & 1u) == 0;
+        const uint hb = bk_ballot(head);
+        if (hb != 0xffffffffu) { /* uniform: some lane continues a run */
+            for (uint d = 1; d < 32; d <<= 1) {
+                const GR_A y = BK_DOWN(GR_A, GR_A_SIZE, x, d);
+                /* add lane + d's partial if no head in (lane, lane + d] */
+                if (lane + d < 32 &&
+                    ((hb >> (lane + 1)) & ((1u << d) - 1u)) == 0) {
+                    gr_state s;
+                    s.v = x;
+                    s.x = 0;
+                    GR_FOLD_S(s, y, 0);
+                    x = s.v;
+                }
+            }
+        }
+        if (valid && head) {
             bk_atomic(out + (ulong)key, x);
         }
     }
@@ -558,7 +664,8 @@ __kernel void gr_bk_warp(__global const GR_K *keys, ulong koff,
 /* variant: local_hash */
 __kernel void gr_bk_hash(__global const GR_K *keys, ulong koff,
                          __global const GR_T *vals, ulong voff, ulong n,
-                         ulong items, __global GR_A *out)
+                         ulong items, __global GR_A *out, ulong nk,
+                         __global ulong *flag)
 {
     __local GR_A bins[GR_BK_H];
     __local ulong lmin[GR_WG];
@@ -567,7 +674,7 @@ __kernel void gr_bk_hash(__global const GR_K *keys, ulong koff,
     ulong kmin = ULONG_MAX;
     for (ulong j = 0; j < items; ++j) {
         const ulong i = t0 + j * GR_WG + lid;
-        if (i < n) {
+        if (i < n && (!GR_BK_CHECK || BK_U(BK_KEY(i)) < nk)) {
             kmin = min(kmin, (ulong)BK_KEY(i));
         }
     }
@@ -588,7 +695,11 @@ __kernel void gr_bk_hash(__global const GR_K *keys, ulong koff,
         if (i >= n) {
             break;
         }
-        const ulong d = (ulong)BK_KEY(i) - kmin;
+        const GR_K k = BK_KEY(i);
+        if (!BK_OK(k, i)) {
+            continue;
+        }
+        const ulong d = (ulong)k - kmin;
         if (d < GR_BK_H) {
             bk_local_merge(bins + d, BK_VAL(i));
         } else {

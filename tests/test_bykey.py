@@ -414,3 +414,127 @@ def test_plans_cpu_and_unavailable():
     assert not plan(OTHER_GPU, vdt="float32", variant="warp_aggregated")["ptx"]
     with pytest.raises(ValueError, match="power of two"):
         plan(CPU, wg_size=3)
+
+
+# ------------------------------------------------ CPU chunk path, fused check
+
+@pytest.mark.parametrize("op", ["sum", "count", "max"])
+def test_reduce_by_key_chunks(op):
+    """wg_size 1 on a CPU: the two-pass chunk kernels; tiny chunks so runs
+    cross chunk boundaries (and one run spans many chunks)."""
+    rng = np.random.default_rng(11)
+    k = np.r_[runs_keys(300, 4, "int64", rng), np.full(40, 10 ** 6)].astype(np.int64)
+    v = values(k.size, "float32", rng, op)
+    want_k, want = ref_reduce(k, v, op)[:2]
+    for kw in ({"wg_size": 1, "items": 3}, {"wg_size": 1, "items": 1}, {}):
+        uk, got = gpured.reduce_by_key(k, None if op == "count" else v, op, **kw)
+        np.testing.assert_array_equal(uk, want_k)
+        if op == "sum":
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+        else:
+            np.testing.assert_array_equal(got, want)
+    ks = np.sort(k % 50)
+    got = gpured.sum_by_key(ks, v, 50, deterministic=True, wg_size=1, items=7)
+    np.testing.assert_allclose(got, np.bincount(ks, v.astype(np.float64), 50).astype(np.float32),
+                               rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("variant", ["atomic", "warp_aggregated", "local_hash"])
+def test_fused_key_check(variant):
+    """num_keys given + an atomic variant: the key check runs inside the
+    aggregation kernel; the first bad index is still reported."""
+    k = np.arange(3000, dtype=np.int64) % 70
+    v = np.ones(3000)
+    bad = k.copy()
+    bad[2100] = 70
+    bad[2500] = -1
+    bad[2999] = 99
+    with pytest.raises(ValueError, match=r"keys\[2100\] = 70 is out of range"):
+        gpured.sum_by_key(bad, v, 70, variant=variant, **SMALL)
+    bad[1000] = -5
+    with pytest.raises(ValueError, match=r"keys\[1000\] = -5 is negative"):
+        gpured.sum_by_key(bad, v, 70, variant=variant)
+    np.testing.assert_array_equal(gpured.sum_by_key(k, v, 70, variant=variant),
+                                  np.bincount(k, v, 70))
+
+
+# ------------------------------------------------------- device arrays
+
+def _ref_all(k, v):
+    return {"reduce": gpured.reduce_by_key(k, v),
+            "count": gpured.reduce_by_key(k, None, "count"),
+            "scan": gpured.scan_by_key(k, v, "max", exclusive=True),
+            "dense": gpured.sum_by_key(k, v),
+            "dense_nk": gpured.sum_by_key(k, v, 40, "min"),
+            "det": gpured.sum_by_key(k[::-1].copy(), v, deterministic=True)}
+
+
+def _dev_all(k, v, kh):
+    return {"reduce": gpured.reduce_by_key(k, v),
+            "count": gpured.reduce_by_key(k, None, "count"),
+            "scan": gpured.scan_by_key(k, v, "max", exclusive=True),
+            "dense": gpured.sum_by_key(k, v),
+            "dense_nk": gpured.sum_by_key(k, v, 40, "min"),
+            "det": gpured.sum_by_key(gpured.to_device(kh[::-1].copy()) if isinstance(k, gpured.Array)
+                                     else kh[::-1].copy(), v, deterministic=True)}
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert isinstance(got, gpured.Array), type(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.get(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_device_arrays():
+    rng = np.random.default_rng(21)
+    vdt = np.float64 if HAS_FP64 else np.float32
+    kh = runs_keys(5000, 6, "int64", rng, nk=40)
+    vh = values(kh.size, vdt, rng, "sum")
+    want = _ref_all(kh, vh)
+    kd, vd = gpured.to_device(kh), gpured.to_device(vh)
+    for k, v in ((kd, vh), (kh, vd), (kd, vd)):
+        got = _dev_all(k, v, kh)
+        for name in want:
+            if name == "count" and k is kh:
+                continue  # no values: host keys, host result
+            _same(got[name], want[name])
+    # strided views (copied on the device) and an offset view
+    k2 = gpured.to_device(np.repeat(kh, 2))[::2]
+    v2 = gpured.to_device(np.r_[np.zeros(3, vdt), vh])[3:]
+    assert not k2.is_c_contiguous and v2.offset > 0
+    _same(gpured.reduce_by_key(k2, v2), want["reduce"])
+    _same(gpured.sum_by_key(k2, v2), want["dense"])
+    _same(gpured.scan_by_key(k2, v2, "max", exclusive=True), want["scan"])
+    # empty inputs
+    e = gpured.to_device(np.zeros(0, np.int64))
+    uk, r = gpured.reduce_by_key(e, np.zeros(0, vdt))
+    assert isinstance(uk, gpured.Array) and uk.shape == (0,) and r.shape == (0,)
+    assert gpured.sum_by_key(e, np.zeros(0, vdt), 5).get().tolist() == [0] * 5
+
+
+def test_device_arrays_errors():
+    kh = np.array([0, 1, 1, 7, 2], np.int64)
+    vh = np.ones(5, np.float32)
+    kd = gpured.to_device(kh)
+    with pytest.raises(ValueError, match=r"keys\[3\] = 7 is out of range"):
+        gpured.sum_by_key(kd, vh, num_keys=5)
+    with pytest.raises(ValueError, match=r"keys\[3\] = 7"):
+        gpured.sum_by_key(kd, vh, num_keys=5, variant="atomic")
+    with pytest.raises(ValueError, match="same length"):
+        gpured.reduce_by_key(kd, np.ones(4))
+    with pytest.raises(TypeError, match="values"):
+        gpured.sum_by_key(kd, gpured.to_device(np.ones(5, np.int8)))
+    dead = gpured.to_device(kh)
+    dead.release()
+    for f in (lambda: gpured.reduce_by_key(dead, vh),
+              lambda: gpured.sum_by_key(kh, dead, 8),
+              lambda: gpured.scan_by_key(dead, gpured.to_device(vh))):
+        with pytest.raises(ValueError, match="released"):
+            f()
+    t = gpured.timeit_by_key("sum_by_key", kd, vh, num_keys=8, reps=1)
+    np.testing.assert_array_equal(t["result"], np.bincount(kh, vh, 8).astype(np.float32))
