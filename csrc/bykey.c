@@ -403,59 +403,72 @@ fail:
     return rc;
 }
 
-/* CPUs: two sequential passes over a few contiguous chunks (mode 0 reduce,
- * 3 dense); see gr_bk_chunk_runs. */
+/* CPUs: one sequential pass over a few contiguous chunks (mode 0 reduce:
+ * runs staged per chunk, then packed; 3 dense); see gr_bk_chunk_runs. */
 static int bk_chunks_dev(gr_device *d, const gr_bk_types *ty,
                          const gr_bk_plan *p, int mode, cl_mem keys,
                          size_t koff, cl_mem vals, size_t voff, size_t n,
                          cl_mem okeys, cl_mem ovals, cl_mem count, double *ns,
                          gr_status *st)
 {
-    cl_mem cnt = NULL, cb = NULL;
+    cl_mem cb = NULL, sk = NULL, sv = NULL, cnt = NULL;
     int rc = -1;
     const cl_ulong chunk = p->items, P = (n + p->items - 1) / p->items,
                    un = n, ukoff = koff, uvoff = voff;
     const cl_uint umode = (cl_uint)mode;
-    cl_kernel k1 = bk_kernel(d, ty, p, 2, "gr_bk_chunk_heads", st);
-    cl_kernel k2 = k1 ? bk_kernel(d, ty, p, 2, "gr_bk_chunk_runs", st) : NULL;
-    if (k2 == NULL || (cb = bk_buffer(d, P * 8, st)) == NULL) {
+    cl_kernel k1 = bk_kernel(d, ty, p, 2, "gr_bk_chunk_runs", st);
+    cl_kernel k2 = k1 && mode == 0 ? bk_kernel(d, ty, p, 2, "gr_bk_chunk_move",
+                                               st) : NULL;
+    if (k1 == NULL || (mode == 0 && k2 == NULL) ||
+        (cb = bk_buffer(d, P * 8, st)) == NULL) {
         goto fail;
     }
-    if (count == NULL && (cnt = count = bk_buffer(d, 8, st)) == NULL) {
-        goto fail;
+    if (mode == 0) {
+        /* Staging of capacity n: a CPU device touches only the pages the
+         * runs are written to. */
+        if ((sk = bk_buffer(d, n * gr_dtypes[ty->k].size, st)) == NULL ||
+            (sv = bk_buffer(d, n * gr_dtypes[ty->r].size, st)) == NULL) {
+            goto fail;
+        }
+        if (count == NULL && (cnt = count = bk_buffer(d, 8, st)) == NULL) {
+            goto fail;
+        }
     }
     if (vals == NULL) {
         vals = keys; /* op count reads no values */
     }
-    if (okeys == NULL) {
-        okeys = ovals;
-    }
+    cl_mem wk = mode == 0 ? sk : ovals, wv = mode == 0 ? sv : ovals;
     ARG(k1, 0, keys);
     ARG(k1, 1, ukoff);
-    ARG(k1, 2, un);
-    ARG(k1, 3, chunk);
-    ARG(k1, 4, cb);
+    ARG(k1, 2, vals);
+    ARG(k1, 3, uvoff);
+    ARG(k1, 4, un);
+    ARG(k1, 5, chunk);
+    ARG(k1, 6, umode);
+    ARG(k1, 7, wk);
+    ARG(k1, 8, wv);
+    ARG(k1, 9, cb);
     if (bk_launch(d, k1, P, 1, ns, st) != 0) {
         goto fail;
     }
-    ARG(k2, 0, keys);
-    ARG(k2, 1, ukoff);
-    ARG(k2, 2, vals);
-    ARG(k2, 3, uvoff);
-    ARG(k2, 4, un);
-    ARG(k2, 5, chunk);
-    ARG(k2, 6, P);
-    ARG(k2, 7, cb);
-    ARG(k2, 8, umode);
-    ARG(k2, 9, okeys);
-    ARG(k2, 10, ovals);
-    ARG(k2, 11, count);
-    if (bk_launch(d, k2, P, 1, ns, st) != 0) {
-        goto fail;
+    if (mode == 0) {
+        ARG(k2, 0, sk);
+        ARG(k2, 1, sv);
+        ARG(k2, 2, chunk);
+        ARG(k2, 3, P);
+        ARG(k2, 4, cb);
+        ARG(k2, 5, okeys);
+        ARG(k2, 6, ovals);
+        ARG(k2, 7, count);
+        if (bk_launch(d, k2, P, 1, ns, st) != 0) {
+            goto fail;
+        }
     }
     rc = 0;
 fail:
     if (cb) clReleaseMemObject(cb);
+    if (sk) clReleaseMemObject(sk);
+    if (sv) clReleaseMemObject(sv);
     if (cnt) clReleaseMemObject(cnt);
     return rc;
 }

@@ -334,49 +334,21 @@ __kernel void gr_bk_final(__global const GR_K *keys, ulong koff,
 }
 
 /* CPUs (reduce_by_key, deterministic sum_by_key): a few work-items, each
- * walking one contiguous chunk sequentially.  Work-item p owns every run
- * whose head (first element) lies in [p * chunk, (p + 1) * chunk) and
- * follows its last run past the chunk's end; pass 1 counts the heads of
- * each chunk (keys only), pass 2 sums the counts before its chunk (a few
- * dozen) and writes each run once, folded in input order.  Two sequential
- * passes instead of the three tiled ones of the GPU path. */
+ * walking one contiguous chunk sequentially, in one pass over keys and
+ * values.  Work-item p owns every run whose head (first element) lies in
+ * [p * chunk, (p + 1) * chunk) and follows its last run past the chunk's
+ * end.  Dense mode writes ovals[key] directly; reduce mode writes its runs
+ * to a staging area at the chunk's own offset (a chunk has at most chunk
+ * runs) and their number to cnt[p]; gr_bk_chunk_move then packs them. */
 #if GR_BK_CHUNKS
-__kernel void gr_bk_chunk_heads(__global const GR_K *keys, ulong koff,
-                                ulong n, ulong chunk, __global ulong *cnt)
-{
-    const ulong p = get_global_id(0);
-    const ulong a = p * chunk, e = min(n, a + chunk);
-    ulong h = 0;
-    if (a < e) {
-        GR_K prev = BK_KEY(a);
-        h = (a == 0 || BK_KEY(a - 1) != prev) ? 1 : 0;
-        for (ulong i = a + 1; i < e; ++i) {
-            const GR_K k = BK_KEY(i);
-            h += k != prev ? 1 : 0;
-            prev = k;
-        }
-    }
-    cnt[p] = h;
-}
-
-/* mode BK_MODE_REDUCE: okeys[r], ovals[r] for run r, count[0] the runs;
- * BK_MODE_DENSE: ovals[key] (sorted keys, one run per key). */
 __kernel void gr_bk_chunk_runs(__global const GR_K *keys, ulong koff,
                                __global const GR_T *vals, ulong voff, ulong n,
-                               ulong chunk, ulong P, __global const ulong *cnt,
-                               uint mode, __global GR_K *okeys,
-                               __global GR_R *ovals, __global ulong *count)
+                               ulong chunk, uint mode, __global GR_K *skeys,
+                               __global GR_R *svals, __global ulong *cnt)
 {
     const ulong p = get_global_id(0);
-    ulong r = 0;
-    for (ulong q = 0; q < p; ++q) {
-        r += cnt[q];
-    }
-    if (p == P - 1) {
-        count[0] = r + cnt[p];
-    }
     const ulong a = p * chunk, e = min(n, a + chunk);
-    ulong i = a;
+    ulong i = a, r = a;
     if (a > 0 && a < e) {
         const GR_K k0 = BK_KEY(a - 1); /* skip the run owned before */
         while (i < e && BK_KEY(i) == k0) {
@@ -391,12 +363,36 @@ __kernel void gr_bk_chunk_runs(__global const GR_K *keys, ulong koff,
             ++i;
         } while (i < n && BK_KEY(i) == k);
         if (mode == BK_MODE_DENSE) {
-            ovals[(ulong)k] = gr_finish(s);
+            svals[(ulong)k] = gr_finish(s);
         } else {
-            okeys[r] = k;
-            ovals[r] = gr_finish(s);
+            skeys[r] = k;
+            svals[r] = gr_finish(s);
         }
         ++r;
+    }
+    cnt[p] = r - a;
+}
+
+/* Work-item p moves its cnt[p] runs to after those of the chunks before;
+ * the last one writes the number of runs. */
+__kernel void gr_bk_chunk_move(__global const GR_K *skeys,
+                               __global const GR_R *svals, ulong chunk,
+                               ulong P, __global const ulong *cnt,
+                               __global GR_K *okeys, __global GR_R *ovals,
+                               __global ulong *count)
+{
+    const ulong p = get_global_id(0);
+    ulong r = 0;
+    for (ulong q = 0; q < p; ++q) {
+        r += cnt[q];
+    }
+    if (p == P - 1) {
+        count[0] = r + cnt[p];
+    }
+    const ulong a = p * chunk, m = cnt[p];
+    for (ulong j = 0; j < m; ++j) {
+        okeys[r + j] = skeys[a + j];
+        ovals[r + j] = svals[a + j];
     }
 }
 #endif

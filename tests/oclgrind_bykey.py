@@ -43,6 +43,20 @@ CASES = [
 KNOBS = {"wg_size": 4, "items": 3}
 
 
+def run_chunks(gpured):
+    """wg_size 1: the CPU chunk kernels (reduce_by_key, deterministic
+    sum_by_key on sorted keys), chunks of 5 so runs cross them."""
+    rng = np.random.default_rng(3)
+    k = np.repeat(np.arange(30), rng.integers(1, 9, 30)).astype(np.int64)
+    v = rng.integers(1, 4, k.size).astype(np.float64)
+    uk, got = gpured.reduce_by_key(k, v, wg_size=1, items=5)
+    st = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    assert np.array_equal(uk, k[st]) and np.array_equal(got, np.add.reduceat(v, st))
+    got = gpured.sum_by_key(k, v, 32, deterministic=True, wg_size=1, items=5)
+    assert np.array_equal(got, np.bincount(k, v, 32)), got
+    return 2
+
+
 def run_case(gpured, func, kdt, vdt, op, variant, exclusive=False):
     rng = np.random.default_rng(1)
     n = 157
@@ -102,12 +116,19 @@ def child(job):
             for exclusive in ([False, True] if func == "scan_by_key" else [False]):
                 run_case(gpured, func, kdt, vdt, op, variant, exclusive)
                 n += 1
-    # key check with a bad key: the stats kernel alone
-    try:
-        gpured.sum_by_key(np.array([0, 5, 9, 2], np.int64), np.ones(4), 6)
-        raise AssertionError("bad key not reported")
-    except ValueError as e:
-        assert "keys[2]" in str(e), e
+    if job.get("chunks", True):
+        n += run_chunks(gpured)
+    # key check with a bad key: the stats kernel, and the check fused into
+    # each atomic kernel (num_keys given)
+    for variant in ("auto", "atomic", "warp_aggregated", "local_hash"):
+        if job["kind"] != "races" and variant != "auto":
+            break
+        try:
+            gpured.sum_by_key(np.array([0, 5, 9, 2, 7], np.int64), np.ones(5), 6,
+                              variant=variant, **KNOBS)
+            raise AssertionError("bad key not reported")
+        except ValueError as e:
+            assert "keys[2]" in str(e), e
     if job["kind"] == "races":
         print("  races %d by-key calls checked" % n, flush=True)
     return 0
@@ -134,7 +155,9 @@ def jobs():
     out = [{"kind": "races", "cases": CASES, "variant": None}]
     for case, variants in UNINIT:
         for v in variants:
-            out.append({"kind": "uninit", "cases": [case], "variant": v})
+            out.append({"kind": "uninit", "cases": [case], "variant": v,
+                        "chunks": False})
+    out.append({"kind": "uninit", "cases": [], "variant": None})
     return out
 
 
