@@ -39,8 +39,8 @@ static int vec_width(int items, int size)
 }
 
 /* The #define block that specialises kernels/common.cl + kernels/scan.cl. */
-static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
-                    const gr_scan_plan *p, const kcfg *k)
+static void defines(char *buf, size_t n, const gr_device *d, gr_op op,
+                    const gr_accum *acc, const gr_scan_plan *p, const kcfg *k)
 {
     const int fp64 = strcmp(acc->a_cl, "double") == 0 ||
                      acc->t == GR_FLOAT64 || acc->r == GR_FLOAT64;
@@ -59,7 +59,7 @@ static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
              "#define GR_MV %d\n#define GR_MVR %d\n"
              "#define GR_IN_ALIGNED %d\n#define GR_OUT_ALIGNED %d\n"
              "#define GR_LOOKBACK %d\n#define GR_SPIN %d\n"
-             "#define GR_CPU_TILE %d\n",
+             "#define GR_CPU_TILE %d\n#define GR_NVIDIA %d\n",
              fp64, gr_dtypes[acc->t].cl, acc->a_cl, gr_dtypes[acc->r].cl,
              acc->a_size == 1   ? "char"
              : acc->a_size == 2 ? "short"
@@ -71,7 +71,7 @@ static void defines(char *buf, size_t n, gr_op op, const gr_accum *acc,
              p->ilp, p->sg, p->items, p->local,
              vec_width(p->items, gr_dtypes[acc->t].size),
              vec_width(p->items, rsize), k->in_aligned, k->out_aligned,
-             k->lookback, p->spin, p->cpu_tile);
+             k->lookback, p->spin, p->cpu_tile, d->nvidia_ptx);
 }
 
 static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
@@ -79,7 +79,7 @@ static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
                                gr_status *st)
 {
     char defs[1600], opts[64] = "";
-    defines(defs, sizeof defs, op, acc, p, k);
+    defines(defs, sizeof defs, d, op, acc, p, k);
     /* Work-group collectives and khr sub-groups need OpenCL C 2.0/3.0. */
     if ((p->local == 3 || p->sg == 2) && d->c_std[0] != '\0') {
         snprintf(opts, sizeof opts, "-cl-std=%s", d->c_std);

@@ -244,7 +244,7 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
 #endif
 #if GR_A_FLOAT
     int nan_before = work_group_scan_exclusive_max(GR_ISNAN(s.v) ? 1 : 0);
-    e.v = nan_before ? (GR_A)NAN : e.v;
+    e.v = nan_before > 0 ? (GR_A)NAN : e.v; /* exclusive max starts at INT_MIN */
 #endif
 #else
 #error "the workgroup variant covers add, min and max"
@@ -357,7 +357,7 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
 #endif
 #if GR_A_FLOAT
     int nan_before = sub_group_scan_exclusive_max(GR_ISNAN(s.v) ? 1 : 0);
-    e.v = nan_before ? (GR_A)NAN : e.v;
+    e.v = nan_before > 0 ? (GR_A)NAN : e.v; /* exclusive max starts at INT_MIN */
 #endif
 #else
 #error "the khr subgroup variant covers add, min and max"
@@ -604,7 +604,8 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
  *     atomic and coherent across the device (OpenCL 1.2 s6.12.11: "atomic
  *     across all work-items of the device").  Every publication is an
  *     atom_xchg, every look-back read an atom_add(p, 0): no plain load can
- *     read a stale cache line and no word is ever torn.
+ *     read a stale cache line and no word is ever torn.  On NVIDIA the
+ *     same guarantees come from PTX ld/st.relaxed.gpu (see GRS_READ64).
  *  2. Forward progress: a tile takes its index from an atomic counter
  *     when it starts, so it only ever waits for tiles that started before
  *     it.  OpenCL promises nothing about a started work-group progressing
@@ -624,8 +625,31 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
 #define GRS_A 1u /* aggregate of the tile */
 #define GRS_P 2u /* inclusive prefix      */
 
+#if GR_NVIDIA
+/* PTX's memory model (sm_70+): relaxed.gpu loads and stores are "strong"
+ * operations, single-copy atomic and coherent at device scope -- what the
+ * look-back needs, without read-modify-write traffic on the status words
+ * (atom_add(p, 0) polls by many tiles serialise at L2). */
+inline ulong grs_read64(__global ulong *p)
+{
+    ulong v;
+    __asm__ volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+                     : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+inline void grs_write64(__global ulong *p, ulong v)
+{
+    __asm__ volatile("st.relaxed.gpu.global.u64 [%0], %1;"
+                     :: "l"(p), "l"(v) : "memory");
+}
+#define GRS_READ64(p) grs_read64(p)
+#define GRS_WRITE64(p, v) grs_write64(p, v)
+#define GRS_BACKOFF() __asm__ volatile("nanosleep.u32 64;")
+#else
 #define GRS_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
 #define GRS_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
+#define GRS_BACKOFF()
+#endif
 
 #define GRS_NW ((GR_A_SIZE * (1 + GR_HAS_X) + 3) / 4)
 
@@ -770,6 +794,7 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
                     if (++spins > GR_SPIN) {
                         break; /* stalled: the group reduces tile j */
                     }
+                    GRS_BACKOFF();
                     continue;
                 }
                 spins = 0;
