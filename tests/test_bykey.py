@@ -450,7 +450,7 @@ def test_fused_key_check(variant):
     bad[2500] = -1
     bad[2999] = 99
     with pytest.raises(ValueError, match=r"keys\[2100\] = 70 is out of range"):
-        gpured.sum_by_key(bad, v, 70, variant=variant, **SMALL)
+        gpured.sum_by_key(bad, v, 70, variant=variant, wg_size=32, items=3)
     bad[1000] = -5
     with pytest.raises(ValueError, match=r"keys\[1000\] = -5 is negative"):
         gpured.sum_by_key(bad, v, 70, variant=variant)
