@@ -25,6 +25,7 @@ NOTEBOOKS = {
     "01_reduction_ladder": (1, [r"\d+ variants, \d+ timed sums .* all match NumPy"]),
     "02_occupancy_and_ilp": (2, [r"\d+ configurations of .* timed, all match NumPy"]),
     "03_segmented_rows": (1, [r"\d+ segmented results .* match NumPy"]),
+    "04_scans": (2, [r"\d+ timed scans .* all match NumPy"]),
     "05_reduce_by_key": (1, [r"\d+ sum_by_key results timed, all match numpy.bincount"]),
 }
 
