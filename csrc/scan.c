@@ -373,6 +373,10 @@ static int dtype_of(PyArray_Descr *descr, const char *what)
 }
 
 typedef struct {
+    PyObject *din;       /* owned: device input Buffer (gpured.Array)      */
+    PyObject *dout;      /* owned: device output Buffer                   */
+    size_t din_off, dout_off;
+    int need_contig;     /* device rows the plan cannot read in place     */
     PyArrayObject *in;   /* owned: what the kernels read                  */
     PyArrayObject *out;  /* owned: what the kernels write                 */
     PyArrayObject *dest; /* owned: the caller's out when out is a temp     */
@@ -391,6 +395,99 @@ static void scall_clear(scall *c)
     Py_CLEAR(c->in);
     Py_CLEAR(c->out);
     Py_CLEAR(c->dest);
+    Py_CLEAR(c->din);
+    Py_CLEAR(c->dout);
+}
+
+/* A device array's 2-D view (Buffer, dtype, offset, M, L, seg_stride,
+ * elem_stride), in elements, strides positive (gpured/_scan.py copies
+ * anything else); its buffer (a new reference) and its device are
+ * stored through buf and dev. */
+static size_t span_elems(size_t M, size_t L, ptrdiff_t s0, ptrdiff_t s1);
+
+static int device_rows(PyObject *view, PyObject **buf, gr_device **dev,
+                       int *t, size_t *off, gr_layout *lay)
+{
+    PyObject *bo = NULL;
+    PyArray_Descr *td = NULL;
+    Py_ssize_t o, M, L, s0, s1;
+    gr_buffer *b;
+    if (!PyArg_ParseTuple(view, "OO&nnnnn", &bo, PyArray_DescrConverter, &td,
+                          &o, &M, &L, &s0, &s1)) {
+        return -1;
+    }
+    *t = gr_dtype_of(td, "array");
+    Py_DECREF(td);
+    if (*t < 0 || (b = gr_buffer_check(bo, dev)) == NULL) {
+        return -1;
+    }
+    if (M < 1 || L < 1 || o < 0 || s0 < 1 || s1 < 1) {
+        PyErr_SetString(PyExc_ValueError, "_core.scan takes non-empty device "
+                        "views with positive strides");
+        return -1;
+    }
+    size_t last = (size_t)o + (size_t)(M - 1) * (size_t)s0 +
+                  (size_t)(L - 1) * (size_t)s1;
+    if ((last + 1) * (size_t)gr_dtypes[*t].size > (size_t)b->nbytes) {
+        PyErr_SetString(PyExc_ValueError, "view outside its device buffer");
+        return -1;
+    }
+    *buf = Py_NewRef(bo);
+    *off = (size_t)o;
+    lay->M = (size_t)M;
+    lay->L = (size_t)L;
+    lay->seg_stride = M > 1 ? s0 : L * s1;
+    lay->elem_stride = L > 1 ? s1 : 1;
+    return 0;
+}
+
+/* Device input and output (both gpured.Array views): plan only; the
+ * kernels read and write the buffers in place. */
+static int prepare_device(scall *c, PyObject *obj, PyObject *outobj, int r)
+{
+    gr_device *dout = NULL;
+    gr_layout olay;
+    int t, ot;
+    char err[256];
+    if (device_rows(obj, &c->din, &c->dev, &t, &c->din_off, &c->lay) != 0 ||
+        device_rows(outobj, &c->dout, &dout, &ot, &c->dout_off, &olay) != 0) {
+        return -1;
+    }
+    if (dout != c->dev) {
+        PyErr_Format(PyExc_ValueError,
+                     "arrays on two devices (%s and %s): move one first",
+                     c->dev->name, dout->name);
+        return -1;
+    }
+    if (ot != r || olay.M != c->lay.M || olay.L != c->lay.L) {
+        PyErr_SetString(PyExc_ValueError, "_core.scan: out must have the "
+                        "input's shape and the result dtype");
+        return -1;
+    }
+    c->oss = olay.seg_stride;
+    c->oes = olay.elem_stride;
+    if (span_elems(olay.M, olay.L, c->oss, c->oes) != olay.M * olay.L) {
+        PyErr_SetString(PyExc_ValueError, "_core.scan: out must be dense");
+        return -1;
+    }
+    if (gr_scan_accum(c->dev, c->op, (gr_dtype)t, (gr_dtype)r, &c->acc, err,
+                      sizeof err) != 0) {
+        PyErr_SetString(PyExc_TypeError, err);
+        return -1;
+    }
+    int contig = c->lay.elem_stride == 1 && c->oes == 1;
+    int rc = gr_plan_scan(c->dev, c->op, &c->acc, &c->lay, contig, &c->ov,
+                          &c->plan);
+    if (rc == -1 && !contig) {
+        c->need_contig = 1; /* gpured/_scan.py copies the rows and asks again */
+        return 0;
+    }
+    if (rc != 0) {
+        PyErr_SetString(rc == -2 ? gr_VariantUnavailable : PyExc_ValueError,
+                        c->plan.why);
+        return -1;
+    }
+    return 0;
 }
 
 /* Element strides of a 2-D array; -1 if unusable (negative, zero, odd). */
@@ -449,6 +546,19 @@ static int prepare(scall *c, PyObject *args, PyObject *kw)
         return -1;
     }
     c->op = (gr_op)rc;
+    if (PyTuple_Check(obj) || PyTuple_Check(outobj)) {
+        r = dtype_of(rd, "result");
+        Py_XDECREF(rd);
+        if (r < 0) {
+            return -1;
+        }
+        if (!PyTuple_Check(obj) || !PyTuple_Check(outobj)) {
+            PyErr_SetString(PyExc_ValueError, "_core.scan: a device input "
+                            "takes a device out, and a host input a host out");
+            return -1;
+        }
+        return prepare_device(c, obj, outobj, r);
+    }
     if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 2 ||
         !PyArray_Check(outobj) || PyArray_NDIM((PyArrayObject *)outobj) != 2 ||
         !PyArray_SAMESHAPE((PyArrayObject *)obj, (PyArrayObject *)outobj) ||
@@ -626,15 +736,44 @@ fail:
     return rc;
 }
 
+/* The device shell: both sides are gpured.Array buffers; nothing is
+ * waited for unless timed (reps > 0).  Runs without the GIL. */
+static int scan_device(scall *c, int reps, double *ns, gr_status *st)
+{
+    gr_scan_io io;
+    gr_timing tm = {0, 0};
+    memset(&io, 0, sizeof io);
+    if (gr_device_open(c->dev, st) != 0) {
+        return -1;
+    }
+    io.in = ((gr_buffer *)c->din)->mem;
+    io.in_base = c->din_off;
+    io.out = ((gr_buffer *)c->dout)->mem;
+    io.out_base = c->dout_off;
+    io.out_seg_stride = c->oss;
+    io.out_elem_stride = c->oes;
+    for (int i = 0; i < (reps > 0 ? reps : 1); ++i) {
+        if (gr_scan_run(c->dev, c->op, &c->acc, c->exclusive, &c->lay,
+                        &c->plan, &io, reps > 0 ? &tm : NULL, st) != 0) {
+            return -1;
+        }
+        if (ns != NULL) {
+            ns[i] = tm.first_ns;
+        }
+    }
+    return 0;
+}
+
 static int run(scall *c, int reps, double *ns)
 {
     gr_status st = {0};
-    const char *in_ptr = PyArray_DATA(c->in);
-    char *out_ptr = PyArray_DATA(c->out);
+    const char *in_ptr = c->in ? PyArray_DATA(c->in) : NULL;
+    char *out_ptr = c->out ? PyArray_DATA(c->out) : NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
     gr_lock();
-    rc = scan_host(c, in_ptr, out_ptr, reps, ns, &st);
+    rc = c->din != NULL ? scan_device(c, reps, ns, &st)
+                        : scan_host(c, in_ptr, out_ptr, reps, ns, &st);
     gr_unlock();
     Py_END_ALLOW_THREADS
     if (rc != 0) {
@@ -675,9 +814,11 @@ static PyObject *py_scan(PyObject *self, PyObject *args, PyObject *kw)
 {
     scall c;
     PyObject *res = NULL;
-    if (prepare(&c, args, kw) == 0 && run(&c, 0, NULL) == 0) {
-        res = Py_None;
-        Py_INCREF(res);
+    int prc = prepare(&c, args, kw);
+    if (prc == 0 && c.need_contig) {
+        res = Py_NewRef(Py_NotImplemented); /* the caller copies the rows */
+    } else if (prc == 0 && run(&c, 0, NULL) == 0) {
+        res = Py_NewRef(Py_None);
     }
     scall_clear(&c);
     return res;
@@ -688,7 +829,8 @@ static PyObject *py_scan_explain(PyObject *self, PyObject *args, PyObject *kw)
     scall c;
     PyObject *res = NULL;
     if (prepare(&c, args, kw) == 0) {
-        res = plan_dict(c.dev, &c.plan, &c.acc, &c.lay);
+        res = c.need_contig ? Py_NewRef(Py_NotImplemented)
+                            : plan_dict(c.dev, &c.plan, &c.acc, &c.lay);
     }
     scall_clear(&c);
     return res;
@@ -716,7 +858,9 @@ static PyObject *py_bench_scan(PyObject *self, PyObject *args, PyObject *kw)
     }
     int prc = prepare(&c, head, kw);
     Py_DECREF(head);
-    if (prc == 0 && (ns = calloc((size_t)reps, sizeof *ns)) == NULL) {
+    if (prc == 0 && c.need_contig) {
+        out = Py_NewRef(Py_NotImplemented); /* the caller copies the rows */
+    } else if (prc == 0 && (ns = calloc((size_t)reps, sizeof *ns)) == NULL) {
         PyErr_NoMemory();
     } else if (prc == 0 && run(&c, (int)reps, ns) == 0 &&
                (times = PyList_New(reps)) != NULL) {

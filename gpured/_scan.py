@@ -29,7 +29,9 @@ import operator
 import numpy as np
 
 from . import _core
-from ._reduce import _asarray, _check_dtype
+from ._array import (Array, _copy_into, _empty_on, _reshape_view, _upload_to,
+                     same_device)
+from ._reduce import _asarray, _check_dtype, _dev_view
 
 try:  # NumPy >= 2
     from numpy.lib.array_utils import normalize_axis_index
@@ -103,17 +105,22 @@ def _prepare(name, a, axis, dtype, out, kw):
             axis = 0
         axis = normalize_axis_index(operator.index(axis), arr.ndim, "axis")
     probe = dtype if dtype is not None else (
-        out.dtype if isinstance(out, np.ndarray) and opname in ("add", "multiply")
+        out.dtype if isinstance(out, (np.ndarray, Array)) and opname in ("add", "multiply")
         else None)
     rd = _check_dtype(_result_dtype(opname, arr.dtype, probe), "result")
     rd = rd.newbyteorder("=")
     if out is not None:
-        if not isinstance(out, np.ndarray):
-            raise TypeError("out must be a numpy.ndarray")
+        if isinstance(out, Array):
+            if isinstance(arr, Array):
+                same_device(arr, out)
+            else:  # host input, device out: the scan runs on out's device
+                arr = _upload_to(out.buffer.device, np.asarray(arr))
+        elif not isinstance(out, np.ndarray):
+            raise TypeError("out must be a numpy.ndarray or a gpured.Array")
         if out.shape != arr.shape:
             raise ValueError("provided out is the wrong size for the scan: "
                              "found %s but expected %s" % (out.shape, arr.shape))
-        if not out.flags.writeable:
+        if isinstance(out, np.ndarray) and not out.flags.writeable:
             raise ValueError("output array is read-only")
     core_op = opname
     if rd == np.bool_ and opname in ("add", "multiply"):
@@ -124,8 +131,58 @@ def _prepare(name, a, axis, dtype, out, kw):
     return arr, axis, rd, core_op, knobs
 
 
+def _empty_like_k(arr, rd):
+    """A device Array of arr's shape laid out in arr's memory order (as
+    numpy.empty_like(order="K")), so rows read and write alike."""
+    perm = sorted(range(arr.ndim), key=lambda i: -abs(arr.strides[i]))
+    res = _empty_on(arr.buffer.device, [arr.shape[i] for i in perm], rd)
+    inv = [0] * arr.ndim
+    for j, i in enumerate(perm):
+        inv[i] = j
+    return res.transpose(inv)
+
+
+def _dev_rows(a, L):
+    """(M, L) device view of a (axis already last), or None."""
+    v = _reshape_view(a._sh(), (-1, L))
+    if v is None or v.strides[0] <= 0 or v.strides[1] <= 0:
+        return None
+    return a._from_shadow(v)
+
+
+def _dev_core_args(arr, axis, rd):
+    """_core_args for a device array: views (copies only where no 2-D view
+    exists), the result allocated in the input's memory order."""
+    L = arr.shape[axis]
+    last = [i for i in range(arr.ndim) if i != axis] + [axis]
+    moved = arr.transpose(last)
+    a2 = _dev_rows(moved, L)
+    res = _empty_like_k(arr, rd)
+    o2 = _dev_rows(res.transpose(last), L)
+    if a2 is None or o2 is None:
+        moved = moved.copy()
+        a2 = _dev_rows(moved, L)
+        res_moved = _empty_on(arr.buffer.device, moved.shape, rd)
+        o2 = _dev_rows(res_moved, L)
+        inv = list(range(arr.ndim - 1))
+        inv.insert(axis, arr.ndim - 1)
+        res = res_moved.transpose(inv)
+    return a2, o2, res
+
+
+def _dev_call(fn, a2, core_op, rd, o2, *args, **kw):
+    """fn(_core view of a2, ..., view of o2, ...), copying the rows once if
+    the plan cannot read them in place (NotImplemented)."""
+    r = fn(_dev_view(a2), core_op, rd, _dev_view(o2), *args, **kw)
+    if r is NotImplemented:
+        r = fn(_dev_view(a2.copy()), core_op, rd, _dev_view(o2), *args, **kw)
+    return r
+
+
 def _core_args(arr, axis, rd):
     """(2-D input, 2-D output view, result array) for _core.scan."""
+    if isinstance(arr, Array):
+        return _dev_core_args(arr, axis, rd)
     a2, moved = _rows(arr, axis)
     if a2 is not None:
         # The result in the input's memory order: same strides, no copies.
@@ -140,13 +197,20 @@ def _core_args(arr, axis, rd):
 
 def _scan(name, a, axis, dtype, out, exclusive, kw):
     arr, axis, rd, core_op, knobs = _prepare(name, a, axis, dtype, out, kw)
+    dev = isinstance(arr, Array)
     if arr.size == 0:
-        res = np.empty(arr.shape, rd)
+        res = (_empty_on(arr.buffer.device, arr.shape, rd) if dev
+               else np.empty(arr.shape, rd))
+    elif dev:
+        a2, o2, res = _core_args(arr, axis, rd)
+        _dev_call(_core.scan, a2, core_op, rd, o2, bool(exclusive), **knobs)
     else:
         a2, o2, res = _core_args(arr, axis, rd)
         _core.scan(a2, core_op, rd, o2, bool(exclusive), **knobs)
+    if isinstance(out, Array):
+        return _copy_into(res, out)
     if out is not None:
-        np.copyto(out, res, casting="unsafe")
+        np.copyto(out, res.get() if dev else res, casting="unsafe")
         return out
     return res
 
@@ -209,6 +273,9 @@ def scan_explain(op, a, axis=None, dtype=None, exclusive=False, **kw):
         return {"variant": None, "passes": 0,
                 "why": "empty scan: answered without running a kernel"}
     arr, a2, o2, res, rd, core_op, knobs = c
+    if isinstance(arr, Array):
+        return _dev_call(_core.scan_explain, a2, core_op, rd, o2,
+                         bool(exclusive), **knobs)
     return _core.scan_explain(a2, core_op, rd, o2, bool(exclusive), **knobs)
 
 
@@ -220,8 +287,12 @@ def scan_timeit(op, a, axis=None, dtype=None, exclusive=False, reps=10, **kw):
     if c is None:
         raise ValueError("timeit needs a non-empty scan")
     arr, a2, o2, res, rd, core_op, knobs = c
-    ns, plan = _core.bench_scan(a2, core_op, rd, o2, int(reps) + 1,
-                                exclusive=bool(exclusive), **knobs)
+    if isinstance(arr, Array):
+        ns, plan = _dev_call(_core.bench_scan, a2, core_op, rd, o2, int(reps) + 1,
+                             exclusive=bool(exclusive), **knobs)
+    else:
+        ns, plan = _core.bench_scan(a2, core_op, rd, o2, int(reps) + 1,
+                                    exclusive=bool(exclusive), **knobs)
     times = [t / 1e9 for t in ns[1:]]
     sec = sorted(times)[len(times) // 2]
     nbytes = arr.nbytes + res.nbytes

@@ -356,3 +356,65 @@ def test_memory_flat_over_100k_calls():
     gpured.synchronize()
     grown = _rss_mib() - before
     assert grown < 32, "resident memory grew by %.1f MiB over 100,000 calls" % grown
+
+
+# ------------------------------------------------------------------ scans
+
+SCANS = ["cumsum", "cumprod", "cummin", "cummax"]
+
+
+@pytest.mark.parametrize("dt", [np.int16, np.uint64, np.bool_] + FLOAT_DTYPES,
+                         ids=dtype_id)
+@pytest.mark.parametrize("op", SCANS)
+def test_scans_stay_on_device(dt, op):
+    a = _data(dt, (4, 5, 33), seed=7)
+    if op == "cumprod" and np.dtype(dt).kind == "f":
+        a = (1 + a / 64).astype(dt)
+    d = gpured.to_device(a)
+    for src, dv in ((a, d), (a[::-1, 1:, ::2], d[::-1, 1:, ::2])):
+        for axis in (None, 0, 1, 2):
+            for exclusive in (False, True):
+                got = getattr(gpured, op)(dv, axis=axis, exclusive=exclusive)
+                host = getattr(gpured, op)(src, axis=axis, exclusive=exclusive)
+                assert isinstance(got, gpured.Array)
+                assert got.shape == host.shape and got.dtype == host.dtype
+                if np.dtype(dt).kind == "f" and op in ("cumsum", "cumprod"):
+                    np.testing.assert_allclose(got.get(), host, rtol=1e-6, atol=1e-6)
+                else:
+                    np.testing.assert_array_equal(got.get(), host)
+                if not exclusive and op in ("cumsum", "cumprod"):
+                    want = getattr(np, op)(src, axis=axis)
+                    np.testing.assert_allclose(got.get(), want, rtol=2e-5, atol=1e-5)
+
+
+def test_scan_then_reduce_on_device():
+    """cumsum then sum, cummax then argmax: chained without host copies."""
+    a = _data(np.int64, (300, 40), seed=8)
+    d = gpured.to_device(a)
+    c = gpured.cumsum(d, axis=0)
+    assert isinstance(c, gpured.Array)
+    s = gpured.sum(c, axis=1)
+    np.testing.assert_array_equal(s.get(), np.cumsum(a, axis=0).sum(axis=1))
+    m = gpured.cummax(gpured.to_device(a[:, 3].astype(np.float32)))
+    assert gpured.argmax(m).get() == np.maximum.accumulate(a[:, 3].astype(np.float32)).argmax()
+    f = gpured.to_device(_data(np.float32, (10_000,), seed=9))
+    total = gpured.sum(gpured.cumsum(f, dtype=np.float64))
+    np.testing.assert_allclose(total.get(), np.cumsum(f.get(), dtype=np.float64).sum(),
+                               rtol=1e-12)
+
+
+def test_scan_out_on_device():
+    a = _data(np.float32, (6, 50), seed=10)
+    out = gpured.zeros((6, 50), np.float64)
+    assert gpured.cumsum(gpured.to_device(a), axis=1, dtype=np.float64, out=out) is out
+    np.testing.assert_allclose(out.get(), np.cumsum(a, axis=1, dtype=np.float64), rtol=1e-12)
+    out2 = gpured.zeros((6, 50), np.float32)
+    gpured.cummin(a, axis=0, out=out2)  # host input, device out
+    np.testing.assert_array_equal(out2.get(), np.minimum.accumulate(a, axis=0))
+    host = np.zeros((6, 50), np.float32)
+    gpured.cummax(gpured.to_device(a), axis=1, out=host)
+    np.testing.assert_array_equal(host, np.maximum.accumulate(a, axis=1))
+    d = gpured.to_device(a)
+    d.release()
+    with pytest.raises(ValueError, match="released"):
+        gpured.cumsum(d)
