@@ -433,6 +433,60 @@ static cl_kernel copy_kernel(gr_device *d, gr_dtype s, gr_dtype t, int div,
     return gr_kernel_get(d, "copy", defs, "", "gr_copy", st);
 }
 
+/* Enqueue the copy of an nd-element geometry (shape, source strides,
+ * destination strides; n elements in all). */
+static int copy_nd(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
+                   cl_mem dst, gr_dtype t, size_t doff, int nd,
+                   const long long *geom, unsigned long long n, double div,
+                   gr_status *st)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem gbuf = NULL;
+    int rc = -1;
+    cl_kernel k = copy_kernel(d, s, t, div != 0.0, st);
+    if (k == NULL) {
+        return -1;
+    }
+    gbuf = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                          sizeof(cl_long) * 3 * (nd ? nd : 1), (void *)geom,
+                          &err);
+    GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+    cl_ulong so64 = soff, do64 = doff, n64 = n;
+    cl_uint und = (cl_uint)nd;
+    cl_double dv = div;
+    cl_float fv = (cl_float)div;
+    const size_t local = 256;
+    size_t global = (size_t)((n + local - 1) / local * local);
+    GR_CL_CHECK(st, clSetKernelArg(k, 0, sizeof src, &src));
+    GR_CL_CHECK(st, clSetKernelArg(k, 1, sizeof so64, &so64));
+    GR_CL_CHECK(st, clSetKernelArg(k, 2, sizeof dst, &dst));
+    GR_CL_CHECK(st, clSetKernelArg(k, 3, sizeof do64, &do64));
+    GR_CL_CHECK(st, clSetKernelArg(k, 4, sizeof gbuf, &gbuf));
+    GR_CL_CHECK(st, clSetKernelArg(k, 5, sizeof und, &und));
+    GR_CL_CHECK(st, clSetKernelArg(k, 6, sizeof n64, &n64));
+    if (d->fp64) {
+        GR_CL_CHECK(st, clSetKernelArg(k, 7, sizeof dv, &dv));
+    } else {
+        GR_CL_CHECK(st, clSetKernelArg(k, 7, sizeof fv, &fv));
+    }
+    GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global,
+                                           &local, 0, NULL, NULL));
+    rc = 0;
+fail:
+    if (gbuf != NULL) {
+        clReleaseMemObject(gbuf); /* freed once the kernel is done */
+    }
+    return rc;
+}
+
+int gr_copy_enqueue(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
+                    cl_mem dst, gr_dtype t, size_t doff, size_t n, double div,
+                    gr_status *st)
+{
+    const long long geom[3] = {(long long)n, 1, 1};
+    return copy_nd(d, src, s, soff, dst, t, doff, 1, geom, n, div, st);
+}
+
 static PyObject *py_device_copy(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"src", "sdtype", "soff", "shape", "sstrides",
@@ -446,7 +500,6 @@ static PyObject *py_device_copy(PyObject *self, PyObject *args, PyObject *kw)
     gr_device *d;
     gr_status st = {0};
     PyObject *res = NULL;
-    cl_mem gbuf = NULL;
     int st_, dt_, nd, rc = -1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&nOOOO&nO|d", kwlist, &so,
                                      PyArray_DescrConverter, &sd, &soff,
@@ -496,54 +549,10 @@ static PyObject *py_device_copy(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_BEGIN_ALLOW_THREADS
     gr_lock();
-    do {
-        cl_int err = CL_SUCCESS;
-        if (gr_device_open(d, &st) != 0) {
-            break;
-        }
-        cl_kernel k = copy_kernel(d, (gr_dtype)st_, (gr_dtype)dt_, div != 0.0,
-                                  &st);
-        if (k == NULL) {
-            break;
-        }
-        gbuf = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                              sizeof(cl_long) * 3 * (nd ? nd : 1), geom, &err);
-        if (err != CL_SUCCESS) {
-            st.call = "clCreateBuffer";
-            st.err = err;
-            break;
-        }
-        cl_ulong so64 = (cl_ulong)soff, do64 = (cl_ulong)doff, n64 = n;
-        cl_uint und = (cl_uint)nd;
-        cl_double dv = div;
-        cl_float fv = (cl_float)div;
-        const size_t local = 256;
-        size_t global = (size_t)((n + local - 1) / local * local);
-        if ((err = clSetKernelArg(k, 0, sizeof sb->mem, &sb->mem)) ||
-            (err = clSetKernelArg(k, 1, sizeof so64, &so64)) ||
-            (err = clSetKernelArg(k, 2, sizeof db->mem, &db->mem)) ||
-            (err = clSetKernelArg(k, 3, sizeof do64, &do64)) ||
-            (err = clSetKernelArg(k, 4, sizeof gbuf, &gbuf)) ||
-            (err = clSetKernelArg(k, 5, sizeof und, &und)) ||
-            (err = clSetKernelArg(k, 6, sizeof n64, &n64)) ||
-            (err = d->fp64 ? clSetKernelArg(k, 7, sizeof dv, &dv)
-                           : clSetKernelArg(k, 7, sizeof fv, &fv))) {
-            st.call = "clSetKernelArg";
-            st.err = err;
-            break;
-        }
-        err = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0,
-                                     NULL, NULL);
-        if (err != CL_SUCCESS) {
-            st.call = "clEnqueueNDRangeKernel";
-            st.err = err;
-            break;
-        }
-        rc = 0;
-    } while (0);
-    if (gbuf != NULL) {
-        clReleaseMemObject(gbuf); /* freed once the kernel is done */
-    }
+    rc = gr_device_open(d, &st) == 0
+             ? copy_nd(d, sb->mem, (gr_dtype)st_, (size_t)soff, db->mem,
+                       (gr_dtype)dt_, (size_t)doff, nd, geom, n, div, &st)
+             : -1;
     gr_unlock();
     Py_END_ALLOW_THREADS
     if (rc != 0) {

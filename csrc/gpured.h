@@ -298,6 +298,11 @@ extern PyTypeObject gr_BufferType;
 gr_buffer *gr_buffer_check(PyObject *obj, gr_device **dev);
 /* A new Buffer of nbytes on device index di; NULL with exception. */
 PyObject *gr_buffer_new(int di, size_t nbytes);
+/* Enqueue dst[doff + i] = (t)src[soff + i] for i < n (kernels/copy.cl),
+ * or (t)(src / div) when div != 0.  No GIL; gr_lock held. */
+int gr_copy_enqueue(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
+                    cl_mem dst, gr_dtype t, size_t doff, size_t n, double div,
+                    gr_status *st);
 
 /* --------------------------------------------------------------- stream.c */
 
@@ -327,6 +332,25 @@ gr_stream_src *gr_stream_source(gr_device *d, const void *host,
                                 size_t itemsize, size_t total, gr_source *src,
                                 int *npieces, gr_status *st);
 int gr_stream_source_end(gr_stream_src *s, gr_status *st);
+
+/* Chunked transfers both ways through the pool (scans): the pool's chunk
+ * bytes and slot count; gr_stream_upload stages host bytes through slot's
+ * pinned buffer into (mem, off) after `after` (may be NULL), *done is
+ * borrowed (valid until the slot's next upload); gr_stream_download reads
+ * (mem, off, n) into slot's pinned result buffer on the compute queue (*done
+ * is the caller's: gr_stream_drain waits for and releases it, then copies
+ * the bytes to dst).  gr_stream_idle waits for every upload.  gr_lock held. */
+typedef struct gr_stream_pool gr_stream_pool;
+gr_stream_pool *gr_stream_pool_get(gr_device *d, size_t *chunk, int *nbuf,
+                                   gr_status *st);
+int gr_stream_upload(gr_stream_pool *p, int slot, const void *src, size_t n,
+                     cl_mem mem, size_t off, cl_event after, cl_event *done,
+                     gr_status *st);
+int gr_stream_download(gr_stream_pool *p, gr_device *d, int slot, cl_mem mem,
+                       size_t off, size_t n, cl_event *done, gr_status *st);
+int gr_stream_drain(gr_stream_pool *p, int slot, cl_event done, void *dst,
+                    size_t n, gr_status *st);
+int gr_stream_idle(gr_stream_pool *p, gr_status *st);
 
 /* ------------------------------------------------------------------ scans
  * (scan_plan.c: pure plan; scan.c: enqueue, host shell, _core entry points)
@@ -415,7 +439,8 @@ extern PyMethodDef gr_array_methods[];  /* array.c  (device arrays)       */
  * Reduce-by-key (gpured.reduce_by_key, sum_by_key, scan_by_key). */
 typedef enum { GR_BK_REDUCE, GR_BK_DENSE, GR_BK_SCAN } gr_bk_func;
 typedef enum {
-    GR_BKV_ATOMIC, GR_BKV_WARP, GR_BKV_HASH, GR_BKV_SEGMENTS, GR_BKV_PRIV
+    GR_BKV_ATOMIC, GR_BKV_WARP, GR_BKV_HASH, GR_BKV_SEGMENTS, GR_BKV_PRIV,
+    GR_BKV_LOOKBACK
 } gr_bk_variant;
 
 typedef struct {

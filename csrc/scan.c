@@ -19,6 +19,8 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include "gpured.h"
 
+#include <math.h>
+
 #include <numpy/arrayobject.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,12 @@ static void defines(char *buf, size_t n, const gr_device *d, gr_op op,
     const int fp64 = strcmp(acc->a_cl, "double") == 0 ||
                      acc->t == GR_FLOAT64 || acc->r == GR_FLOAT64;
     const int rsize = gr_dtypes[acc->r].size;
+    /* float32 sums in float64: each work-item's register run (<= 32
+     * elements) in float32, the rest in float64 (kernels/scan.cl). */
+    const int tsum = op == GR_ADD && acc->t == GR_FLOAT32 &&
+                     acc->r == GR_FLOAT32 && strcmp(acc->a_cl, "double") == 0 &&
+                     !acc->comp && !p->cpu_tile && p->items > 1 &&
+                     p->items <= 32;
     snprintf(buf, n,
              "#define GR_NEED_FP64 %d\n"
              "#define GR_T %s\n#define GR_A %s\n#define GR_R %s\n"
@@ -59,7 +67,8 @@ static void defines(char *buf, size_t n, const gr_device *d, gr_op op,
              "#define GR_MV %d\n#define GR_MVR %d\n"
              "#define GR_IN_ALIGNED %d\n#define GR_OUT_ALIGNED %d\n"
              "#define GR_LOOKBACK %d\n#define GR_SPIN %d\n"
-             "#define GR_CPU_TILE %d\n#define GR_NVIDIA %d\n",
+             "#define GR_CPU_TILE %d\n#define GR_NVIDIA %d\n"
+             "#define GR_T_SIZE %d\n#define GR_R_SIZE %d\n#define GR_TSUM %d\n",
              fp64, gr_dtypes[acc->t].cl, acc->a_cl, gr_dtypes[acc->r].cl,
              acc->a_size == 1   ? "char"
              : acc->a_size == 2 ? "short"
@@ -71,7 +80,8 @@ static void defines(char *buf, size_t n, const gr_device *d, gr_op op,
              p->ilp, p->sg, p->items, p->local,
              vec_width(p->items, gr_dtypes[acc->t].size),
              vec_width(p->items, rsize), k->in_aligned, k->out_aligned,
-             k->lookback, p->spin, p->cpu_tile, d->nvidia_ptx);
+             k->lookback, p->spin, p->cpu_tile, d->nvidia_ptx,
+             gr_dtypes[acc->t].size, rsize, tsum);
 }
 
 static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
@@ -277,16 +287,11 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
         if ((k1 = gr_program_kernel(prog, "gr_scan_lookback", st)) == NULL) {
             goto fail;
         }
-        pv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 8, NULL, &err);
-        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        /* 16 words ahead of the tiles': the tile counter (one fill for
+         * both). */
+        bytes += 16 * 8;
         status = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
         GR_CL_CHECK_AS(st, "clCreateBuffer", err);
-        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, pv, &zero, sizeof zero,
-                                            0, 8, 0, NULL, spp ? &ev : NULL));
-        if (spp) {
-            span_add(spp, ev);
-            ev = NULL;
-        }
         GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, status, &zero,
                                             sizeof zero, 0, bytes, 0, NULL,
                                             spp ? &ev : NULL));
@@ -298,13 +303,12 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
         ARG(k1, 2, L);
         ARG(k1, 3, ss);
         ARG(k1, 4, tiles);
-        ARG(k1, 5, pv);      /* tile counter */
-        ARG(k1, 6, status);
-        ARG(k1, 7, ntiles);
-        ARG(k1, 8, io->out);
-        ARG(k1, 9, out_base);
-        ARG(k1, 10, oss);
-        ARG(k1, 11, excl);
+        ARG(k1, 5, status);  /* tile counter, then the tiles' status */
+        ARG(k1, 6, ntiles);
+        ARG(k1, 7, io->out);
+        ARG(k1, 8, out_base);
+        ARG(k1, 9, oss);
+        ARG(k1, 10, excl);
         if (launch(d, k1, (size_t)ntiles * plan->wg, (size_t)plan->wg, spp,
                    st) != 0) {
             goto fail;
@@ -653,6 +657,182 @@ static int prepare(scall *c, PyObject *args, PyObject *kw)
 }
 
 #define ZC_ALIGN 128
+#define MAX_SLOTS 16
+
+/* The identity of op in dtype r (the carry into the first chunk). */
+static void identity_of(gr_op op, gr_dtype r, unsigned char *buf)
+{
+    const gr_dtype_info *ti = &gr_dtypes[r];
+    union {
+        float f;
+        double d;
+        int64_t i;
+        uint64_t u;
+    } v;
+    int big = op == GR_MIN; /* min: the largest value, max: the smallest */
+    memset(buf, 0, 8);
+    if (op == GR_ADD || (op == GR_MAX && !ti->is_signed && !ti->is_float)) {
+        return; /* 0 (also bool's logical or, and unsigned max) */
+    }
+    if (op == GR_MUL || (r == GR_BOOL && op == GR_MIN)) {
+        if (ti->is_float) {
+            if (ti->size == 4) {
+                v.f = 1.0f;
+            } else {
+                v.d = 1.0;
+            }
+        } else {
+            v.u = 1;
+        }
+    } else if (ti->is_float) {
+        if (ti->size == 4) {
+            v.f = big ? INFINITY : -INFINITY;
+        } else {
+            v.d = big ? INFINITY : -INFINITY;
+        }
+    } else if (ti->is_signed) {
+        int bits = 8 * ti->size;
+        v.i = big ? (int64_t)((UINT64_C(1) << (bits - 1)) - 1)
+                  : -(int64_t)(UINT64_C(1) << (bits - 1));
+    } else {
+        v.u = ti->size == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * ti->size)) - 1;
+    }
+    memcpy(buf, &v, (size_t)ti->size); /* little-endian: the low bytes */
+}
+
+/* A long 1-D scan of host memory, streamed (stream.c's pinned pool): chunk
+ * k is uploaded to din, converted to the result type into win[1..len] after
+ * win[0] = the carry (the previous chunk's last inclusive prefix, or the
+ * identity), scanned inclusively into wout, and wout[1..len] (inclusive) or
+ * wout[0..len-1] (exclusive) streams back; wout[len] is the next carry,
+ * copied on the device.  Uploads of later chunks overlap the work on
+ * earlier ones; nothing waits on the host but the result copies.  Inputs
+ * larger than the device's memory scan this way.  Each chunk boundary adds
+ * one rounding of the carry to the result type to the error bound. */
+static int scan_streamed(scall *c, const char *in_ptr, char *out_ptr,
+                         gr_status *st)
+{
+    gr_device *d = c->dev;
+    const gr_dtype t = c->acc.t, r = c->acc.r;
+    const size_t isz = gr_dtypes[t].size, rsz = gr_dtypes[r].size;
+    const size_t L = c->lay.L;
+    cl_mem din[MAX_SLOTS] = {0}, win[MAX_SLOTS] = {0}, wout[MAX_SLOTS] = {0};
+    cl_event used[MAX_SLOTS] = {0}, back[MAX_SLOTS] = {0};
+    size_t pend_off[MAX_SLOTS] = {0}, pend_len[MAX_SLOTS] = {0};
+    unsigned char ident[8];
+    gr_accum acc2;
+    gr_scan_plan plan2;
+    gr_layout lay2 = {1, 0, 0, 1};
+    size_t chunk = 0;
+    int nbuf = 0, rc = -1;
+    char err[256];
+    cl_int e = CL_SUCCESS;
+    gr_stream_pool *p = gr_stream_pool_get(d, &chunk, &nbuf, st);
+    if (p == NULL) {
+        return -1;
+    }
+    const size_t per = chunk / (isz > rsz ? isz : rsz);
+    if (gr_scan_accum(d, c->op, r, r, &acc2, err, sizeof err) != 0) {
+        gr_status_fail(st, "%s", err);
+        return -1;
+    }
+    identity_of(c->op, r, ident);
+    const size_t nchunks = (L + per - 1) / per;
+    for (size_t k = 0; k < nchunks; ++k) {
+        const int s = (int)(k % (size_t)nbuf), s2 = (int)((k + 1) % (size_t)nbuf);
+        const size_t off = k * per, len = L - off < per ? L - off : per;
+        cl_event w = NULL;
+        if (din[s] == NULL) {
+            din[s] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, per * isz, NULL, &e);
+            GR_CL_CHECK_AS(st, "clCreateBuffer", e);
+            wout[s] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, (per + 1) * rsz,
+                                     NULL, &e);
+            GR_CL_CHECK_AS(st, "clCreateBuffer", e);
+        }
+        for (int q = 0; q < 2; ++q) {
+            int sq = q ? s2 : s;
+            if (win[sq] == NULL) {
+                win[sq] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE,
+                                         (per + 1) * rsz, NULL, &e);
+                GR_CL_CHECK_AS(st, "clCreateBuffer", e);
+            }
+        }
+        if (back[s] != NULL) { /* chunk k - nbuf's results leave the slot */
+            if (gr_stream_drain(p, s, back[s], out_ptr + pend_off[s] * rsz,
+                                pend_len[s] * rsz, st) != 0) {
+                back[s] = NULL;
+                goto fail;
+            }
+            back[s] = NULL;
+        }
+        if (gr_stream_upload(p, s, in_ptr + off * isz, len * isz, din[s], 0,
+                             used[s], &w, st) != 0) {
+            goto fail;
+        }
+        GR_CL_CHECK(st, clEnqueueBarrierWithWaitList(d->queue, 1, &w, NULL));
+        if (k == 0) {
+            GR_CL_CHECK(st, clEnqueueWriteBuffer(d->queue, win[s], CL_TRUE, 0,
+                                                 rsz, ident, 0, NULL, NULL));
+        }
+        if (gr_copy_enqueue(d, din[s], t, 0, win[s], r, 1, len, 0.0, st) != 0) {
+            goto fail;
+        }
+        if (used[s] != NULL) {
+            clReleaseEvent(used[s]);
+            used[s] = NULL;
+        }
+        GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &used[s]));
+        if (lay2.L != len + 1) {
+            lay2.L = len + 1;
+            lay2.seg_stride = (ptrdiff_t)(len + 1);
+            int prc = gr_plan_scan(d, c->op, &acc2, &lay2, 1, &c->ov, &plan2);
+            if (prc != 0) {
+                gr_status_fail(st, "%s", plan2.why);
+                goto fail;
+            }
+        }
+        gr_scan_io io = {win[s], 0, wout[s], 0, (ptrdiff_t)(len + 1), 1};
+        if (gr_scan_run(d, c->op, &acc2, 0, &lay2, &plan2, &io, NULL, st) != 0) {
+            goto fail;
+        }
+        if (k + 1 < nchunks) {
+            GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, wout[s], win[s2],
+                                                len * rsz, 0, rsz, 0, NULL,
+                                                NULL));
+        }
+        if (gr_stream_download(p, d, s, wout[s], (c->exclusive ? 0 : 1) * rsz,
+                               len * rsz, &back[s], st) != 0) {
+            goto fail;
+        }
+        pend_off[s] = off;
+        pend_len[s] = len;
+    }
+    for (size_t k = nchunks > (size_t)nbuf ? nchunks - nbuf : 0; k < nchunks; ++k) {
+        const int s = (int)(k % (size_t)nbuf);
+        if (back[s] != NULL) {
+            cl_event b = back[s];
+            back[s] = NULL;
+            if (gr_stream_drain(p, s, b, out_ptr + pend_off[s] * rsz,
+                                pend_len[s] * rsz, st) != 0) {
+                goto fail;
+            }
+        }
+    }
+    rc = 0;
+fail:
+    clFinish(d->queue);
+    if (gr_stream_idle(p, st) != 0) {
+        rc = -1;
+    }
+    for (int i = 0; i < MAX_SLOTS; ++i) {
+        if (back[i]) clReleaseEvent(back[i]);
+        if (used[i]) clReleaseEvent(used[i]);
+        if (din[i]) clReleaseMemObject(din[i]);
+        if (win[i]) clReleaseMemObject(win[i]);
+        if (wout[i]) clReleaseMemObject(wout[i]);
+    }
+    return rc;
+}
 
 /* The host shell (device arrays will add their branch here): NumPy input
  * -> buffer (zero-copy on CPUs), output buffer (the NumPy result itself on
@@ -675,6 +855,12 @@ static int scan_host(scall *c, const char *in_ptr, char *out_ptr, int reps,
     memset(&io, 0, sizeof io);
     if (gr_device_open(d, st) != 0) {
         return -1;
+    }
+    if (reps == 0 && c->lay.M == 1 && c->lay.elem_stride == 1 && c->oes == 1 &&
+        (gr_stream_wanted(d, in_bytes) ||
+         (d->max_alloc && (in_bytes > d->max_alloc ||
+                           out_bytes > d->max_alloc)))) {
+        return scan_streamed(c, in_ptr, out_ptr, st);
     }
     if (d->max_alloc && (in_bytes > d->max_alloc || out_bytes > d->max_alloc)) {
         gr_status_fail(st, "scan of %zu bytes into %zu bytes does not fit the "

@@ -47,6 +47,8 @@ typedef struct {
     cl_mem pin[MAX_SLOTS];
     void *pin_ptr[MAX_SLOTS];
     cl_mem dev[MAX_SLOTS];      /* device chunks (reductions), lazily      */
+    cl_mem pout[MAX_SLOTS];     /* pinned buffers for results, lazily      */
+    void *pout_ptr[MAX_SLOTS];
     cl_event written[MAX_SLOTS];
     cl_event consumed[MAX_SLOTS];
 } pool;
@@ -73,10 +75,15 @@ static void pool_free(pool *p)
             clEnqueueUnmapMemObject(p->copyq, p->pin[i], p->pin_ptr[i], 0,
                                     NULL, NULL);
         }
+        if (p->pout_ptr[i]) {
+            clEnqueueUnmapMemObject(p->copyq, p->pout[i], p->pout_ptr[i], 0,
+                                    NULL, NULL);
+        }
     }
     if (p->copyq) clFinish(p->copyq);
     for (int i = 0; i < p->nbuf; ++i) {
         if (p->pin[i]) clReleaseMemObject(p->pin[i]);
+        if (p->pout[i]) clReleaseMemObject(p->pout[i]);
         if (p->dev[i]) clReleaseMemObject(p->dev[i]);
     }
     if (p->copyq) clReleaseCommandQueue(p->copyq);
@@ -373,5 +380,83 @@ int gr_stream_source_end(gr_stream_src *s, gr_status *st)
         }
     }
     free(s);
+    return rc;
+}
+
+/* ------------------------------------------ chunked transfers, both ways
+ * For families that stream a whole computation (scans): chunk k uses slot
+ * k % nbuf of the pool for its upload (pinned in) and its results (pinned
+ * out).  See gpured.h. */
+
+gr_stream_pool *gr_stream_pool_get(gr_device *d, size_t *chunk, int *nbuf,
+                                   gr_status *st)
+{
+    pool *p = pool_get(d, st);
+    if (p != NULL) {
+        *chunk = p->chunk;
+        *nbuf = p->nbuf;
+        stat_streams++;
+    }
+    return (gr_stream_pool *)p;
+}
+
+int gr_stream_upload(gr_stream_pool *sp, int slot, const void *src, size_t n,
+                     cl_mem mem, size_t off, cl_event after, cl_event *done,
+                     gr_status *st)
+{
+    pool *p = (pool *)sp;
+    if (stage(p, slot, src, n, mem, off, after, st) != 0) {
+        return -1;
+    }
+    *done = p->written[slot]; /* borrowed: valid until the slot's next use */
+    return 0;
+}
+
+int gr_stream_download(gr_stream_pool *sp, gr_device *d, int slot, cl_mem mem,
+                       size_t off, size_t n, cl_event *done, gr_status *st)
+{
+    pool *p = (pool *)sp;
+    cl_int err = CL_SUCCESS;
+    if (p->pout[slot] == NULL) {
+        p->pout[slot] = clCreateBuffer(d->ctx,
+                                       CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                       p->chunk, NULL, &err);
+        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        p->pout_ptr[slot] = clEnqueueMapBuffer(p->copyq, p->pout[slot], CL_TRUE,
+                                               CL_MAP_READ | CL_MAP_WRITE, 0,
+                                               p->chunk, 0, NULL, NULL, &err);
+        GR_CL_CHECK_AS(st, "clEnqueueMapBuffer", err);
+    }
+    /* On the compute queue: in order after the kernels that wrote mem. */
+    GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, mem, CL_FALSE, off, n,
+                                        p->pout_ptr[slot], 0, NULL, done));
+    GR_CL_CHECK(st, clFlush(d->queue));
+    stat_chunks++;
+    return 0;
+fail:
+    return -1;
+}
+
+int gr_stream_drain(gr_stream_pool *sp, int slot, cl_event done, void *dst,
+                    size_t n, gr_status *st)
+{
+    pool *p = (pool *)sp;
+    cl_event e = done;
+    if (settle(&e, st) != 0) {
+        return -1;
+    }
+    par_memcpy(dst, p->pout_ptr[slot], n);
+    return 0;
+}
+
+int gr_stream_idle(gr_stream_pool *sp, gr_status *st)
+{
+    pool *p = (pool *)sp;
+    int rc = 0;
+    for (int i = 0; i < p->nbuf; ++i) {
+        if (settle(&p->written[i], st) != 0) {
+            rc = -1;
+        }
+    }
     return rc;
 }

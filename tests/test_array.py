@@ -418,3 +418,35 @@ def test_scan_out_on_device():
     d.release()
     with pytest.raises(ValueError, match="released"):
         gpured.cumsum(d)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.int8, np.uint64, np.bool_] + FLOAT_DTYPES[1:],
+                         ids=dtype_id)
+def test_streamed_scans(dt):
+    """1-D scans of host arrays stream chunk by chunk through the pool (as
+    inputs larger than the device's memory do), the carry passing on."""
+    a = _data(dt, (10_007,), seed=11)
+    if np.dtype(dt).kind == "f":
+        a = (1 + np.abs(a) / 1000).astype(dt)
+    want = {}
+    for op in SCANS:
+        for exclusive in (False, True):
+            want[op, exclusive] = getattr(gpured, op)(a, exclusive=exclusive)
+    old = gpured.set_staging(chunk_bytes=4096, buffers=2, min_bytes=0, force=True)
+    try:
+        before = gpured.staging()["chunks"]
+        for (op, exclusive), w in want.items():
+            got = getattr(gpured, op)(a, exclusive=exclusive)
+            assert got.dtype == w.dtype
+            if np.dtype(dt).kind == "f" and op in ("cumsum", "cumprod"):
+                # each 4 KiB chunk boundary rounds the carry once
+                np.testing.assert_allclose(got, w, rtol=1e-5)
+            else:
+                np.testing.assert_array_equal(got, w)
+        per_scan = -(-a.nbytes // 4096)  # at least this many chunks each way
+        assert gpured.staging()["chunks"] - before >= 8 * 2 * per_scan
+        np.testing.assert_allclose(gpured.cumsum(a), np.cumsum(a, dtype=np.float64
+                                   if np.dtype(dt).kind == "f" else None), rtol=1e-5)
+    finally:
+        gpured.set_staging(**{k: old[k] for k in ("chunk_bytes", "buffers", "min_bytes",
+                                                  "force", "threads")})
