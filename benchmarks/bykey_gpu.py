@@ -6,7 +6,7 @@
   B. reduce_by_key on sorted keys vs torch.unique_consecutive +
      torch.segment_reduce.
   C. reduce_by_key, 2^28 int32 keys in runs of 64, float32 values, vs CUB's
-     1.135 ms (H100).
+     1.135 ms (H100): auto (lookback), lookback geometries, sorted_segments.
 gpured: device times by OpenCL profiling events (key check included, inputs
 on the device).  torch: CUDA events, inputs on the device, median of reps.
 """
@@ -107,13 +107,16 @@ def main():
     n = 1 << 28
     k = (np.arange(n, dtype=np.int64) >> 6).astype(np.int32)
     v = np.ones(n, np.float32)
-    for items in (None, 8, 32):
-        kw = {} if items is None else {"items": items}
+    for kw in ({}, {"variant": "lookback", "items": 8},
+               {"variant": "lookback", "wg_size": 128, "items": 16},
+               {"variant": "lookback", "wg_size": 512, "items": 8},
+               {"variant": "sorted_segments"}):
         r = B.timeit_by_key("reduce_by_key", k, v, "sum", reps=REPS, **kw)
         ok = r["result"][0].size == n // 64 and bool(np.all(r["result"][1] == 64))
-        line = ("reduce_by_key 2^28 int32 runs of 64 f32 items=%s: %.3f ms, %.0f G items/s "
+        line = ("reduce_by_key 2^28 int32 runs of 64 f32 %s wg=%d items=%s: %.3f ms, %.0f G items/s "
                 "(CUB 1.135 ms -> x%.2f; correct %s) times %s"
-                % (r["plan"]["items"], r["seconds"] * 1e3, n / r["seconds"] / 1e9,
+                % (("auto=" if not kw else "") + r["plan"]["variant"], r["plan"]["wg_size"],
+                   r["plan"]["items"], r["seconds"] * 1e3, n / r["seconds"] / 1e9,
                    1.135e-3 / r["seconds"], ok, ["%.3f" % (t * 1e3) for t in r["times"][:4]]))
         print(line, flush=True)
         summary.append("TARGET " + line)

@@ -28,7 +28,7 @@ static int bk_numpy(void) { return 0; }
 
 static const char *const bk_variant_names[] = {
     "atomic", "warp_aggregated", "local_hash", "sorted_segments",
-    "private_bins", NULL};
+    "private_bins", "lookback", NULL};
 static const char *const bk_func_names[] = {"reduce_by_key", "sum_by_key",
                                             "scan_by_key"};
 
@@ -83,16 +83,31 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         if (v < 0) {
             snprintf(p->why, sizeof p->why, "unknown variant '%s' (known: "
                      "auto, atomic, warp_aggregated, local_hash, "
-                     "sorted_segments, private_bins)", want);
+                     "sorted_segments, private_bins, lookback)", want);
             return -1;
         }
-        if (f != GR_BK_DENSE && v != GR_BKV_SEGMENTS) {
-            snprintf(p->why, sizeof p->why, "%s keeps every run of keys in "
-                     "input order: only variant 'sorted_segments' (asked for "
-                     "'%s')", bk_func_names[f], want);
+        if (v == GR_BKV_LOOKBACK && f != GR_BK_REDUCE) {
+            snprintf(p->why, sizeof p->why, "variant 'lookback' runs "
+                     "reduce_by_key only (asked for it in %s)",
+                     bk_func_names[f]);
             return -2;
         }
-        if (v != GR_BKV_SEGMENTS && v != GR_BKV_PRIV && a_size == 8 &&
+        if (f != GR_BK_DENSE && v != GR_BKV_SEGMENTS &&
+            v != GR_BKV_LOOKBACK) {
+            snprintf(p->why, sizeof p->why, "%s keeps every run of keys in "
+                     "input order: only variant 'sorted_segments'%s (asked "
+                     "for '%s')", bk_func_names[f],
+                     f == GR_BK_REDUCE ? " or 'lookback'" : "", want);
+            return -2;
+        }
+        if (v == GR_BKV_LOOKBACK && !d->atomics64) {
+            snprintf(p->why, sizeof p->why, "variant 'lookback' needs "
+                     "cl_khr_int64_base_atomics (status words); device '%s' "
+                     "has none", d->name);
+            return -2;
+        }
+        if (v != GR_BKV_SEGMENTS && v != GR_BKV_PRIV &&
+            v != GR_BKV_LOOKBACK && a_size == 8 &&
             !d->atomics64) {
             snprintf(p->why, sizeof p->why, "variant '%s' on 64-bit results "
                      "needs cl_khr_int64_base_atomics; device '%s' has none",
@@ -106,6 +121,13 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
             return -2;
         }
         snprintf(p->why, sizeof p->why, "variant '%s' requested", want);
+    } else if (f == GR_BK_REDUCE && d->is_gpu && d->atomics64 &&
+               !ov->deterministic) {
+        /* H100, 2^28 int32 keys in runs of 64, f32: lookback 1.95 ms,
+         * sorted_segments 3.43 ms. */
+        v = GR_BKV_LOOKBACK;
+        snprintf(p->why, sizeof p->why, "reduce_by_key on a GPU: one pass, "
+                 "decoupled look-back over the tiles' head counts");
     } else if (f != GR_BK_DENSE) {
         v = GR_BKV_SEGMENTS;
         snprintf(p->why, sizeof p->why, "%s: head flags + segmented scan",
@@ -167,8 +189,10 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
     const size_t cu = d->compute_units ? d->compute_units : 1;
     int wg = ov->wg_size;
     if (wg == 0) {
+        /* lookback, H100, 2^28 int32 keys / f32: wg 128 x 16 items
+         * 1.954 ms, 256 x 16 2.124, 256 x 8 2.071, 512 x 8 2.038. */
         wg = !d->is_gpu ? (v == GR_BKV_HASH || v == GR_BKV_WARP ? 64 : 1)
-                        : 256;
+             : v == GR_BKV_LOOKBACK ? 128 : 256;
     }
     if (wg < 1 || (wg & (wg - 1)) != 0 || (size_t)wg > d->max_wg) {
         snprintf(p->why, sizeof p->why, "wg_size must be a power of two "
@@ -181,7 +205,23 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         return -1;
     }
     p->wg = wg;
-    if (v == GR_BKV_SEGMENTS) {
+    if (v == GR_BKV_LOOKBACK) {
+        /* Keys and values of a tile in local memory: at most 32 KiB. */
+        const size_t esz = gr_dtypes[ty->k].size +
+                           (ty->count ? 0 : gr_dtypes[ty->v].size);
+        size_t it = ov->items;
+        if (it == 0) {
+            it = 32768 / ((size_t)wg * esz);
+            it = it > 16 ? 16 : it < 1 ? 1 : it;
+        }
+        if (it > 32) {
+            snprintf(p->why, sizeof p->why, "variant 'lookback' takes items "
+                     "<= 32 (got %zu)", it);
+            return -1;
+        }
+        p->items = it;
+        p->groups = (n + (size_t)wg * it - 1) / ((size_t)wg * it);
+    } else if (v == GR_BKV_SEGMENTS) {
         size_t it = ov->items;
         if (it == 0) {
             /* H100, 2^28 int32 keys in runs of 64: items 8 3.40 ms, 16
@@ -227,7 +267,8 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
  * sorted-segments and private-bins kernels (float32 sums in double where
  * the device has it); otherwise the accumulator has the result's bits, so
  * atomics fold straight into the output.  seg 2: the same, for the CPU
- * chunk kernels, a program of their own (a program caches 8 kernels). */
+ * chunk kernels, a program of their own (a program caches 8 kernels);
+ * seg 3: the single-pass reduce_by_key (items fixed at build time). */
 static void bk_defines(char *buf, size_t n, const gr_device *d,
                        const gr_bk_types *ty, const gr_bk_plan *p, int seg)
 {
@@ -276,14 +317,16 @@ static void bk_defines(char *buf, size_t n, const gr_device *d,
              "#define GR_K %s\n#define GR_K_SIZE %d\n#define GR_BK_COUNT %d\n"
              "#define GR_BK_PTX %d\n#define GR_BK_MATCH %d\n"
              "#define GR_BK_H %d\n#define GR_BK_ATOMICS %d\n"
-             "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n",
+             "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n"
+             "#define GR_BK_LOOKBACK %d\n#define GR_BK_ITEMS %d\n",
              strcmp(a_cl, "double") == 0 || ti->size == 8 * ti->is_float ||
                  ty->r == GR_FLOAT64,
              ti->cl, a_cl, ty->count ? "long" : ri->cl,
              a_size == 4 ? "int" : "long", a_size, a_size, a_float,
              ty->count ? (int)GR_ADD : (int)ty->op, cvt, minv, maxv, p->wg,
              atomics, ki->cl, ki->size, ty->count, p->ptx, p->match,
-             p->hash_bins, atomics, atomics && d->atomics64, seg == 2);
+             p->hash_bins, atomics, atomics && d->atomics64, seg == 2,
+             seg == 3, seg == 3 ? (int)p->items : 0);
 }
 
 static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
@@ -473,6 +516,74 @@ fail:
     return rc;
 }
 
+/* Single-pass reduce_by_key (gr_bk_lb_*): zero the tile tickets and status
+ * words, one pass over the tiles, then the tiles' last runs are finished.
+ * Scratch: status (T words), lead and tail (T accumulators), info (2T). */
+static int bk_lookback_dev(gr_device *d, const gr_bk_types *ty,
+                           const gr_bk_plan *p, cl_mem keys, size_t koff,
+                           cl_mem vals, size_t voff, size_t n, cl_mem okeys,
+                           cl_mem ovals, cl_mem count, double *ns,
+                           gr_status *st)
+{
+    cl_mem ctr = NULL, status = NULL, lead = NULL, tail = NULL, info = NULL;
+    int rc = -1;
+    const cl_ulong T = p->groups, un = n, ukoff = koff, uvoff = voff;
+    const size_t asz = 8; /* accumulators of seg programs: at most 8 bytes */
+    cl_kernel k0 = bk_kernel(d, ty, p, 3, "gr_bk_lb_init", st);
+    cl_kernel k1 = k0 ? bk_kernel(d, ty, p, 3, "gr_bk_lb_tiles", st) : NULL;
+    cl_kernel k2 = k1 ? bk_kernel(d, ty, p, 3, "gr_bk_lb_fix", st) : NULL;
+    if (k2 == NULL || (ctr = bk_buffer(d, 8, st)) == NULL ||
+        (status = bk_buffer(d, T * 8, st)) == NULL ||
+        (lead = bk_buffer(d, T * asz, st)) == NULL ||
+        (tail = bk_buffer(d, T * asz, st)) == NULL ||
+        (info = bk_buffer(d, T * 16, st)) == NULL) {
+        goto fail;
+    }
+    if (vals == NULL) {
+        vals = keys; /* op count reads no values */
+    }
+    const size_t wg0 = d->is_gpu ? 256 : 1;
+    const size_t g0 = (T + wg0 - 1) / wg0 < 1024 ? (T + wg0 - 1) / wg0 : 1024;
+    ARG(k0, 0, status);
+    ARG(k0, 1, T);
+    ARG(k0, 2, ctr);
+    if (bk_launch(d, k0, g0, wg0, ns, st) != 0) {
+        goto fail;
+    }
+    ARG(k1, 0, keys);
+    ARG(k1, 1, ukoff);
+    ARG(k1, 2, vals);
+    ARG(k1, 3, uvoff);
+    ARG(k1, 4, un);
+    ARG(k1, 5, ctr);
+    ARG(k1, 6, status);
+    ARG(k1, 7, okeys);
+    ARG(k1, 8, ovals);
+    ARG(k1, 9, lead);
+    ARG(k1, 10, tail);
+    ARG(k1, 11, info);
+    ARG(k1, 12, count);
+    if (bk_launch(d, k1, T, p->wg, ns, st) != 0) {
+        goto fail;
+    }
+    ARG(k2, 0, lead);
+    ARG(k2, 1, tail);
+    ARG(k2, 2, info);
+    ARG(k2, 3, T);
+    ARG(k2, 4, ovals);
+    if (bk_launch(d, k2, (T + wg0 - 1) / wg0, wg0, ns, st) != 0) {
+        goto fail;
+    }
+    rc = 0;
+fail:
+    if (ctr) clReleaseMemObject(ctr);
+    if (status) clReleaseMemObject(status);
+    if (lead) clReleaseMemObject(lead);
+    if (tail) clReleaseMemObject(tail);
+    if (info) clReleaseMemObject(info);
+    return rc;
+}
+
 /* Sorted segments: mode 0 reduce (okeys/ovals of capacity n, count[0] the
  * number of runs), 1/2 inclusive/exclusive scan (ovals, n values),
  * 3 dense (ovals[key], keys sorted).  On CPUs with work-groups of one
@@ -490,6 +601,10 @@ int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
     }
     if (gr_device_open(d, st) != 0) {
         return -1;
+    }
+    if (p->variant == GR_BKV_LOOKBACK && mode == 0) {
+        return bk_lookback_dev(d, ty, p, keys, koff, vals, voff, n, okeys,
+                               ovals, count, ns, st);
     }
     if (!d->is_gpu && p->wg == 1 && (mode == 0 || mode == 3)) {
         return bk_chunks_dev(d, ty, p, mode, keys, koff, vals, voff, n, okeys,

@@ -23,7 +23,7 @@ from ._array import Array, _upload_to, same_device
 KEY_DTYPES = ("int32", "int64", "uint32", "uint64")
 VALUE_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
 VARIANTS = ("atomic", "warp_aggregated", "local_hash", "sorted_segments",
-            "private_bins")
+            "private_bins", "lookback")
 _FUNCS = ("reduce_by_key", "sum_by_key", "scan_by_key")
 _OPS = {"reduce_by_key": ("sum", "prod", "min", "max", "count"),
         "sum_by_key": ("sum", "min", "max"),
@@ -151,8 +151,8 @@ def _sorted_arg(sorted):
     return -1 if sorted is None else int(bool(sorted))
 
 
-def reduce_by_key(keys, values, op="sum", *, variant=None, wg_size=None,
-                  items=None):
+def reduce_by_key(keys, values, op="sum", *, deterministic=False,
+                  variant=None, wg_size=None, items=None):
     """Reduce each run of consecutive equal keys, as thrust::reduce_by_key.
 
     Returns ``(unique_keys, reduced)``: one entry per run, in input order
@@ -162,13 +162,18 @@ def reduce_by_key(keys, values, op="sum", *, variant=None, wg_size=None,
     values' dtype for sum/prod (int32 -> int64, float32 stays float32),
     the values' dtype for min/max; NaN propagates in min/max.
 
-    Always variant ``sorted_segments`` (head flags + segmented scan): no
-    atomics, so results are bitwise reproducible on a device.  float32 sums
-    accumulate in float64 where the device has it.
+    On GPUs with 64-bit atomics the default is variant ``lookback`` (one
+    pass over keys and values; atomics carry only tile tickets and run
+    counts, never values); elsewhere, or with ``deterministic=True``,
+    ``sorted_segments`` (head flags + segmented scan, no atomics at all).
+    Both fold values in an order fixed by the tile geometry, so results are
+    bitwise reproducible on a device.  float32 sums accumulate in float64
+    where the device has it.
     """
     op = _op("reduce_by_key", op)
     k, v, dev = _inputs(keys, values, op)
     uk, red = _core.bykey_run("reduce_by_key", _arg(k), _arg(v), op,
+                              deterministic=bool(deterministic),
                               **_knobs(variant, wg_size, items))
     if dev:
         return (_wrap(uk, k.dtype),
@@ -263,9 +268,10 @@ def _call_args(func, keys, values, op, num_keys, kw):
     k, v, _ = _inputs(keys, values, op)
     k, v = _arg(k), _arg(v)
     extra = {}
+    if func in ("sum_by_key", "reduce_by_key"):
+        extra["deterministic"] = bool(kw.pop("deterministic", False))
     if func == "sum_by_key":
         extra["num_keys"] = _num_keys(num_keys)
-        extra["deterministic"] = bool(kw.pop("deterministic", False))
         extra["sorted"] = _sorted_arg(kw.pop("sorted", None))
     elif func == "scan_by_key":
         extra["exclusive"] = bool(kw.pop("exclusive", False))

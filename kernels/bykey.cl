@@ -410,6 +410,68 @@ __kernel void gr_bk_init(__global GR_R *out, ulong n, __global ulong *flag)
     }
 }
 
+/* NVIDIA inline PTX: warp shuffles and votes (warp_aggregated, the
+ * look-back window of reduce_by_key's single pass). */
+#if GR_BK_PTX
+inline uint bk_shfl_down_u32(uint v, uint d)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+inline uint bk_shfl_up1_u32(uint v)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.up.b32 %0, %1, 1, 0x0, 0xffffffff;"
+                     : "=r"(r) : "r"(v));
+    return r;
+}
+inline uint bk_shfl_up_u32(uint v, uint d)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+inline ulong bk_shfl_up_u64(ulong v, uint d)
+{
+    uint2 w = as_uint2(v);
+    w.x = bk_shfl_up_u32(w.x, d);
+    w.y = bk_shfl_up_u32(w.y, d);
+    return as_ulong(w);
+}
+inline ulong bk_shfl_down_u64(ulong v, uint d)
+{
+    uint2 w = as_uint2(v);
+    w.x = bk_shfl_down_u32(w.x, d);
+    w.y = bk_shfl_down_u32(w.y, d);
+    return as_ulong(w);
+}
+inline ulong bk_shfl_up1_u64(ulong v)
+{
+    uint2 w = as_uint2(v);
+    w.x = bk_shfl_up1_u32(w.x);
+    w.y = bk_shfl_up1_u32(w.y);
+    return as_ulong(w);
+}
+#define BK_DOWN_4(T, v, d) GR_AS(T, bk_shfl_down_u32(GR_AS(uint, v), d))
+#define BK_DOWN_8(T, v, d) GR_AS(T, bk_shfl_down_u64(GR_AS(ulong, v), d))
+#define BK_DOWN(T, SIZE, v, d) GR_CAT(BK_DOWN_, SIZE)(T, v, d)
+#define BK_UP1_4(T, v) GR_AS(T, bk_shfl_up1_u32(GR_AS(uint, v)))
+#define BK_UP1_8(T, v) GR_AS(T, bk_shfl_up1_u64(GR_AS(ulong, v)))
+#define BK_UP1(T, SIZE, v) GR_CAT(BK_UP1_, SIZE)(T, v)
+
+inline uint bk_ballot(uint pred)
+{
+    uint r;
+    __asm__ volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; "
+                     "vote.sync.ballot.b32 %0, p, 0xffffffff; }"
+                     : "=r"(r) : "r"(pred));
+    return r;
+}
+#endif
+
 /* ----------------------------------------------------------- atomics */
 
 #if GR_BK_ATOMICS
@@ -565,50 +627,6 @@ __kernel void gr_bk_wg_runs(__global const GR_K *keys, ulong koff,
  * the automatic choice needs no measurement of the keys' order.
  * (Seed 004's match-any peers also merge equal keys in non-adjacent
  * lanes; on H100 that cost 25% over plain atomics for random keys.) */
-inline uint bk_shfl_down_u32(uint v, uint d)
-{
-    uint r;
-    __asm__ volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                     : "=r"(r) : "r"(v), "r"(d));
-    return r;
-}
-inline uint bk_shfl_up1_u32(uint v)
-{
-    uint r;
-    __asm__ volatile("shfl.sync.up.b32 %0, %1, 1, 0x0, 0xffffffff;"
-                     : "=r"(r) : "r"(v));
-    return r;
-}
-inline ulong bk_shfl_down_u64(ulong v, uint d)
-{
-    uint2 w = as_uint2(v);
-    w.x = bk_shfl_down_u32(w.x, d);
-    w.y = bk_shfl_down_u32(w.y, d);
-    return as_ulong(w);
-}
-inline ulong bk_shfl_up1_u64(ulong v)
-{
-    uint2 w = as_uint2(v);
-    w.x = bk_shfl_up1_u32(w.x);
-    w.y = bk_shfl_up1_u32(w.y);
-    return as_ulong(w);
-}
-#define BK_DOWN_4(T, v, d) GR_AS(T, bk_shfl_down_u32(GR_AS(uint, v), d))
-#define BK_DOWN_8(T, v, d) GR_AS(T, bk_shfl_down_u64(GR_AS(ulong, v), d))
-#define BK_DOWN(T, SIZE, v, d) GR_CAT(BK_DOWN_, SIZE)(T, v, d)
-#define BK_UP1_4(T, v) GR_AS(T, bk_shfl_up1_u32(GR_AS(uint, v)))
-#define BK_UP1_8(T, v) GR_AS(T, bk_shfl_up1_u64(GR_AS(ulong, v)))
-#define BK_UP1(T, SIZE, v) GR_CAT(BK_UP1_, SIZE)(T, v)
-
-inline uint bk_ballot(uint pred)
-{
-    uint r;
-    __asm__ volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; "
-                     "vote.sync.ballot.b32 %0, p, 0xffffffff; }"
-                     : "=r"(r) : "r"(pred));
-    return r;
-}
-
 __kernel void gr_bk_warp(__global const GR_K *keys, ulong koff,
                          __global const GR_T *vals, ulong voff, ulong n,
                          ulong items, __global GR_A *out, ulong nk,
@@ -751,3 +769,360 @@ __kernel void gr_bk_priv_merge(__global const GR_A *bins, ulong nk, ulong P,
         out[h] = gr_finish(s);
     }
 }
+
+/* ------------------------------------------------ single pass (lookback)
+ *
+ * reduce_by_key in one pass over keys and values, as CUB's ReduceByKey:
+ *
+ *   tile t (WG x ITEMS elements, taken in the order tiles start: a ticket
+ *   from counter[0]) loads its keys and values coalesced into local memory;
+ *   work-item l then owns ITEMS consecutive elements of it:
+ *
+ *     keys  ..7 | 7 7 8 8 | 8 9 9 9 | 9 9 9 9 | 9 4 4..      (tiles)
+ *                 lead    run  tail
+ *
+ *   1. head flags (k[i] != k[i-1]); each work-item's (heads, aggregate of
+ *      its open run); a segmented exclusive scan over the work-items.
+ *   2. decoupled look-back over the tiles' head counts only: status[t] is
+ *      one 64-bit word, flag << 62 | count (A: heads of tile t, P: heads of
+ *      tiles 0..t), so a count is never seen apart from its flag and no
+ *      fence orders anything.  Runs before the tile = prefix.
+ *   3. every run with its head and its end inside the tile is written to
+ *      out[prefix + local index]; the tile keeps (no atomics, no races):
+ *        lead[t]  aggregate of the elements before its first head (the
+ *                 whole tile if it has none), identity if it starts a run
+ *        tail[t]  aggregate of its last run from its head to the tile end
+ *        info[2t] = runs through tile t, info[2t + 1] = heads in it.
+ *   gr_bk_lb_fix then finishes each tile's last run: tail[t] folded with
+ *   lead[t+1], lead[t+2], ... up to the next tile with a head.
+ *
+ * Values are folded in an order fixed by the tile geometry (atomics carry
+ * only tickets and head counts): results are bitwise reproducible.
+ * Elements past n read as copies of the last key with the identity, so the
+ * array's last run is always a tile's tail.
+ */
+#if GR_BK_LOOKBACK
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
+#define BK_TILE (GR_WG * GR_BK_ITEMS)
+#define BK_PAD(i) ((i) + (i) / 32u) /* no bank conflicts at stride ITEMS */
+#define BK_LOCAL (BK_TILE + BK_TILE / 32)
+#define BK_SA 1ul
+#define BK_SP 2ul
+#define BK_CNT(w) ((w) & ((1ul << 62) - 1ul))
+
+#if GR_BK_PTX
+inline ulong bk_read64(__global ulong *p)
+{
+    ulong v;
+    __asm__ volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+                     : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+inline void bk_write64(__global ulong *p, ulong v)
+{
+    __asm__ volatile("st.relaxed.gpu.global.u64 [%0], %1;"
+                     :: "l"(p), "l"(v) : "memory");
+}
+#define BK_READ64(p) bk_read64(p)
+#define BK_WRITE64(p, v) bk_write64(p, v)
+#define BK_BACKOFF() __asm__ volatile("nanosleep.u32 32;")
+#else
+#define BK_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
+#define BK_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
+#define BK_BACKOFF()
+#endif
+
+#if GR_BK_COUNT
+#define BK_LV(q) ((GR_A)1)
+#else
+#define BK_LV(q) GR_CVT_S(lval[BK_PAD(q)])
+#endif
+
+/* status[0 .. T) and counter[0] to zero before each launch. */
+__kernel void gr_bk_lb_init(__global ulong *status, ulong T,
+                            __global ulong *counter)
+{
+    for (ulong i = get_global_id(0); i < T; i += get_global_size(0)) {
+        status[i] = 0;
+    }
+    if (get_global_id(0) == 0) {
+        counter[0] = 0;
+    }
+}
+
+#if GR_BK_PTX && GR_WG >= 32
+/* Warp 0 looks back through 32 predecessors at once (lane l polls tile
+ * j - l); counts of the lanes before the first X, through the first P. */
+#define BK_WARP_LOOKBACK 1
+inline ulong bk_lookback(__global ulong *status, ulong t)
+{
+    const uint lane = get_local_id(0);
+    long j = (long)t - 1;
+    ulong acc = 0;
+    while (j >= 0) {
+        ulong w = (ulong)BK_SP << 62; /* past tile 0: P of nothing */
+        if ((long)lane <= j) {
+            w = BK_READ64(status + (j - (long)lane));
+        }
+        const uint f = (uint)(w >> 62);
+        const uint xs = bk_ballot(f == 0);
+        const uint ps = bk_ballot(f == BK_SP);
+        const uint fx = xs ? 31u - clz(xs & (0u - xs)) : 32u;
+        const uint fp = ps ? 31u - clz(ps & (0u - ps)) : 32u;
+        if (fx == 0) {
+            BK_BACKOFF();
+            continue;
+        }
+        const uint take = fp < fx ? fp + 1 : fx;
+        ulong c = lane < take ? BK_CNT(w) : 0;
+        for (uint d = 16; d > 0; d >>= 1) {
+            c += bk_shfl_down_u64(c, d);
+        }
+        acc += c; /* lane 0's total is the one used */
+        if (fp < fx) {
+            break;
+        }
+        j -= (long)take;
+    }
+    return acc;
+}
+#else
+inline ulong bk_lookback(__global ulong *status, ulong t)
+{
+    ulong acc = 0;
+    long j = (long)t - 1;
+    while (j >= 0) {
+        const ulong w = BK_READ64(status + j);
+        const ulong f = w >> 62;
+        if (f == 0) {
+            BK_BACKOFF();
+            continue;
+        }
+        acc += BK_CNT(w);
+        if (f == BK_SP) {
+            break;
+        }
+        --j;
+    }
+    return acc;
+}
+#endif
+
+#if GR_BK_PTX && GR_WG >= 32
+#define BK_UPD_4(T, v, d) GR_AS(T, bk_shfl_up_u32(GR_AS(uint, v), d))
+#define BK_UPD_8(T, v, d) GR_AS(T, bk_shfl_up_u64(GR_AS(ulong, v), d))
+#define BK_UPD(T, SIZE, v, d) GR_CAT(BK_UPD_, SIZE)(T, v, d)
+/* bk_wg_scan with warp shuffles: each warp scans its 32 pairs, warp w
+ * folds the totals of warps 0 .. w-1 from local memory (one barrier). */
+inline void bk_lb_scan(bk_pair p, __local uint *lf, __local ulong *lh,
+                       __local GR_A *lv, bk_pair *excl, bk_pair *tot)
+{
+    const uint lid = get_local_id(0), lane = lid & 31u, w = lid >> 5;
+    uint h = (uint)p.h;
+    GR_A v = p.s.v;
+    for (uint d = 1; d < 32; d <<= 1) {
+        const uint hu = bk_shfl_up_u32(h, d);
+        const GR_A vu = BK_UPD(GR_A, GR_A_SIZE, v, d);
+        if (lane >= d) {
+            if (h == 0) {
+                gr_state s;
+                s.v = vu;
+                s.x = 0;
+                GR_FOLD_S(s, v, 0);
+                v = s.v;
+            }
+            h += hu;
+        }
+    }
+    if (lane == 31) {
+        lh[w] = h;
+        lv[w] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    bk_pair wp = bk_empty(), all;
+    for (uint u = 0; u < GR_WG / 32; ++u) {
+        bk_pair q = bk_empty();
+        q.h = lh[u];
+        q.f = q.h != 0;
+        q.s.v = lv[u];
+        if (u == w) {
+            all = wp;
+        }
+        wp = bk_seg(wp, q);
+    }
+    *tot = wp;
+    bk_pair me = bk_empty(); /* this warp's pairs before the lane */
+    const uint he = bk_shfl_up_u32(h, 1);
+    const GR_A ve = BK_UPD(GR_A, GR_A_SIZE, v, 1);
+    if (lane > 0) {
+        me.h = he;
+        me.f = he != 0;
+        me.s.v = ve;
+    }
+    *excl = bk_seg(all, me);
+}
+#endif
+
+__kernel void gr_bk_lb_tiles(__global const GR_K *keys, ulong koff,
+                             __global const GR_T *vals, ulong voff, ulong n,
+                             __global ulong *counter, __global ulong *status,
+                             __global GR_K *okeys, __global GR_R *ovals,
+                             __global GR_A *lead, __global GR_A *tail,
+                             __global ulong *info, __global ulong *count)
+{
+    __local GR_K lk[BK_LOCAL];
+#if !GR_BK_COUNT
+    __local GR_T lval[BK_LOCAL];
+#endif
+    __local uint lf[GR_WG];
+    __local ulong lh[GR_WG];
+    __local GR_A lv[GR_WG];
+    __local ulong sh[2];
+    const uint lid = get_local_id(0);
+    if (lid == 0) {
+        /* 64-bit: Oclgrind 21.10 marks what a 32-bit global atomic
+         * touched as uninitialised, even in later buffers */
+        sh[0] = atom_inc((volatile __global ulong *)counter);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong t = sh[0];
+    const ulong t0 = t * BK_TILE;
+    const uint m = (uint)min((ulong)BK_TILE, n - t0);
+    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
+        const uint q = j * GR_WG + lid;
+        if (q < m) {
+            lk[BK_PAD(q)] = BK_KEY(t0 + q);
+#if !GR_BK_COUNT
+            lval[BK_PAD(q)] = vals[voff + t0 + q];
+#endif
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const GR_K klast = lk[BK_PAD(m - 1)];
+    const uint b = lid * GR_BK_ITEMS;
+    /* 1. heads and the work-item's summary */
+    GR_K kk[GR_BK_ITEMS];
+    GR_A vv[GR_BK_ITEMS];
+    uint hmask = 0;
+    bk_pair p = bk_empty();
+    GR_K prev = b == 0 ? (t0 > 0 ? BK_KEY(t0 - 1) : (GR_K)0)
+                       : (b - 1 < m ? lk[BK_PAD(b - 1)] : klast);
+#pragma unroll
+    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
+        const uint q = b + j;
+        const GR_K k = q < m ? lk[BK_PAD(q)] : klast;
+        const GR_A x = q < m ? BK_LV(q) : GR_IDENT_V;
+        const uint head = (t0 + q == 0 || k != prev) ? 1u : 0u;
+        hmask |= head << j;
+        p.h += head;
+        if (head) {
+            p.s = gr_identity();
+        }
+        GR_FOLD_S(p.s, x, 0);
+        kk[j] = k;
+        vv[j] = x;
+        prev = k;
+    }
+    p.f = p.h != 0;
+    bk_pair ex, tot;
+#if GR_BK_PTX && GR_WG >= 32
+    bk_lb_scan(p, lf, lh, lv, &ex, &tot);
+#else
+    tot = bk_wg_scan(p, lf, lh, lv, &ex);
+    tot.h = lh[GR_WG - 1];
+    tot.s.v = lv[GR_WG - 1];
+#endif
+    const ulong H = tot.h; /* heads in the tile */
+    /* 2. runs before the tile */
+    if (lid == 0 && t == 0) {
+        BK_WRITE64(status, (BK_SP << 62) | H);
+        sh[1] = 0;
+    }
+#ifdef BK_WARP_LOOKBACK
+    if (lid < 32 && t > 0) {
+        if (lid == 0) {
+            BK_WRITE64(status + t, (BK_SA << 62) | H);
+        }
+        const ulong pre = bk_lookback(status, t);
+        if (lid == 0) {
+            BK_WRITE64(status + t, (BK_SP << 62) | (pre + H));
+            sh[1] = pre;
+        }
+    }
+#else
+    if (lid == 0 && t > 0) {
+        BK_WRITE64(status + t, (BK_SA << 62) | H);
+        const ulong pre = bk_lookback(status, t);
+        BK_WRITE64(status + t, (BK_SP << 62) | (pre + H));
+        sh[1] = pre;
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong prefix = sh[1];
+    if (lid == 0) {
+        info[2 * t] = prefix + H;
+        info[2 * t + 1] = H;
+        if (H > 0) {
+            tail[t] = tot.s.v;
+        }
+        if (H == 0) {
+            lead[t] = tot.s.v;
+        } else if (hmask & 1u) {
+            lead[t] = GR_IDENT_V;
+        }
+        if (t0 + m == n) {
+            count[0] = prefix + H;
+        }
+    }
+    /* 3. the runs that end inside the tile */
+    ulong run = prefix + ex.h; /* runs started before the element */
+    gr_state s = ex.s;
+    const GR_K knext = b + GR_BK_ITEMS < m ? lk[BK_PAD(b + GR_BK_ITEMS)]
+                                           : klast;
+#pragma unroll
+    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
+        const uint q = b + j;
+        const GR_K k = kk[j];
+        if ((hmask >> j) & 1u) {
+            run += 1;
+            s = gr_identity();
+            if (q < m) {
+                okeys[run - 1] = k;
+            }
+        }
+        GR_FOLD_S(s, vv[j], 0);
+        const GR_K nk = j + 1 < GR_BK_ITEMS ? kk[j + 1] : knext;
+        if (q + 1 < BK_TILE && nk != k) {
+            if (run > prefix) {
+                ovals[run - 1] = gr_finish(s);
+            } else {
+                lead[t] = s.v;
+            }
+        }
+    }
+}
+
+/* Tile t's last run: tail[t], then the leads of the tiles after it up to
+ * the first one with a head. */
+__kernel void gr_bk_lb_fix(__global const GR_A *lead,
+                           __global const GR_A *tail,
+                           __global const ulong *info, ulong T,
+                           __global GR_R *ovals)
+{
+    const ulong t = get_global_id(0);
+    if (t >= T || info[2 * t + 1] == 0) {
+        return;
+    }
+    gr_state s;
+    s.v = tail[t];
+    s.x = 0;
+    for (ulong u = t + 1; u < T; ++u) {
+        GR_FOLD_S(s, lead[u], 0);
+        if (info[2 * u + 1] != 0) {
+            break;
+        }
+    }
+    ovals[info[2 * t] - 1] = gr_finish(s);
+}
+#endif /* GR_BK_LOOKBACK */

@@ -25,6 +25,7 @@ HAS_FP64 = bool(gpured.get_device()["fp64"])
 KDT = ["int32", "int64", "uint32", "uint64"]
 VDT = ["int32", "int64", "uint32", "uint64", "float32"] + (["float64"] if HAS_FP64 else [])
 VARIANTS = ["atomic", "warp_aggregated", "local_hash", "sorted_segments", "private_bins"]
+HAS_LOOKBACK = bool(gpured.get_device()["atomics64"])
 # Small tiles so that runs straddle work-items, work-groups and warps.
 SMALL = {"wg_size": 4, "items": 3}
 
@@ -149,6 +150,54 @@ def test_reduce_by_key_edges(case, kw):
     check_close(got, want, "sum", absx, lens)
     _, cnt = gpured.reduce_by_key(k, None, "count", **kw)
     np.testing.assert_array_equal(cnt, lens)
+
+
+# Single pass (variant lookback; each geometry is a program build): tiles
+# of 12 (runs straddle work-items and tiles), whole warps in tiles of 64.
+# On GPUs the default geometry runs in every reduce_by_key test above.
+LB_CASES = [("int32", "float32", "sum", SMALL),
+            ("int32", "float32", "sum", {"wg_size": 32, "items": 2}),
+            ("int64", "int64", "prod", SMALL), ("uint32", "uint64", "max", SMALL),
+            ("int64", "uint64", "count", SMALL)]
+
+
+@pytest.mark.parametrize("kdt,vdt,op,kw", LB_CASES)
+def test_reduce_by_key_lookback(kdt, vdt, op, kw):
+    if vdt == "float64" and not HAS_FP64:
+        pytest.skip("device has no fp64")
+    if "lookback" not in gpured.variants_by_key("reduce_by_key", kdt, vdt, op):
+        pytest.skip("device has no 64-bit atomics")
+    rng = np.random.default_rng(hash((kdt, vdt, op, 1)) % 2**32)
+    # short runs, one run longer than many tiles, distinct keys, a tail run
+    k = np.r_[runs_keys(1500, 5, "int64", rng), np.full(900, 10 ** 5),
+              np.arange(2 * 10 ** 5, 2 * 10 ** 5 + 300),
+              np.full(37, 3 * 10 ** 5)].astype(kdt)
+    v = values(k.size, vdt, rng, op)
+    wk, want, absx, lens = ref_reduce(k, v, op)
+    args = (k, None if op == "count" else v, op)
+    uk, got = gpured.reduce_by_key(*args, variant="lookback", **kw)
+    np.testing.assert_array_equal(uk, wk)
+    check_close(got, want, op, absx, lens)
+    again = gpured.reduce_by_key(*args, variant="lookback", **kw)[1]
+    assert again.tobytes() == got.tobytes()  # no value goes through atomics
+
+
+def test_reduce_by_key_lookback_many_tiles():
+    """2^20 keys in runs of 64 (the issue-5 shape, smaller): look-back
+    chains over thousands of tiles; exact for integer values."""
+    if "lookback" not in gpured.variants_by_key("reduce_by_key", "int32", "int32", "sum"):
+        pytest.skip("device has no 64-bit atomics")
+    n = 1 << 20
+    k = (np.arange(n) >> 6).astype(np.int32)
+    v = (np.arange(n) % 7).astype(np.int32)
+    want = np.add.reduceat(v.astype(np.int64), np.arange(0, n, 64))
+    gpu = gpured.get_device()["type"] == "GPU"
+    for kw in [{"wg_size": 32, "items": 1}] + ([{}] if gpu else []):
+        uk, got = gpured.reduce_by_key(k, v, variant="lookback", **kw)
+        np.testing.assert_array_equal(uk, np.arange(n >> 6, dtype=np.int32))
+        np.testing.assert_array_equal(got, want)
+    p = gpured.explain_by_key("reduce_by_key", k, v, deterministic=True)
+    assert p["variant"] == "sorted_segments"
 
 
 def ref_scan(k, v, op, exclusive):
@@ -296,14 +345,15 @@ def test_auto_and_explain():
     assert plan["variant"] in VARIANTS and plan["why"]
     assert plan["descents"] == 0 and plan["num_keys"] == k.max() + 1
     assert plan["heads"] == starts_of(k).size
-    assert gpured.explain_by_key("reduce_by_key", k, v)["variant"] == "sorted_segments"
+    want_rbk = "lookback" if gpured.get_device()["type"] == "GPU" and HAS_LOOKBACK else "sorted_segments"
+    assert gpured.explain_by_key("reduce_by_key", k, v)["variant"] == want_rbk
     t = gpured.timeit_by_key("reduce_by_key", k, v, reps=2)
     assert t["seconds"] > 0 and len(t["times"]) == 2
     np.testing.assert_array_equal(t["result"][0], k[starts_of(k)])
     names = gpured.variants_by_key("sum_by_key", "int64", "float32", "sum")
     assert names[0] == "auto" and set(VARIANTS) <= set(names)
     assert gpured.variants_by_key("reduce_by_key", "int64", "float32", "sum") == [
-        "auto", "sorted_segments"]
+        "auto", "sorted_segments"] + (["lookback"] if HAS_LOOKBACK else [])
 
 
 # ------------------------------------------------------------ bad input
@@ -394,8 +444,16 @@ def test_plans_gpu():
     assert not plan(H100, desc=5, sm=6, variant="warp_aggregated")["match_any"]
     assert plan(H100, heads=10 << 20, desc=5 << 20)["variant"] == "atomic"
     assert plan(H100, deterministic=True, desc=7)["variant"] == "sorted_segments"
-    assert plan(H100, func="reduce_by_key")["variant"] == "sorted_segments"
-    assert plan(H100, n=1 << 28, func="reduce_by_key")["items"] == 8
+    p = plan(H100, func="reduce_by_key", vdt="float32")
+    assert p["variant"] == "lookback" and (p["wg_size"], p["items"]) == (128, 16)
+    assert plan(H100, func="reduce_by_key", wg_size=256)["items"] == 8  # 8 + 8 B: 32 KiB
+    assert plan(H100, func="reduce_by_key", deterministic=True)["variant"] == "sorted_segments"
+    assert plan(H100, func="reduce_by_key", variant="sorted_segments",
+                n=1 << 28)["items"] == 8
+    with pytest.raises(gpured.VariantUnavailable, match="reduce_by_key only"):
+        plan(H100, variant="lookback")
+    with pytest.raises(ValueError, match="items <= 32"):
+        plan(H100, func="reduce_by_key", variant="lookback", items=33)
     with pytest.raises(ValueError, match="whole warps"):
         plan(H100, variant="warp_aggregated", wg_size=16)
 
@@ -411,6 +469,10 @@ def test_plans_cpu_and_unavailable():
         with pytest.raises(gpured.VariantUnavailable, match="input order"):
             plan(CPU, func="scan_by_key", variant=v)
     assert plan(OTHER_GPU)["variant"] == "sorted_segments"
+    assert plan(OTHER_GPU, func="reduce_by_key")["variant"] == "sorted_segments"
+    assert plan(CPU, func="reduce_by_key")["variant"] == "sorted_segments"
+    with pytest.raises(gpured.VariantUnavailable, match="int64_base_atomics"):
+        plan(OTHER_GPU, func="reduce_by_key", variant="lookback")
     assert not plan(OTHER_GPU, vdt="float32", variant="warp_aggregated")["ptx"]
     with pytest.raises(ValueError, match="power of two"):
         plan(CPU, wg_size=3)
