@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--huge-gib", type=float, default=0)
+    ap.add_argument("--huge-scan-gib", type=float, default=0)
     ap.add_argument("--sweep", action="store_true")
     args = ap.parse_args()
     dev = gpured.get_device()
@@ -89,6 +90,17 @@ def main():
                       % (chunk, threads, t * 1e3, a.nbytes / t / 1e9), flush=True)
         gpured.set_staging(**{k: old[k] for k in ("chunk_bytes", "buffers", "min_bytes",
                                                   "force", "threads")})
+
+    # End-to-end cumsum (host in, host out), streamed both ways on GPUs.
+    c = gpured.cumsum(a)
+    step = max(1, n // 4096)
+    np.testing.assert_allclose(c[::step], np.cumsum(a, dtype=np.float64)[::step], rtol=1e-5)
+    del c
+    t_npc = med(lambda: np.cumsum(a), max(2, args.reps // 2))
+    t_grc = med(lambda: gpured.cumsum(a), max(2, args.reps // 2))
+    rows.append(("e2e cumsum %d MiB f32: numpy.cumsum" % mib, t_npc * 1e3, "ms", ""))
+    rows.append(("e2e cumsum: gpured (streamed both ways)", t_grc * 1e3, "ms",
+                 "%.2fx numpy" % (t_npc / t_grc)))
 
     # Upload, and device-resident reductions.
     t_up = med(lambda: gpured.to_device(a).release(), 3)
@@ -133,6 +145,19 @@ def main():
                      % (args.huge_gib, dev["global_mem_size"] / 2**30), th * 1e3, "ms",
                      "%.1f GB/s, exact" % (h.nbytes / th / 1e9)))
         del h
+
+    if args.huge_scan_gib:
+        nh = int(args.huge_scan_gib * (1 << 30)) // 4
+        h = np.ones(nh, np.float32)
+        t0 = time.perf_counter()
+        r = gpured.cumsum(h)
+        th = time.perf_counter() - t0
+        idx = np.array([0, 1 << 24, (1 << 24) + 1, nh // 2, nh - 1])
+        np.testing.assert_allclose(r[idx], (idx + 1).astype(np.float64), rtol=1e-6)
+        rows.append(("e2e cumsum %.1f GiB (largest buffer %.1f GiB)"
+                     % (args.huge_scan_gib, dev["max_alloc_size"] / 2**30), th * 1e3, "ms",
+                     "%.1f GB/s in+out" % (2 * h.nbytes / th / 1e9)))
+        del h, r
 
     print("\n%-52s %12s" % ("what", "time"))
     for name, v, unit, note in rows:
