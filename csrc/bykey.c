@@ -1673,29 +1673,9 @@ static PyObject *py_bykey_plan_for(PyObject *self, PyObject *args,
         goto done;
     }
     ov.items = items > 0 ? (size_t)items : 0;
-#define CAP(key, field)                                                       \
-    do {                                                                      \
-        PyObject *v_ = PyDict_GetItemString(caps, key); /* borrowed */        \
-        if (v_ != NULL) {                                                     \
-            long x_ = PyLong_AsLong(v_);                                      \
-            if (x_ == -1 && PyErr_Occurred()) {                               \
-                goto done;                                                    \
-            }                                                                 \
-            field = x_;                                                       \
-        }                                                                     \
-    } while (0)
-    dev.compute_units = 1;
-    dev.max_wg = 1024;
-    dev.fp64 = 1;
-    CAP("gpu", dev.is_gpu);
-    CAP("compute_units", dev.compute_units);
-    CAP("max_work_group_size", dev.max_wg);
-    CAP("fp64", dev.fp64);
-    CAP("atomics64", dev.atomics64);
-    CAP("subgroups", dev.subgroups);
-    CAP("nvidia_ptx", dev.nvidia_ptx);
-#undef CAP
-    snprintf(dev.name, sizeof dev.name, "synthetic");
+    if (gr_caps_parse(caps, &dev) != 0) {
+        goto done;
+    }
     gr_bk_func f = strcmp(func, "reduce_by_key") == 0 ? GR_BK_REDUCE
                    : strcmp(func, "scan_by_key") == 0 ? GR_BK_SCAN
                                                       : GR_BK_DENSE;

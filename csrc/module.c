@@ -885,7 +885,6 @@ int gr_caps_parse(PyObject *caps, gr_device *dev)
     dev->compute_units = 1;
     dev->max_wg = 1024;
     dev->fp64 = 1;
-    dev->local_mem = 48 * 1024;
     if (!PyDict_Check(caps)) {
         PyErr_SetString(PyExc_TypeError, "caps must be a dict");
         return -1;

@@ -352,29 +352,6 @@ static int op_of(const char *name)
     return -1;
 }
 
-/* NumPy dtype -> gr_dtype, or -1 with TypeError. */
-static int dtype_of(PyArray_Descr *descr, const char *what)
-{
-    static const struct {
-        char kind;
-        int size;
-        gr_dtype t;
-    } table[] = {
-        {'b', 1, GR_BOOL},   {'i', 1, GR_INT8},    {'u', 1, GR_UINT8},
-        {'i', 2, GR_INT16},  {'u', 2, GR_UINT16},  {'i', 4, GR_INT32},
-        {'u', 4, GR_UINT32}, {'i', 8, GR_INT64},   {'u', 8, GR_UINT64},
-        {'f', 4, GR_FLOAT32}, {'f', 8, GR_FLOAT64},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof *table; ++i) {
-        if (descr->kind == table[i].kind &&
-            PyDataType_ELSIZE(descr) == table[i].size) {
-            return table[i].t;
-        }
-    }
-    PyErr_Format(PyExc_TypeError, "gpured does not support %s dtype (supported: "
-                 "bool, int8-int64, uint8-uint64, float32, float64)", what);
-    return -1;
-}
 
 typedef struct {
     PyObject *din;       /* owned: device input Buffer (gpured.Array)      */
@@ -551,7 +528,7 @@ static int prepare(scall *c, PyObject *args, PyObject *kw)
     }
     c->op = (gr_op)rc;
     if (PyTuple_Check(obj) || PyTuple_Check(outobj)) {
-        r = dtype_of(rd, "result");
+        r = gr_dtype_of(rd, "result");
         Py_XDECREF(rd);
         if (r < 0) {
             return -1;
@@ -572,8 +549,8 @@ static int prepare(scall *c, PyObject *args, PyObject *kw)
         Py_XDECREF(rd);
         return -1;
     }
-    if ((t = dtype_of(PyArray_DESCR((PyArrayObject *)obj), "input")) < 0 ||
-        (r = dtype_of(rd, "result")) < 0) {
+    if ((t = gr_dtype_of(PyArray_DESCR((PyArrayObject *)obj), "input")) < 0 ||
+        (r = gr_dtype_of(rd, "result")) < 0) {
         Py_XDECREF(rd);
         return -1;
     }
@@ -1076,8 +1053,8 @@ static PyObject *py_scan_variants(PyObject *self, PyObject *args)
                           PyArray_DescrConverter, &rd)) {
         goto done;
     }
-    if ((op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0 ||
-        (r = dtype_of(rd, "result")) < 0) {
+    if ((op = op_of(opname)) < 0 || (t = gr_dtype_of(td, "input")) < 0 ||
+        (r = gr_dtype_of(rd, "result")) < 0) {
         goto done;
     }
     if (gr_scan_accum(d, (gr_op)op, (gr_dtype)t, (gr_dtype)r, &acc, err,
@@ -1136,44 +1113,16 @@ static PyObject *py_scan_plan_for(PyObject *self, PyObject *args, PyObject *kw)
             &ov.ilp, &ov.spins)) {
         goto done;
     }
-#define CAP(key, field)                                                       \
-    do {                                                                      \
-        PyObject *v_ = PyDict_GetItemString(caps, key); /* borrowed */        \
-        if (v_ != NULL) {                                                     \
-            long x_ = PyLong_AsLong(v_);                                      \
-            if (x_ == -1 && PyErr_Occurred()) {                               \
-                goto done;                                                    \
-            }                                                                 \
-            field = x_;                                                       \
-        }                                                                     \
-    } while (0)
-    dev.compute_units = 1;
-    dev.max_wg = 1024;
-    dev.fp64 = 1;
-    CAP("gpu", dev.is_gpu);
-    CAP("compute_units", dev.compute_units);
-    CAP("max_work_group_size", dev.max_wg);
-    CAP("fp64", dev.fp64);
-    CAP("atomics64", dev.atomics64);
-    CAP("subgroups", dev.subgroups);
-    CAP("wg_collectives", dev.wg_collectives);
-    CAP("nvidia_ptx", dev.nvidia_ptx);
-#undef CAP
-    {
-        PyObject *nm = PyDict_GetItemString(caps, "name"); /* borrowed */
-        const char *s = nm ? PyUnicode_AsUTF8(nm) : "synthetic";
-        if (s == NULL) {
-            goto done;
-        }
-        snprintf(dev.name, sizeof dev.name, "%s", s);
+    if (gr_caps_parse(caps, &dev) != 0) {
+        goto done;
     }
     if (M < 1 || L < 1 || ss < 1 || es < 1) {
         PyErr_SetString(PyExc_ValueError,
                         "scan_plan_for needs M, L, strides >= 1");
         goto done;
     }
-    if ((op = op_of(opname)) < 0 || (t = dtype_of(td, "input")) < 0 ||
-        (r = dtype_of(rd, "result")) < 0) {
+    if ((op = op_of(opname)) < 0 || (t = gr_dtype_of(td, "input")) < 0 ||
+        (r = gr_dtype_of(rd, "result")) < 0) {
         goto done;
     }
     if (gr_scan_accum(&dev, (gr_op)op, (gr_dtype)t, (gr_dtype)r, &acc, err,

@@ -18,16 +18,12 @@ are small.  Two notes on running it:
   runs each case in a process of its own; the data-race, barrier and
   memory-access checks run over the whole matrix in one process per dtype.
 """
-import concurrent.futures
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 
 import numpy as np
+
+import _oclgrind
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -96,48 +92,5 @@ def jobs():
     return out
 
 
-def run_job(job, tmp, i):
-    log = os.path.join(tmp, "oclgrind-%d.log" % i)
-    env = dict(os.environ, GPURED_CACHE_DIR=os.path.join(tmp, "cache-%s" % job["kind"]),
-               GPURED_DEVICE="oclgrind")
-    checks = (["--data-races"] if job["kind"] == "races" else
-              ["--uninitialized", "--num-threads", "1"])
-    cmd = (["oclgrind", "--log", log, "--check-api", "--build-options",
-            "-cl-opt-disable"] + checks +
-           [sys.executable, os.path.abspath(__file__), "--child", json.dumps(job)])
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
-    report = open(log).read() if os.path.exists(log) else ""
-    return job, proc.returncode, proc.stdout, report
-
-
-def parent():
-    if shutil.which("oclgrind") is None:
-        print("oclgrind is not installed (Debian package 'oclgrind')")
-        return 1
-    tmp = tempfile.mkdtemp(prefix="gpured-oclgrind-")
-    t0 = time.time()
-    failed = 0
-    todo = jobs()
-    workers = max(1, min(4, os.cpu_count() or 1))
-    try:
-        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            for job, rc, out, report in pool.map(lambda ij: run_job(ij[1], tmp, ij[0]),
-                                                 enumerate(todo)):
-                if rc != 0 or report.strip():
-                    failed += 1
-                    print("FAILED %s (exit %d)\n%s\n%s" % (json.dumps(job), rc,
-                                                           out[-4000:], report[:8000]))
-                elif out.strip():
-                    print(out.rstrip())
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("oclgrind check: %d jobs (%d with reports or failures) in %.0f s"
-          % (len(todo), failed, time.time() - t0))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        sys.exit(child(json.loads(sys.argv[sys.argv.index("--child") + 1])))
-    sys.exit(parent())
+    _oclgrind.main(__file__, child, jobs, "check")
