@@ -94,8 +94,10 @@ def _dev_full(opname, arr, dtype, kw):
     return Array._wrap(res, (), rd)
 
 
-def _knobs(kw):
-    bad = [k for k in kw if k not in _KNOBS]
+def _knobs(kw, allowed=_KNOBS, zero_ok=()):
+    """Validated variant/knob keywords: variant a string, the others
+    integers >= 1 (>= 0 for those in zero_ok); None means "choose"."""
+    bad = [k for k in kw if k not in allowed]
     if bad:
         raise TypeError("unexpected keyword argument %r" % bad[0])
     knobs = {}
@@ -111,10 +113,22 @@ def _knobs(kw):
                 iv = operator.index(v)
             except TypeError:
                 raise TypeError("%s must be an integer" % k) from None
-            if iv < 1:
-                raise ValueError("%s must be at least 1 (got %d)" % (k, iv))
+            lo = 0 if k in zero_ok else 1
+            if iv < lo:
+                raise ValueError("%s must be at least %d (got %d)" % (k, lo, iv))
             knobs[k] = iv
     return knobs
+
+
+def _put(res, out):
+    """Hand a device result back: into out (a device Array or a NumPy
+    array), or as it is."""
+    if isinstance(out, Array):
+        return _copy_into(res, out)
+    if out is not None:
+        np.copyto(out, res.get(), casting="unsafe")
+        return out
+    return res
 
 
 def _axes(arr, axis):
@@ -158,12 +172,7 @@ def _finish(res, arr, axes, keepdims, out, scalar_ok=True):
     shape = _out_shape(arr, axes, keepdims)
     res = res.reshape(shape)
     if isinstance(res, Array):
-        if isinstance(out, Array):
-            return _copy_into(res, out)
-        if out is not None:
-            np.copyto(out, res.get(), casting="unsafe")
-            return out
-        return res
+        return _put(res, out)
     if out is not None:
         np.copyto(out, res, casting="unsafe")
         return out
@@ -422,12 +431,7 @@ def _arg(npfunc, opname, a, axis, out, keepdims, kw):
         if out is not None and out.shape != shape:
             raise ValueError("output array has wrong shape: %s, expected %s"
                              % (out.shape, shape))
-        if isinstance(out, Array):
-            return _copy_into(res, out)
-        if out is not None:
-            np.copyto(out, res.get(), casting="unsafe")
-            return out
-        return res
+        return _put(res, out)
     res = res.astype(np.intp, copy=False).reshape(shape)
     if out is not None:
         if out.shape != shape:

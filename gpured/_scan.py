@@ -32,6 +32,7 @@ from . import _core
 from ._array import (Array, _copy_into, _empty_on, _reshape_view, _upload_to,
                      same_device)
 from ._reduce import _asarray, _check_dtype, _dev_view
+from ._reduce import _knobs as _reduce_knobs
 
 try:  # NumPy >= 2
     from numpy.lib.array_utils import normalize_axis_index
@@ -46,27 +47,7 @@ _UFUNC = {"add": np.add, "multiply": np.multiply, "minimum": np.minimum,
 
 
 def _knobs(kw):
-    bad = [k for k in kw if k not in _KNOBS]
-    if bad:
-        raise TypeError("unexpected keyword argument %r" % bad[0])
-    knobs = {}
-    for k, v in kw.items():
-        if v is None:
-            continue
-        if k == "variant":
-            if not isinstance(v, str):
-                raise TypeError("variant must be a string")
-            knobs[k] = v
-            continue
-        try:
-            iv = operator.index(v)
-        except TypeError:
-            raise TypeError("%s must be an integer" % k) from None
-        lo = 0 if k == "spins" else 1
-        if iv < lo:
-            raise ValueError("%s must be at least %d (got %d)" % (k, lo, iv))
-        knobs[k] = iv
-    return knobs
+    return _reduce_knobs(kw, _KNOBS, zero_ok=("spins",))
 
 
 def _result_dtype(opname, in_dtype, dtype):
