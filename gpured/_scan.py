@@ -21,6 +21,11 @@ Accuracy of floating-point scans (what the tests check):
   so float32 results are correctly rounded up to a ~1e-14 relative term
   (numpy.cumsum(numpy.ones(2**25, numpy.float32))[-1] is 16777216 in NumPy,
   exactly 33554432 here).  Products: relative error <= u_r + (i + 1) u_a.
+* Long 1-D scans of host arrays that stream through the staging pool (GPUs,
+  or any input larger than one device buffer) pass the carry between chunks
+  in the result dtype: each chunk boundary before element i adds at most
+  u_r |S_i| to the bound above (chunks are 64 MiB by default, see
+  gpured.set_staging).
 * cummin/cummax are exact; a NaN propagates to every later prefix, as in
   numpy.maximum.accumulate.
 """
