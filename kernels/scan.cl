@@ -396,48 +396,184 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
 #if !GR_CPU_TILE
 /* ------------------------------------------------ one tile of one row
  * The work-items of a group own GR_ITEMS consecutive elements each
- * ("blocked" arrangement: 16-byte vector loads and stores). */
+ * ("blocked" arrangement) while they scan.  Memory is read and written
+ * "warp-striped" when a work-item's run is wider than one 16-byte vector
+ * (GRS_STRIPE), as CUB's BLOCK_LOAD_WARP_TRANSPOSE: the 32 work-items of
+ * a warp own 32 x GR_ITEMS consecutive elements; vector k of lane l is
+ * vector k * 32 + l of that segment, so each load or store instruction of
+ * the warp covers 512 contiguous bytes.  The runs are exchanged through
+ * local memory, padded by one vector per 8 so that both the striped and
+ * the blocked accesses of a quarter-warp fall on distinct banks:
+ *
+ *     global  |v0 v1 ... v31|v32 ... v63|...     lane l: v_l, v_l+32, ...
+ *                   |  local (padded)  |
+ *     lane l's run: v_{l*R} .. v_{l*R+R-1}       (R = GR_ITEMS / GR_MV)
+ *
+ * Only the warp touches its segment, so a warp barrier (NVIDIA) or the
+ * group barrier (elsewhere) orders the exchange.
+ *
+ * GR_TSUM (float32 sums with a float64 accumulator): a work-item's run
+ * (<= 32 elements) is totalled in float64 for the tile scan, as before,
+ * but its outputs come from float32 partial sums p_j: the run's float64
+ * exclusive prefix P is split into hi = (float)P and lo = (float)(P - hi),
+ * and y_j = hi + (lo + p_j).  One float64 conversion per element instead
+ * of three; the extra error, items * u32 * (sum of |x| over the run so
+ * far), stays local to the run (the bound documented with gpured.cumsum). */
 
-/* Loads this work-item's elements of the tile at row[pos..end) and folds
- * them; returns how many of them are in range. */
+#if GR_ITEMS > GR_MV && GR_ITEMS % GR_MV == 0 && GR_WG > 1 && GR_MV > 1 && \
+    GR_T_SIZE == GR_R_SIZE
+#define GRS_STRIPE 1
+#define GRS_LANES (GR_WG < 32 ? GR_WG : 32)
+#define GRS_PAD(e) ((e) + GR_MV * ((e) / (8 * GR_MV)))
+#define GRS_XCH_N (GRS_PAD((uint)GR_WG * GR_ITEMS) / GR_MV)
+#define GRS_XT GR_TVEC
+#if GR_NVIDIA && GR_WG % 32 == 0
+#define GRS_WARP_SYNC() __asm__ volatile("bar.warp.sync 0xffffffff;" ::: "memory")
+#else
+#define GRS_WARP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+#else
+#define GRS_STRIPE 0
+#define GRS_XT GR_T
+#endif
+
+#ifndef GR_TSUM
+#define GR_TSUM 0
+#endif
+
+/* Loads this work-item's run of the tile at row[pos..end) (zeros past
+ * end) and folds it; returns how many of its elements are in range. */
 inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
-                          GR_T *x, gr_state *agg)
+                          GR_T *x, gr_state *agg, __local GRS_XT *xch)
 {
-    const ulong p = pos + (ulong)get_local_id(0) * GR_ITEMS;
+    const uint lid = get_local_id(0);
+    const ulong p = pos + (ulong)lid * GR_ITEMS;
     const uint nv = p >= end ? 0 : (end - p < GR_ITEMS ? (uint)(end - p) : GR_ITEMS);
     gr_state a = gr_identity();
+#if GRS_STRIPE
+    const uint lane = lid % GRS_LANES, wbase = (lid - lane) * GR_ITEMS;
+    GRS_WARP_SYNC(); /* the warp is done with the exchange buffer */
+    if (pos + GR_TILE <= end) {
+#pragma unroll
+        for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+            const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
+#if GR_IN_ALIGNED
+            xch[GRS_PAD(e) / GR_MV] = ((__global const GR_TVEC *)(row + pos))[e / GR_MV];
+#else
+            xch[GRS_PAD(e) / GR_MV] = GR_VLOADN(0, row + pos + e);
+#endif
+        }
+    } else {
+        __local GR_T *xs = (__local GR_T *)xch;
+        for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+            const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
+            for (uint c = 0; c < GR_MV; ++c) {
+                xs[GRS_PAD(e) + c] = pos + e + c < end ? row[pos + e + c] : (GR_T)0;
+            }
+        }
+    }
+    GRS_WARP_SYNC();
+#pragma unroll
+    for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+        union { GR_TVEC v; GR_T s[GR_MV]; } u;
+        u.v = xch[GRS_PAD(lid * GR_ITEMS + k * GR_MV) / GR_MV];
+#pragma unroll
+        for (uint j = 0; j < GR_MV; ++j) {
+            x[k * GR_MV + j] = u.s[j];
+        }
+    }
+#else
     if (nv == GR_ITEMS) {
         grs_load_full(row + p, x);
-#pragma unroll
-        for (uint j = 0; j < GR_ITEMS; ++j) {
-            grs_fold(&a, x[j]);
-        }
     } else {
 #pragma unroll
         for (uint j = 0; j < GR_ITEMS; ++j) {
             x[j] = j < nv ? row[p + j] : (GR_T)0;
-            if (j < nv) {
-                grs_fold(&a, x[j]);
-            }
         }
     }
+#endif
+#if GR_TSUM
+    /* The run's total in float64 (its float32 sum's error would reach
+     * every later prefix); zeros past end change nothing. */
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        a.v += (GR_A)x[j];
+    }
+#else
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        if (j < nv) {
+            grs_fold(&a, x[j]);
+        }
+    }
+#endif
     *agg = a;
     return nv;
 }
 
-/* Writes the scan of this work-item's elements, starting from its
- * exclusive prefix `run`. */
-inline void grs_tile_store(__global GR_R *orow, ulong pos, uint nv,
-                           const GR_T *x, gr_state run, uint excl)
+/* Writes the scan of this work-item's run (nv elements in range, tile
+ * row[pos..end)), starting from its exclusive prefix `run`. */
+inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
+                           uint nv, const GR_T *x, gr_state run, uint excl,
+                           __local GRS_XT *xch)
 {
-    const ulong p = pos + (ulong)get_local_id(0) * GR_ITEMS;
+    const uint lid = get_local_id(0);
+    const ulong p = pos + (ulong)lid * GR_ITEMS;
     GR_R y[GR_ITEMS];
+#if GR_TSUM
+    const float hi = (float)run.v;
+    const float lo = isinf(hi) ? 0.0f : (float)(run.v - (double)hi);
+    float q = 0.0f; /* the run's float32 partial sums */
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        const float before = q;
+        q += x[j];
+        y[j] = hi + (lo + (excl ? before : q));
+    }
+#else
 #pragma unroll
     for (uint j = 0; j < GR_ITEMS; ++j) {
         gr_state before = run;
         grs_fold(&run, x[j]);
         y[j] = gr_finish(excl ? before : run);
     }
+#endif
+#if GRS_STRIPE
+    __local GR_RVEC *xr = (__local GR_RVEC *)xch;
+    const uint lane = lid % GRS_LANES, wbase = (lid - lane) * GR_ITEMS;
+    GRS_WARP_SYNC(); /* the warp is done with the exchange buffer */
+#pragma unroll
+    for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+        union { GR_RVEC v; GR_R s[GR_MV]; } u;
+#pragma unroll
+        for (uint j = 0; j < GR_MV; ++j) {
+            u.s[j] = y[k * GR_MV + j];
+        }
+        xr[GRS_PAD(lid * GR_ITEMS + k * GR_MV) / GR_MV] = u.v;
+    }
+    GRS_WARP_SYNC();
+    if (pos + GR_TILE <= end) {
+#pragma unroll
+        for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+            const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
+#if GR_OUT_ALIGNED
+            ((__global GR_RVEC *)(orow + pos))[e / GR_MV] = xr[GRS_PAD(e) / GR_MV];
+#else
+            GR_VSTOREN(xr[GRS_PAD(e) / GR_MV], 0, orow + pos + e);
+#endif
+        }
+    } else {
+        __local GR_R *ys = (__local GR_R *)xch;
+        for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+            const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
+            for (uint c = 0; c < GR_MV; ++c) {
+                if (pos + e + c < end) {
+                    orow[pos + e + c] = ys[GRS_PAD(e) + c];
+                }
+            }
+        }
+    }
+#else
     if (nv == GR_ITEMS) {
         grs_store_full(orow + p, y);
     } else {
@@ -448,15 +584,17 @@ inline void grs_tile_store(__global GR_R *orow, ulong pos, uint nv,
             }
         }
     }
+#endif
 }
 
 /* The group's total of the tile at row[pos..end) (every work-item). */
 inline gr_state grs_tile_reduce(__global const GR_T *row, ulong pos, ulong end,
-                                __local GR_A *lv, __local GR_X *lx)
+                                __local GR_A *lv, __local GR_X *lx,
+                                __local GRS_XT *xch)
 {
     GR_T x[GR_ITEMS];
     gr_state a, total;
-    grs_tile_load(row, pos, end, x, &a);
+    grs_tile_load(row, pos, end, x, &a, xch);
     grs_group_scan(a, lv, lx, &total);
     return total;
 }
@@ -478,6 +616,11 @@ __kernel void gr_scan_chunks(__global const GR_T *in, ulong in_base, ulong L,
 #else
     __local GR_X *lx = 0;
 #endif
+#if GRS_STRIPE
+    __local GRS_XT xch[GRS_XCH_N];
+#else
+    __local GRS_XT *xch = 0;
+#endif
     const ulong g = get_group_id(0);
     const ulong row = g / parts, part = g % parts;
     __global const GR_T *rin = in + in_base + row * seg_stride;
@@ -494,13 +637,16 @@ __kernel void gr_scan_chunks(__global const GR_T *in, ulong in_base, ulong L,
     for (ulong pos = c0; pos < c1; pos += GR_TILE) {
         GR_T x[GR_ITEMS];
         gr_state a, total;
-        uint nv = grs_tile_load(rin, pos, c1, x, &a);
+        uint nv = grs_tile_load(rin, pos, c1, x, &a, xch);
         gr_state e = grs_group_scan(a, lv, lx, &total);
-        grs_tile_store(rout, pos, nv, x, grs_cat(prefix, e), excl);
+        grs_tile_store(rout, pos, c1, nv, x, grs_cat(prefix, e), excl, xch);
         prefix = grs_cat(prefix, total);
     }
 }
 
+#else /* GR_CPU_TILE */
+#define GRS_STRIPE 0
+#define GRS_XT GR_T
 #endif /* !GR_CPU_TILE */
 
 /* Phase 1 of reduce_then_scan: the state of every chunk. */
@@ -652,6 +798,7 @@ inline void grs_write64(__global ulong *p, ulong v)
 #endif
 
 #define GRS_NW ((GR_A_SIZE * (1 + GR_HAS_X) + 3) / 4)
+#define GRS_HEAD 16 /* words before tile 0's: the tile counter */
 
 inline void grs_to_words(gr_state s, uint *w)
 {
@@ -769,7 +916,8 @@ inline gr_state grs_warp_fold(gr_state s)
 inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
                               __global const GR_T *rin, ulong L,
                               __local GR_A *lv, __local GR_X *lx,
-                              __local long *sh_j, __local gr_state *sh_s)
+                              __local long *sh_j, __local gr_state *sh_s,
+                              __local GRS_XT *xch)
 {
     const uint lid = get_local_id(0);
     long j = (long)k - 1; /* predecessor within the row */
@@ -855,7 +1003,7 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
             grs_fold(&agg, rin[i]);
         }
 #else
-        gr_state agg = grs_tile_reduce(rin, p0, min(L, p0 + GR_TILE), lv, lx);
+        gr_state agg = grs_tile_reduce(rin, p0, min(L, p0 + GR_TILE), lv, lx, xch);
 #endif
         acc = grs_cat(agg, acc);
         j = jj - 1;
@@ -864,7 +1012,6 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
 
 __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
                                ulong L, ulong seg_stride, ulong tiles,
-                               __global uint *counter,
                                __global ulong *status, ulong ntiles,
                                __global GR_R *out, ulong out_base,
                                ulong out_seg_stride, uint excl)
@@ -875,10 +1022,19 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
 #else
     __local GR_X *lx = 0;
 #endif
+#if GRS_STRIPE
+    __local GRS_XT xch[GRS_XCH_N];
+#else
+    __local GRS_XT *xch = 0;
+#endif
     __local uint sh_tile;
     __local long sh_j;
     __local gr_state sh_s;
     const uint lid = get_local_id(0);
+    /* One buffer, one fill: the tile counter in the first GRS_HEAD words
+     * (a line of its own), then the tiles' status words. */
+    __global uint *counter = (__global uint *)status;
+    status += GRS_HEAD;
     /* Tiles in the order they start, not in get_group_id() order. */
     if (lid == 0) {
         sh_tile = atomic_inc(counter);
@@ -923,7 +1079,7 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     }
     if (k > 0) {
         grs_publish(status, t, GRS_A, total);
-        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s);
+        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch);
     } else {
         prefix = gr_identity();
     }
@@ -955,7 +1111,7 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
 #else
     GR_T x[GR_ITEMS];
     gr_state a, total;
-    const uint nv = grs_tile_load(rin, pos, end, x, &a);
+    const uint nv = grs_tile_load(rin, pos, end, x, &a, xch);
     const gr_state e = grs_group_scan(a, lv, lx, &total);
     if (k == 0) {
         if (lid == 0) {
@@ -966,12 +1122,12 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
         if (lid == 0) {
             grs_publish(status, t, GRS_A, total);
         }
-        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s);
+        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch);
         if (lid == 0) {
             grs_publish(status, t, GRS_P, grs_cat(prefix, total));
         }
     }
-    grs_tile_store(rout, pos, nv, x, grs_cat(prefix, e), excl);
+    grs_tile_store(rout, pos, end, nv, x, grs_cat(prefix, e), excl, xch);
 #endif
 }
 #endif /* GR_LOOKBACK */
