@@ -287,11 +287,16 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
         if ((k1 = gr_program_kernel(prog, "gr_scan_lookback", st)) == NULL) {
             goto fail;
         }
-        /* 16 words ahead of the tiles': the tile counter (one fill for
-         * both). */
-        bytes += 16 * 8;
+        pv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 8, NULL, &err);
+        GR_CL_CHECK_AS(st, "clCreateBuffer", err);
         status = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
         GR_CL_CHECK_AS(st, "clCreateBuffer", err);
+        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, pv, &zero, sizeof zero,
+                                            0, 8, 0, NULL, spp ? &ev : NULL));
+        if (spp) {
+            span_add(spp, ev);
+            ev = NULL;
+        }
         GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, status, &zero,
                                             sizeof zero, 0, bytes, 0, NULL,
                                             spp ? &ev : NULL));
@@ -303,12 +308,13 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
         ARG(k1, 2, L);
         ARG(k1, 3, ss);
         ARG(k1, 4, tiles);
-        ARG(k1, 5, status);  /* tile counter, then the tiles' status */
-        ARG(k1, 6, ntiles);
-        ARG(k1, 7, io->out);
-        ARG(k1, 8, out_base);
-        ARG(k1, 9, oss);
-        ARG(k1, 10, excl);
+        ARG(k1, 5, pv);      /* tile counter */
+        ARG(k1, 6, status);
+        ARG(k1, 7, ntiles);
+        ARG(k1, 8, io->out);
+        ARG(k1, 9, out_base);
+        ARG(k1, 10, oss);
+        ARG(k1, 11, excl);
         if (launch(d, k1, (size_t)ntiles * plan->wg, (size_t)plan->wg, spp,
                    st) != 0) {
             goto fail;

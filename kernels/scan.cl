@@ -798,7 +798,6 @@ inline void grs_write64(__global ulong *p, ulong v)
 #endif
 
 #define GRS_NW ((GR_A_SIZE * (1 + GR_HAS_X) + 3) / 4)
-#define GRS_HEAD 16 /* words before tile 0's: the tile counter */
 
 inline void grs_to_words(gr_state s, uint *w)
 {
@@ -1012,6 +1011,7 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
 
 __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
                                ulong L, ulong seg_stride, ulong tiles,
+                               __global uint *counter,
                                __global ulong *status, ulong ntiles,
                                __global GR_R *out, ulong out_base,
                                ulong out_seg_stride, uint excl)
@@ -1031,10 +1031,6 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     __local long sh_j;
     __local gr_state sh_s;
     const uint lid = get_local_id(0);
-    /* One buffer, one fill: the tile counter in the first GRS_HEAD words
-     * (a line of its own), then the tiles' status words. */
-    __global uint *counter = (__global uint *)status;
-    status += GRS_HEAD;
     /* Tiles in the order they start, not in get_group_id() order. */
     if (lid == 0) {
         sh_tile = atomic_inc(counter);
