@@ -8,7 +8,7 @@
  *       consecutive rows (coalesced for column scans);
  *   - otherwise a single pass with decoupled look-back where the device has
  *     64-bit atomics ("decoupled_lookback"):
- *       GPU: tiles of 256 work-items x 16 bytes... 64 bytes each in
+ *       GPU: tiles of 256 work-items x 64 bytes (128 for 4-byte data) in
  *            registers, warp scans (PTX) or Blelloch inside the tile;
  *       CPU: a tile is one work-item's contiguous run that fits L1, read
  *            twice (reduce, then scan from cache) in 4 independent
