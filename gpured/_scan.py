@@ -18,7 +18,15 @@ Accuracy of floating-point scans (what the tests check):
 
       |got_i - S_i| <= u_r |S_i| + (items + log2(n) + 2) u_a sum_{j<=i} |x_j|
 
-  so float32 results are correctly rounded up to a ~1e-14 relative term
+  and, for float32 cumsums in tile variants, whose outputs come from float32
+  partial sums on top of the float64 prefix of each work-item's run of
+  ``items`` (<= 32) elements starting at r(i) = items * floor(i / items),
+
+      + items u_r sum_{r(i) <= j <= i} |x_j| + 4 u_r^2 sum_{j<=i} |x_j|
+
+  (the added error is local to one run, never carried along the row: run
+  totals stay in float64).  So float32 results are accurate up to a
+  run-local term and a ~1e-14 relative term
   (numpy.cumsum(numpy.ones(2**25, numpy.float32))[-1] is 16777216 in NumPy,
   exactly 33554432 here).  Products: relative error <= u_r + (i + 1) u_a.
 * Long 1-D scans of host arrays that stream through the staging pool (GPUs,
