@@ -73,7 +73,9 @@ def main():
                                               "force", "threads")})
     mib = args.size_mib
     rows.append(("e2e sum %d MiB f32: numpy.sum" % mib, t_np * 1e3, "ms", ""))
-    rows.append(("e2e sum: gpured (staged, %d MiB x %d)" % (st["chunk_bytes"] >> 20, st["buffers"]),
+    how = ("staged, %d MiB x %d" % (st["chunk_bytes"] >> 20, st["buffers"])
+           if dev["type"] == "GPU" else "NumPy memory in place")
+    rows.append(("e2e sum: gpured (%s)" % how,
                  t_gr * 1e3, "ms", "%.2fx numpy" % (t_np / t_gr)))
     rows.append(("e2e sum: gpured (pageable path)", t_plain * 1e3, "ms",
                  "%.2fx numpy" % (t_np / t_plain)))
@@ -99,7 +101,8 @@ def main():
     t_npc = med(lambda: np.cumsum(a), max(2, args.reps // 2))
     t_grc = med(lambda: gpured.cumsum(a), max(2, args.reps // 2))
     rows.append(("e2e cumsum %d MiB f32: numpy.cumsum" % mib, t_npc * 1e3, "ms", ""))
-    rows.append(("e2e cumsum: gpured (streamed both ways)", t_grc * 1e3, "ms",
+    rows.append(("e2e cumsum: gpured (%s)" % ("streamed both ways" if dev["type"] == "GPU"
+                                              else "NumPy memory in place"), t_grc * 1e3, "ms",
                  "%.2fx numpy" % (t_npc / t_grc)))
 
     # Upload, and device-resident reductions.

@@ -104,58 +104,16 @@ static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
     return prog;
 }
 
-/* ---------------------------------------------------------------- events */
-
-typedef struct {
-    cl_event first, last;
-} span;
-
-static void span_add(span *s, cl_event e)
-{
-    if (s == NULL) {
-        clReleaseEvent(e);
-        return;
-    }
-    if (s->first == NULL) {
-        s->first = e;
-        clRetainEvent(e);
-    }
-    if (s->last != NULL) {
-        clReleaseEvent(s->last);
-    }
-    s->last = e;
-}
-
-static double span_ns(span *s)
-{
-    cl_ulong a = 0, b = 0;
-    if (s->first == NULL) {
-        return 0.0;
-    }
-    clGetEventProfilingInfo(s->first, CL_PROFILING_COMMAND_START, sizeof a,
-                            &a, NULL);
-    clGetEventProfilingInfo(s->last, CL_PROFILING_COMMAND_END, sizeof b, &b,
-                            NULL);
-    return b > a ? (double)(b - a) : 0.0;
-}
-
-static void span_release(span *s)
-{
-    if (s->first) clReleaseEvent(s->first);
-    if (s->last) clReleaseEvent(s->last);
-    s->first = s->last = NULL;
-}
-
 #define ARG(k, i, v) GR_CL_CHECK_AS(st, "clSetKernelArg", clSetKernelArg(k, i, sizeof(v), &(v)))
 
 static int launch(gr_device *d, cl_kernel k, size_t global, size_t local,
-                  span *sp, gr_status *st)
+                  gr_span *sp, gr_status *st)
 {
     cl_event ev = NULL;
     GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global,
                                            &local, 0, NULL, sp ? &ev : NULL));
     if (sp != NULL) {
-        span_add(sp, ev);
+        gr_span_add(sp, ev);
     }
     return 0;
 fail:
@@ -171,8 +129,8 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
     cl_int err = CL_SUCCESS;
     cl_mem pv = NULL, px = NULL, status = NULL;
     cl_kernel k1 = NULL, k2 = NULL, k3 = NULL;
-    span sp = {NULL, NULL};
-    span *spp = timing ? &sp : NULL;
+    gr_span sp = {NULL, NULL};
+    gr_span *spp = timing ? &sp : NULL;
     const int tsize = gr_dtypes[acc->t].size, rsize = gr_dtypes[acc->r].size;
     const int mv = vec_width(plan->items, tsize), mvr = vec_width(plan->items, rsize);
     const cl_ulong M = lay->M, L = lay->L, ss = (cl_ulong)lay->seg_stride;
@@ -294,14 +252,14 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
         GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, pv, &zero, sizeof zero,
                                             0, 8, 0, NULL, spp ? &ev : NULL));
         if (spp) {
-            span_add(spp, ev);
+            gr_span_add(spp, ev);
             ev = NULL;
         }
         GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, status, &zero,
                                             sizeof zero, 0, bytes, 0, NULL,
                                             spp ? &ev : NULL));
         if (spp) {
-            span_add(spp, ev);
+            gr_span_add(spp, ev);
         }
         ARG(k1, 0, io->in);
         ARG(k1, 1, in_base);
@@ -324,7 +282,7 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
     }
     if (timing != NULL) {
         GR_CL_CHECK(st, clFinish(d->queue));
-        timing->first_ns = span_ns(&sp);
+        timing->first_ns = gr_span_ns(&sp);
         timing->second_ns = 0;
     }
     rc = 0;
@@ -332,7 +290,7 @@ fail:
     if (rc != 0) {
         clFinish(d->queue);
     }
-    span_release(&sp);
+    gr_span_release(&sp);
     if (pv) clReleaseMemObject(pv);
     if (px) clReleaseMemObject(px);
     if (status) clReleaseMemObject(status);
