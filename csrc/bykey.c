@@ -1754,13 +1754,7 @@ static PyObject *py_bykey_variants(PyObject *self, PyObject *args)
         if (gr_bk_plan_for(d, bk_sm(d), f, &ty, &fx, &ov, &p) != 0) {
             continue;
         }
-        PyObject *s = PyUnicode_FromString(bk_variant_names[i]);
-        if (s == NULL || PyList_Append(list, s) != 0) {
-            Py_XDECREF(s);
-            Py_CLEAR(list);
-        } else {
-            Py_DECREF(s);
-        }
+        gr_list_add(&list, bk_variant_names[i]);
     }
 done:
     Py_XDECREF(kd);

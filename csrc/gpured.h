@@ -417,6 +417,7 @@ struct _PyArray_Descr; /* NumPy's PyArray_Descr */
 int gr_dtype_of(struct _PyArray_Descr *descr, const char *what);
 int gr_op_of(const char *name);
 int gr_caps_parse(PyObject *caps, gr_device *dev);
+void gr_list_add(PyObject **list, const char *text);
 
 /* --------------------------------------------------------------- runtime.c
  * Kernel events of a run: the first one's start and the last one's end

@@ -792,13 +792,7 @@ static PyObject *py_variants(PyObject *self, PyObject *args)
         if (!gr_variant_available(d, (gr_op)op, &acc, v[i], err, sizeof err)) {
             continue;
         }
-        PyObject *s = PyUnicode_FromString(v[i]);
-        if (s == NULL || PyList_Append(list, s) != 0) {
-            Py_XDECREF(s);
-            Py_CLEAR(list);
-        } else {
-            Py_DECREF(s);
-        }
+        gr_list_add(&list, v[i]);
     }
 done:
     Py_XDECREF(td);
@@ -859,6 +853,20 @@ static PyObject *py_size_class(PyObject *self, PyObject *arg)
         return NULL;
     }
     return PyLong_FromLong(gr_size_class((size_t)(nb < 0 ? 0 : nb)));
+}
+
+/* Append a string to *list; on failure *list is cleared (NULL) with the
+ * exception set.  A NULL *list is left alone. */
+void gr_list_add(PyObject **list, const char *text)
+{
+    if (*list == NULL) {
+        return;
+    }
+    PyObject *s = PyUnicode_FromString(text);
+    if (s == NULL || PyList_Append(*list, s) != 0) {
+        Py_CLEAR(*list);
+    }
+    Py_XDECREF(s);
 }
 
 /* A synthetic device from a dict of capabilities (gpu, compute_units,

@@ -1034,13 +1034,7 @@ static PyObject *py_scan_variants(PyObject *self, PyObject *args)
                                        sizeof err)) {
             continue;
         }
-        PyObject *s = PyUnicode_FromString(v[i]);
-        if (s == NULL || PyList_Append(list, s) != 0) {
-            Py_XDECREF(s);
-            Py_CLEAR(list);
-        } else {
-            Py_DECREF(s);
-        }
+        gr_list_add(&list, v[i]);
     }
 done:
     Py_XDECREF(td);
