@@ -88,11 +88,22 @@ static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
                                const gr_scan_plan *p, const kcfg *k,
                                gr_status *st)
 {
-    char defs[1600], opts[64] = "";
+    char defs[1800], opts[160] = "";
     defines(defs, sizeof defs, d, op, acc, p, k);
     /* Work-group collectives and khr sub-groups need OpenCL C 2.0/3.0. */
     if ((p->local == 3 || p->sg == 2) && d->c_std[0] != '\0') {
         snprintf(opts, sizeof opts, "-cl-std=%s", d->c_std);
+    }
+    {   /* experiment knobs (not documented) */
+        const char *xd = getenv("GPURED_SCAN_XDEFS"), *xo = getenv("GPURED_SCAN_XOPTS");
+        if (xd != NULL && strlen(defs) + strlen(xd) + 2 < sizeof defs) {
+            strcat(defs, xd);
+            strcat(defs, "\n");
+        }
+        if (xo != NULL && strlen(opts) + strlen(xo) + 2 < sizeof opts) {
+            strcat(opts, " ");
+            strcat(opts, xo);
+        }
     }
     char *src = gr_program_source("scan", defs);
     if (src == NULL) {

@@ -754,8 +754,10 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
  *     same guarantees come from PTX ld/st.relaxed.gpu (see GRS_READ64).
  *  2. Forward progress: a tile takes its index from an atomic counter
  *     when it starts, so it only ever waits for tiles that started before
- *     it.  OpenCL promises nothing about a started work-group progressing
- *     while others spin, so a look-back that polls a predecessor GR_SPIN
+ *     it (on NVIDIA, GR_GID_TILE, it takes get_group_id() instead, and may
+ *     wait for a tile not started yet).  OpenCL promises nothing about a
+ *     started work-group progressing, nor about the order groups start,
+ *     so a look-back that polls a predecessor GR_SPIN
  *     times without news reduces that tile from the input itself
  *     ("decoupled fallback") and goes on: no tile waits forever, whatever
  *     the scheduler does.
@@ -790,7 +792,14 @@ inline void grs_write64(__global ulong *p, ulong v)
 }
 #define GRS_READ64(p) grs_read64(p)
 #define GRS_WRITE64(p, v) grs_write64(p, v)
-#define GRS_BACKOFF() __asm__ volatile("nanosleep.u32 64;")
+#ifndef GR_BACKOFF_NS
+#define GR_BACKOFF_NS 64
+#endif
+#if GR_BACKOFF_NS > 0
+#define GRS_BACKOFF() __asm__ volatile("nanosleep.u32 %0;" :: "n"(GR_BACKOFF_NS))
+#else
+#define GRS_BACKOFF()
+#endif
 #else
 #define GRS_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
 #define GRS_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
@@ -1031,12 +1040,22 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     __local long sh_j;
     __local gr_state sh_s;
     const uint lid = get_local_id(0);
+#ifndef GR_GID_TILE
+#define GR_GID_TILE GR_NVIDIA
+#endif
+#if GR_GID_TILE
+    /* NVIDIA: tile = group id, so the loads start at once instead of after
+     * the tile counter's atomic round trip (the hardware starts groups in
+     * id order; correctness never depends on it: see "Forward progress"). */
+    const ulong t = get_group_id(0);
+#else
     /* Tiles in the order they start, not in get_group_id() order. */
     if (lid == 0) {
         sh_tile = atomic_inc(counter);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const ulong t = sh_tile;
+#endif
     const ulong row = t / tiles, k = t % tiles;
     __global const GR_T *rin = in + in_base + row * seg_stride;
     __global GR_R *rout = out + out_base + row * out_seg_stride;
