@@ -94,7 +94,9 @@ static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
     if ((p->local == 3 || p->sg == 2) && d->c_std[0] != '\0') {
         snprintf(opts, sizeof opts, "-cl-std=%s", d->c_std);
     }
-    {   /* experiment knobs (not documented) */
+    {   /* Developer knobs for benchmarks/scan_knobs.py: GPURED_SCAN_XDEFS
+         * appends #define lines, GPURED_SCAN_XOPTS build options, to every
+         * scan program (both are part of the program cache's key). */
         const char *xd = getenv("GPURED_SCAN_XDEFS"), *xo = getenv("GPURED_SCAN_XOPTS");
         if (xd != NULL && strlen(defs) + strlen(xd) + 2 < sizeof defs) {
             strcat(defs, xd);
