@@ -214,6 +214,60 @@ static int in_range(const gr_buffer *b, Py_ssize_t off, size_t n)
     return 1;
 }
 
+/* One device operation of this file: the arguments of the enqueue, run by
+ * locked() with the GIL released, gr_lock held and the device open. */
+typedef struct {
+    enum { OP_WRITE, OP_READ, OP_FILL, OP_COPY, OP_FINISH } kind;
+    cl_mem a, b;          /* target (and source of a copy)                 */
+    size_t off, off_b, n;
+    void *ptr;            /* host bytes, or the fill pattern               */
+    size_t plen;
+} dev_op;
+
+static int dev_op_run(gr_device *d, const dev_op *o, gr_status *st)
+{
+    switch (o->kind) {
+    case OP_WRITE:
+        return gr_stream_write(d, o->a, o->off, o->ptr, o->n, st);
+    case OP_READ:
+        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, o->a, CL_TRUE, o->off,
+                                            o->n, o->ptr, 0, NULL, NULL));
+        return 0;
+    case OP_FILL:
+        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, o->a, o->ptr, o->plen,
+                                            o->off, o->n, 0, NULL, NULL));
+        return 0;
+    case OP_COPY:
+        GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, o->b, o->a, o->off_b,
+                                            o->off, o->n, 0, NULL, NULL));
+        return 0;
+    case OP_FINISH:
+        GR_CL_CHECK(st, clFinish(d->queue));
+        return 0;
+    }
+fail:
+    return -1;
+}
+
+/* Runs o on d without the GIL; None, or NULL with the exception set. */
+static PyObject *locked(gr_device *d, const dev_op *o)
+{
+    gr_status st = {0};
+    int rc = -1;
+    Py_BEGIN_ALLOW_THREADS
+    gr_lock();
+    if (gr_device_open(d, &st) == 0) {
+        rc = dev_op_run(d, o, &st);
+    }
+    gr_unlock();
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* buffer_write(buf, byte_off, arr) / buffer_read(buf, byte_off, arr):
  * arr is C-contiguous (and writeable, for reads). */
 static PyObject *transfer(PyObject *args, int write)
@@ -223,8 +277,6 @@ static PyObject *transfer(PyObject *args, int write)
     PyArrayObject *arr = NULL;
     gr_device *d = NULL;
     gr_buffer *b;
-    gr_status st = {0};
-    int rc = -1;
     if (!PyArg_ParseTuple(args, "OnO!", &bo, &off, &PyArray_Type, &arr) ||
         (b = gr_buffer_check(bo, &d)) == NULL) {
         return NULL;
@@ -243,29 +295,9 @@ static PyObject *transfer(PyObject *args, int write)
     if (n == 0) {
         Py_RETURN_NONE;
     }
-    Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    if (gr_device_open(d, &st) == 0) {
-        if (write) {
-            rc = gr_stream_write(d, b->mem, (size_t)off, ptr, n, &st);
-        } else {
-            cl_int e = clEnqueueReadBuffer(d->queue, b->mem, CL_TRUE,
-                                           (size_t)off, n, ptr, 0, NULL, NULL);
-            if (e != CL_SUCCESS) {
-                st.call = "clEnqueueReadBuffer";
-                st.err = e;
-            } else {
-                rc = 0;
-            }
-        }
-    }
-    gr_unlock();
-    Py_END_ALLOW_THREADS
-    if (rc != 0) {
-        gr_raise(&st);
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    dev_op o = {write ? OP_WRITE : OP_READ, b->mem, NULL, (size_t)off, 0, n,
+                ptr, 0};
+    return locked(d, &o);
 }
 
 static PyObject *py_buffer_write(PyObject *self, PyObject *args)
@@ -286,7 +318,6 @@ static PyObject *py_buffer_fill(PyObject *self, PyObject *args)
     const char *pat = NULL;
     gr_device *d = NULL;
     gr_buffer *b;
-    gr_status st = {0};
     if (!PyArg_ParseTuple(args, "Onny#", &bo, &off, &n, &pat, &plen) ||
         (b = gr_buffer_check(bo, &d)) == NULL) {
         return NULL;
@@ -307,23 +338,20 @@ static PyObject *py_buffer_fill(PyObject *self, PyObject *args)
     if (n == 0) {
         Py_RETURN_NONE;
     }
-    Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    if (gr_device_open(d, &st) == 0) {
-        cl_int e = clEnqueueFillBuffer(d->queue, b->mem, pat, (size_t)plen,
-                                       (size_t)off, (size_t)n, 0, NULL, NULL);
-        if (e != CL_SUCCESS) {
-            st.call = "clEnqueueFillBuffer";
-            st.err = e;
-        }
+    dev_op o = {OP_FILL, b->mem, NULL, (size_t)off, 0, (size_t)n,
+                (void *)pat, (size_t)plen};
+    return locked(d, &o);
+}
+
+int gr_same_device(const gr_device *a, const gr_device *b)
+{
+    if (a == b) {
+        return 0;
     }
-    gr_unlock();
-    Py_END_ALLOW_THREADS
-    if (st.call != NULL || st.msg[0] != '\0') {
-        gr_raise(&st);
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    PyErr_Format(PyExc_ValueError,
+                 "arrays on two devices (%s and %s): move one first", a->name,
+                 b->name);
+    return -1;
 }
 
 /* Both buffers live and on one device; NULL with ValueError otherwise. */
@@ -335,13 +363,7 @@ static gr_device *same_device(PyObject *a, PyObject *b, gr_buffer **ba,
         (*bb = gr_buffer_check(b, &db)) == NULL) {
         return NULL;
     }
-    if (da != db) {
-        PyErr_Format(PyExc_ValueError,
-                     "arrays on two devices (%s and %s): move one first",
-                     da->name, db->name);
-        return NULL;
-    }
-    return da;
+    return gr_same_device(da, db) == 0 ? da : NULL;
 }
 
 /* buffer_copy(src, soff, dst, doff, nbytes) */
@@ -351,7 +373,6 @@ static PyObject *py_buffer_copy(PyObject *self, PyObject *args)
     Py_ssize_t soff = 0, doff = 0, n = 0;
     gr_buffer *sb, *db;
     gr_device *d;
-    gr_status st = {0};
     if (!PyArg_ParseTuple(args, "OnOnn", &so, &soff, &dobj, &doff, &n) ||
         (d = same_device(so, dobj, &sb, &db)) == NULL) {
         return NULL;
@@ -366,23 +387,9 @@ static PyObject *py_buffer_copy(PyObject *self, PyObject *args)
     if (n == 0) {
         Py_RETURN_NONE;
     }
-    Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    if (gr_device_open(d, &st) == 0) {
-        cl_int e = clEnqueueCopyBuffer(d->queue, sb->mem, db->mem, (size_t)soff,
-                                       (size_t)doff, (size_t)n, 0, NULL, NULL);
-        if (e != CL_SUCCESS) {
-            st.call = "clEnqueueCopyBuffer";
-            st.err = e;
-        }
-    }
-    gr_unlock();
-    Py_END_ALLOW_THREADS
-    if (st.call != NULL || st.msg[0] != '\0') {
-        gr_raise(&st);
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    dev_op o = {OP_COPY, db->mem, sb->mem, (size_t)doff, (size_t)soff,
+                (size_t)n, NULL, 0};
+    return locked(d, &o);
 }
 
 /* ------------------------------------------------------ strided copies */
@@ -569,28 +576,8 @@ done:
 static PyObject *py_finish(PyObject *self, PyObject *noargs)
 {
     gr_device *d = gr_current_device();
-    gr_status st = {0};
-    int rc = 0;
-    if (d == NULL) {
-        return NULL;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    if (d->queue != NULL) {
-        cl_int e = clFinish(d->queue);
-        if (e != CL_SUCCESS) {
-            st.call = "clFinish";
-            st.err = e;
-            rc = -1;
-        }
-    }
-    gr_unlock();
-    Py_END_ALLOW_THREADS
-    if (rc != 0) {
-        gr_raise(&st);
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    dev_op o = {OP_FINISH, NULL, NULL, 0, 0, 0, NULL, 0};
+    return d ? locked(d, &o) : NULL;
 }
 
 /* set_staging(chunk_bytes, buffers, min_bytes, force, threads) */

@@ -335,14 +335,7 @@ static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
 {
     char defs[1600];
     bk_defines(defs, sizeof defs, d, ty, p, seg);
-    char *src = gr_program_source("bykey", defs);
-    if (src == NULL) {
-        gr_status_fail(st, "out of host memory building kernel source");
-        return NULL;
-    }
-    gr_program *prog = gr_program_get(d, src, "", st);
-    free(src);
-    return prog ? gr_program_kernel(prog, name, st) : NULL;
+    return gr_kernel_get(d, "bykey", defs, "", name, st);
 }
 
 #define ARG(k, i, v) \
@@ -1363,9 +1356,7 @@ static int bk_input(bk_call *c, PyObject *o, const char *what,
                          "buffer", what);
             return -1;
         }
-        if (c->on_device && b->dev != c->di) {
-            PyErr_Format(PyExc_ValueError, "arrays on two devices (%s and "
-                         "%s): move one first", c->dev->name, d->name);
+        if (c->on_device && gr_same_device(c->dev, d) != 0) {
             return -1;
         }
         c->on_device = 1;

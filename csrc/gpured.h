@@ -296,6 +296,9 @@ extern PyTypeObject gr_BufferType;
 /* The live buffer of obj and its device; NULL with ValueError (released)
  * or TypeError (not a Buffer) set.  GIL held. */
 gr_buffer *gr_buffer_check(PyObject *obj, gr_device **dev);
+/* 0 if a and b are one device, else -1 with ValueError ("arrays on two
+ * devices").  GIL held. */
+int gr_same_device(const gr_device *a, const gr_device *b);
 /* A new Buffer of nbytes on device index di; NULL with exception. */
 PyObject *gr_buffer_new(int di, size_t nbytes);
 /* Enqueue dst[doff + i] = (t)src[soff + i] for i < n (kernels/copy.cl),

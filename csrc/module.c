@@ -274,10 +274,7 @@ static int device_out(call *c, PyObject *out)
         (b = gr_buffer_check(bo, &d)) == NULL) {
         return -1;
     }
-    if (d != c->dev) {
-        PyErr_Format(PyExc_ValueError,
-                     "arrays on two devices (%s and %s): move one first",
-                     c->dev->name, d->name);
+    if (gr_same_device(c->dev, d) != 0) {
         return -1;
     }
     if (off < 0 || ((size_t)off + c->lay.M) * gr_result_size(c->op, &c->acc) >

@@ -84,37 +84,43 @@ static void defines(char *buf, size_t n, const gr_device *d, gr_op op,
              gr_dtypes[acc->t].size, rsize, tsum);
 }
 
-static gr_program *get_program(gr_device *d, gr_op op, const gr_accum *acc,
-                               const gr_scan_plan *p, const kcfg *k,
-                               gr_status *st)
+/* The build of one run: its defines and options (kernels are found by
+ * them through gr_kernel_get, without rebuilding the program text). */
+typedef struct {
+    gr_device *d;
+    char defs[1800];
+    char opts[160];
+} kbuild;
+
+static cl_kernel kernel_of(const kbuild *b, const char *name, gr_status *st)
 {
-    char defs[1800], opts[160] = "";
-    defines(defs, sizeof defs, d, op, acc, p, k);
+    return gr_kernel_get(b->d, "scan", b->defs, b->opts, name, st);
+}
+
+static void get_build(kbuild *b, gr_device *d, gr_op op, const gr_accum *acc,
+                      const gr_scan_plan *p, const kcfg *k)
+{
+    char *defs = b->defs, *opts = b->opts;
+    b->d = d;
+    opts[0] = '\0';
+    defines(defs, sizeof b->defs, d, op, acc, p, k);
     /* Work-group collectives and khr sub-groups need OpenCL C 2.0/3.0. */
     if ((p->local == 3 || p->sg == 2) && d->c_std[0] != '\0') {
-        snprintf(opts, sizeof opts, "-cl-std=%s", d->c_std);
+        snprintf(opts, sizeof b->opts, "-cl-std=%s", d->c_std);
     }
     {   /* Developer knobs for benchmarks/scan_knobs.py: GPURED_SCAN_XDEFS
          * appends #define lines, GPURED_SCAN_XOPTS build options, to every
          * scan program (both are part of the program cache's key). */
         const char *xd = getenv("GPURED_SCAN_XDEFS"), *xo = getenv("GPURED_SCAN_XOPTS");
-        if (xd != NULL && strlen(defs) + strlen(xd) + 2 < sizeof defs) {
+        if (xd != NULL && strlen(defs) + strlen(xd) + 2 < sizeof b->defs) {
             strcat(defs, xd);
             strcat(defs, "\n");
         }
-        if (xo != NULL && strlen(opts) + strlen(xo) + 2 < sizeof opts) {
+        if (xo != NULL && strlen(opts) + strlen(xo) + 2 < sizeof b->opts) {
             strcat(opts, " ");
             strcat(opts, xo);
         }
     }
-    char *src = gr_program_source("scan", defs);
-    if (src == NULL) {
-        gr_status_fail(st, "out of host memory building kernel source");
-        return NULL;
-    }
-    gr_program *prog = gr_program_get(d, src, opts, st);
-    free(src);
-    return prog;
 }
 
 #define ARG(k, i, v) GR_CL_CHECK_AS(st, "clSetKernelArg", clSetKernelArg(k, i, sizeof(v), &(v)))
@@ -156,17 +162,15 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
     kcfg k = {plan->kind == GR_SK_LOOKBACK, 0,
               in_base % mv == 0 && (M == 1 || ss % mv == 0),
               out_base % mvr == 0 && (M == 1 || oss % mvr == 0)};
-    gr_program *prog;
+    kbuild kb;
 
     if (gr_device_open(d, st) != 0) {
         return -1;
     }
-    if ((prog = get_program(d, op, acc, plan, &k, st)) == NULL) {
-        return -1;
-    }
+    get_build(&kb, d, op, acc, plan, &k);
     switch (plan->kind) {
     case GR_SK_ROW_ITEMS: {
-        if ((k1 = gr_program_kernel(prog, "gr_scan_row_items", st)) == NULL) {
+        if ((k1 = kernel_of(&kb, "gr_scan_row_items", st)) == NULL) {
             goto fail;
         }
         size_t local = (size_t)plan->wg;
@@ -192,7 +196,7 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
         const cl_uint parts = (cl_uint)plan->parts;
         const cl_uint has_carry = plan->kind == GR_SK_RTS;
         const size_t groups = (size_t)(M * parts), wg = (size_t)plan->wg;
-        if ((k3 = gr_program_kernel(prog, "gr_scan_chunks", st)) == NULL) {
+        if ((k3 = kernel_of(&kb, "gr_scan_chunks", st)) == NULL) {
             goto fail;
         }
         if (has_carry) {
@@ -206,8 +210,8 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
                                     groups * acc->x_size, NULL, &err);
                 GR_CL_CHECK_AS(st, "clCreateBuffer", err);
             }
-            if ((k1 = gr_program_kernel(prog, "gr_scan_reduce", st)) == NULL ||
-                (k2 = gr_program_kernel(prog, "gr_scan_partials", st)) == NULL) {
+            if ((k1 = kernel_of(&kb, "gr_scan_reduce", st)) == NULL ||
+                (k2 = kernel_of(&kb, "gr_scan_partials", st)) == NULL) {
                 goto fail;
             }
             ARG(k1, 0, io->in);
@@ -255,7 +259,7 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
          * tagged with the tile's flag (kernels/scan.cl). */
         const size_t nw = ((size_t)acc->a_size * (acc->x_size ? 2 : 1) + 3) / 4;
         size_t bytes = (size_t)ntiles * nw * 8;
-        if ((k1 = gr_program_kernel(prog, "gr_scan_lookback", st)) == NULL) {
+        if ((k1 = kernel_of(&kb, "gr_scan_lookback", st)) == NULL) {
             goto fail;
         }
         pv = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 8, NULL, &err);
@@ -411,10 +415,7 @@ static int prepare_device(scall *c, PyObject *obj, PyObject *outobj, int r)
         device_rows(outobj, &c->dout, &dout, &ot, &c->dout_off, &olay) != 0) {
         return -1;
     }
-    if (dout != c->dev) {
-        PyErr_Format(PyExc_ValueError,
-                     "arrays on two devices (%s and %s): move one first",
-                     c->dev->name, dout->name);
+    if (gr_same_device(c->dev, dout) != 0) {
         return -1;
     }
     if (ot != r || olay.M != c->lay.M || olay.L != c->lay.L) {
