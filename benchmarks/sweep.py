@@ -1,20 +1,17 @@
 """Sweep the knobs of one reduction on the current device (device time by
 events, input on the device): python3 benchmarks/sweep.py sum int32 1GiB"""
 import itertools
-import statistics
 import sys
 
 import numpy as np
 
 import gpured
-from gpured import _core
-from gpured.bench import core_args, make_array, parse_size
+from gpured.bench import make_array, parse_size
 
 op, dtype, size = (sys.argv[1:4] + ["sum", "float32", "256MiB"][len(sys.argv) - 1:])[:3]
 variants = sys.argv[4].split(",") if len(sys.argv) > 4 else ["auto"]
 dt = np.dtype(dtype)
 a = make_array(dt, parse_size(size) // dt.itemsize, np.random.default_rng(0))
-a2, opname, rd = core_args(op, a, dt)
 want = getattr(np, op)(a)
 rows = []
 for v in variants:
@@ -25,12 +22,12 @@ for v in variants:
             [int(x) for x in (sys.argv[8] if len(sys.argv) > 8 else "0").split(",")]):
         kn = {k: x for k, x in dict(wg_size=wg, ilp=ilp, vw=vw, groups=groups).items() if x}
         try:
-            res, ns, plan = _core.bench_reduce(a2, opname, rd, 11, variant=v, **kn)
+            r = gpured.timeit(op, a, reps=10, variant=v, **kn)
         except Exception as e:  # report and go on: a sweep explores
             print(v, kn, "error:", str(e).splitlines()[0])
             continue
-        t = statistics.median(ns[1:]) / 1e9
-        ok = np.allclose(res[0], want, rtol=1e-4) if dt.kind == "f" else res[0] == want
+        t, res, plan = r["seconds"], r["result"], r["plan"]
+        ok = np.allclose(res, want, rtol=1e-4) if dt.kind == "f" else res == want
         rows.append((a.nbytes / t / 1e9, v, kn, plan["wg_size"], plan["vw"], plan["ilp"],
                      plan["groups"], ok))
 for r in sorted(rows, key=lambda r: -r[0]):

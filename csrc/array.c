@@ -1,58 +1,76 @@
 /*
- * gpured — device buffers: the C half of gpured.Array.
+ * gpured — the two Python types of device memory, and the dtype table's
+ * NumPy side.
  *
- * A _core.Buffer owns one cl_mem on one device.  Everything about shape,
- * dtype, strides and views lives in Python (gpured/_array.py); here are
- * only the byte-level operations the Python side needs:
- *
- *   buffer_alloc(nbytes)                       -> Buffer (current device)
- *   buffer_write(buf, byte_off, ndarray)       host -> device (blocking)
- *   buffer_read(buf, byte_off, ndarray)        device -> host (blocking)
- *   buffer_fill(buf, byte_off, nbytes, bytes)  a repeated byte pattern
- *   buffer_copy(src, soff, dst, doff, nbytes)  device -> device
- *   device_copy(src, sdtype, soff, shape, sstrides,
- *               dst, ddtype, doff, dstrides, div=0.0)
- *        strided, casting copy (offsets and strides in elements):
- *        dst[i] = (ddtype)src[i], or (ddtype)(src[i] / div) with div != 0
- *   finish()                                   wait for the current queue
- *
- * Buffers are released when collected or at once by release(); a released
- * buffer raises ValueError wherever it is used.  Commands already enqueued
- * on a released buffer still complete: OpenCL frees the memory only after
- * them.  Large host -> device writes on GPUs stream through pinned staging
- * buffers (stream.c).
+ *   _core.Buffer     one pooled device block (pool.c) on one device: the
+ *                    storage that every view of an Array shares.
+ *                    release() drops the Buffer's reference, so every view
+ *                    is released at once; work already enqueued on the
+ *                    block holds references of its own (taken by api.c
+ *                    while parsing, with the GIL), so the block goes back
+ *                    to the pool only after that work is enqueued -- and
+ *                    the device's in-order queue runs it before anything
+ *                    enqueued by the block's next user.
+ *   _core.ArrayBase  a Buffer plus dtype, shape, byte strides and byte
+ *                    offset, the C half of gpured.Array (gpured/_array.py
+ *                    adds the methods).  api.c reads these fields directly
+ *                    and creates results of the registered subclass
+ *                    without running Python code.
  */
 #include "gpured.h"
+#include "array.h"
 
 #include <numpy/arrayobject.h>
 #include <structmember.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* Small buffers (reduction results) are recycled: creating and releasing
- * an OpenCL buffer costs microseconds per call on GPU drivers.  A recycled
- * buffer may still be the target of enqueued commands; the next user's
- * commands go to the same in-order queue, so they run after them. */
-#define SMALL_BYTES 256
-#define SMALL_KEEP 64
-#define MAX_DEVS 64
+/* ----------------------------------------------------------- dtypes */
 
-static cl_mem small_pool[MAX_DEVS][SMALL_KEEP];
-static int small_n[MAX_DEVS];
+static const int npy_types[GR_NDTYPES] = {
+    NPY_BOOL,  NPY_INT8,   NPY_UINT8, NPY_INT16,   NPY_UINT16, NPY_INT32,
+    NPY_UINT32, NPY_INT64, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64};
+
+int gr_dtype_of(PyArray_Descr *descr, const char *what)
+{
+    static const struct {
+        char kind;
+        int size;
+        gr_dtype t;
+    } table[] = {
+        {'b', 1, GR_BOOL},   {'i', 1, GR_INT8},    {'u', 1, GR_UINT8},
+        {'i', 2, GR_INT16},  {'u', 2, GR_UINT16},  {'i', 4, GR_INT32},
+        {'u', 4, GR_UINT32}, {'i', 8, GR_INT64},   {'u', 8, GR_UINT64},
+        {'f', 4, GR_FLOAT32}, {'f', 8, GR_FLOAT64},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof *table; ++i) {
+        if (descr->kind == table[i].kind &&
+            PyDataType_ELSIZE(descr) == table[i].size &&
+            !PyDataType_HASFIELDS(descr)) {
+            return table[i].t;
+        }
+    }
+    PyObject *name = PyObject_Str((PyObject *)descr);
+    PyErr_Format(PyExc_TypeError,
+                 "gpured does not support %s dtype %S (supported: bool, "
+                 "int8-int64, uint8-uint64, float32, float64)",
+                 what, name ? name : Py_None);
+    Py_XDECREF(name);
+    return -1;
+}
+
+PyArray_Descr *gr_descr_of(gr_dtype t)
+{
+    return PyArray_DescrFromType(npy_types[t]);
+}
+
+/* ----------------------------------------------------------- Buffer */
 
 static void buffer_drop(gr_buffer *b)
 {
-    if (b->mem == NULL) {
-        return;
-    }
-    if (b->nbytes <= SMALL_BYTES && b->dev < MAX_DEVS &&
-        small_n[b->dev] < SMALL_KEEP) {
-        small_pool[b->dev][small_n[b->dev]++] = b->mem;
-    } else {
-        clReleaseMemObject(b->mem);
-    }
-    b->mem = NULL;
+    gr_block *blk = b->blk;
+    b->blk = NULL;
+    gr_block_put(blk);
 }
 
 static void buffer_dealloc(gr_buffer *b)
@@ -69,7 +87,16 @@ static PyObject *buffer_release(gr_buffer *b, PyObject *noargs)
 
 static PyObject *buffer_get_released(gr_buffer *b, void *closure)
 {
-    return PyBool_FromLong(b->mem == NULL);
+    return PyBool_FromLong(b->blk == NULL);
+}
+
+static PyObject *buffer_get_int_ptr(gr_buffer *b, void *closure)
+{
+    if (b->blk == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the device array has been released");
+        return NULL;
+    }
+    return PyLong_FromVoidPtr((void *)b->blk->mem);
 }
 
 static PyObject *buffer_repr(gr_buffer *b)
@@ -77,12 +104,13 @@ static PyObject *buffer_repr(gr_buffer *b)
     gr_device *d = gr_device_get(b->dev);
     return PyUnicode_FromFormat("<gpured._core.Buffer %zd bytes on %s%s>",
                                 b->nbytes, d ? d->name : "?",
-                                b->mem ? "" : " (released)");
+                                b->blk ? "" : " (released)");
 }
 
 static PyMethodDef buffer_methods[] = {
     {"release", (PyCFunction)buffer_release, METH_NOARGS,
-     "Release the device memory now (idempotent)."},
+     "Release the device memory now (idempotent): back to the pool once "
+     "the work already enqueued on it is."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -97,6 +125,8 @@ static PyMemberDef buffer_members[] = {
 static PyGetSetDef buffer_getset[] = {
     {"released", (getter)buffer_get_released, NULL,
      "Whether release() was called.", NULL},
+    {"int_ptr", (getter)buffer_get_int_ptr, NULL,
+     "The cl_mem handle as an integer (PyOpenCL's int_ptr).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -107,14 +137,13 @@ PyTypeObject gr_BufferType = {
     .tp_dealloc = (destructor)buffer_dealloc,
     .tp_repr = (reprfunc)buffer_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "One OpenCL buffer on one device (see gpured.Array).",
+    .tp_doc = "One device memory block on one device (see gpured.Array).",
     .tp_methods = buffer_methods,
     .tp_members = buffer_members,
     .tp_getset = buffer_getset,
 };
 
-/* The live buffer of obj and its device; NULL with an exception set. */
-gr_buffer *gr_buffer_check(PyObject *obj, gr_device **dev)
+gr_buffer *gr_buffer_check(PyObject *obj)
 {
     if (!PyObject_TypeCheck(obj, &gr_BufferType)) {
         PyErr_Format(PyExc_TypeError, "expected a gpured._core.Buffer, got %s",
@@ -122,519 +151,348 @@ gr_buffer *gr_buffer_check(PyObject *obj, gr_device **dev)
         return NULL;
     }
     gr_buffer *b = (gr_buffer *)obj;
-    if (b->mem == NULL) {
+    if (b->blk == NULL) {
         PyErr_SetString(PyExc_ValueError,
                         "the device array has been released");
         return NULL;
     }
-    if (dev != NULL) {
-        *dev = gr_device_get(b->dev);
-    }
     return b;
 }
 
-/* A new Buffer of nbytes on device index di (GIL held). */
-PyObject *gr_buffer_new(int di, size_t nbytes)
+/* A Buffer owning blk (the reference is stolen). */
+PyObject *gr_buffer_wrap(gr_block *blk, size_t nbytes)
 {
-    const size_t requested = nbytes;
-    gr_status st = {0};
-    gr_device *d = gr_device_get(di);
-    cl_int err = CL_SUCCESS;
-    cl_mem mem = NULL;
-    const int small = nbytes <= SMALL_BYTES && di < MAX_DEVS;
-    if (small && small_n[di] > 0) {
-        mem = small_pool[di][--small_n[di]];
-        goto wrap;
-    }
-    if (small) {
-        nbytes = SMALL_BYTES; /* one size: any small buffer can be reused */
-    }
-    Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    if (gr_device_open(d, &st) == 0) {
-        mem = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE,
-                             nbytes ? nbytes : 1, NULL, &err);
-        if (err != CL_SUCCESS) {
-            st.call = "clCreateBuffer";
-            st.err = err;
-        }
-    }
-    gr_unlock();
-    Py_END_ALLOW_THREADS
-    if (mem == NULL) {
-        gr_raise(&st);
-        return NULL;
-    }
-wrap:;
     gr_buffer *b = PyObject_New(gr_buffer, &gr_BufferType);
     if (b == NULL) {
-        clReleaseMemObject(mem);
+        gr_block_put(blk);
         return NULL;
     }
-    b->mem = mem;
-    b->dev = di;
-    b->nbytes = (Py_ssize_t)requested;
+    b->blk = blk;
+    b->dev = blk->dev;
+    b->nbytes = (Py_ssize_t)nbytes;
     return (PyObject *)b;
 }
 
-/* buffer_alloc(nbytes, device=-1): -1 is the current device. */
-static PyObject *py_buffer_alloc(PyObject *self, PyObject *args)
-{
-    Py_ssize_t n = 0;
-    int di = -1;
-    if (!PyArg_ParseTuple(args, "n|i", &n, &di)) {
-        return NULL;
-    }
-    if (n < 0) {
-        PyErr_SetString(PyExc_ValueError, "negative buffer size");
-        return NULL;
-    }
-    if (di < 0) {
-        if (gr_current_device() == NULL) {
-            return NULL;
-        }
-        di = gr_current_index();
-    } else if (di >= gr_device_count()) {
-        PyErr_SetString(PyExc_ValueError, "no such device");
-        return NULL;
-    }
-    return gr_buffer_new(di, (size_t)n);
-}
-
-/* Checks that [off, off + n) lies inside b. */
-static int in_range(const gr_buffer *b, Py_ssize_t off, size_t n)
-{
-    const size_t cap = (size_t)b->nbytes;
-    if (off < 0 || (size_t)off > cap || n > cap - (size_t)off) {
-        PyErr_Format(PyExc_ValueError,
-                     "%zu bytes at offset %zd do not fit a buffer of %zu",
-                     n, off, cap);
-        return 0;
-    }
-    return 1;
-}
-
-/* One device operation of this file: the arguments of the enqueue, run by
- * locked() with the GIL released, gr_lock held and the device open. */
-typedef struct {
-    enum { OP_WRITE, OP_READ, OP_FILL, OP_COPY, OP_FINISH } kind;
-    cl_mem a, b;          /* target (and source of a copy)                 */
-    size_t off, off_b, n;
-    void *ptr;            /* host bytes, or the fill pattern               */
-    size_t plen;
-} dev_op;
-
-static int dev_op_run(gr_device *d, const dev_op *o, gr_status *st)
-{
-    switch (o->kind) {
-    case OP_WRITE:
-        return gr_stream_write(d, o->a, o->off, o->ptr, o->n, st);
-    case OP_READ:
-        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, o->a, CL_TRUE, o->off,
-                                            o->n, o->ptr, 0, NULL, NULL));
-        return 0;
-    case OP_FILL:
-        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, o->a, o->ptr, o->plen,
-                                            o->off, o->n, 0, NULL, NULL));
-        return 0;
-    case OP_COPY:
-        GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, o->b, o->a, o->off_b,
-                                            o->off, o->n, 0, NULL, NULL));
-        return 0;
-    case OP_FINISH:
-        GR_CL_CHECK(st, clFinish(d->queue));
-        return 0;
-    }
-fail:
-    return -1;
-}
-
-/* Runs o on d without the GIL; None, or NULL with the exception set. */
-static PyObject *locked(gr_device *d, const dev_op *o)
+PyObject *gr_buffer_new(int di, size_t nbytes)
 {
     gr_status st = {0};
-    int rc = -1;
+    gr_block *blk = NULL;
     Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    if (gr_device_open(d, &st) == 0) {
-        rc = dev_op_run(d, o, &st);
+    if (gr_device_ready(di, &st) == 0) {
+        blk = gr_block_get(gr_device_get(di), nbytes ? nbytes : 1, &st);
     }
-    gr_unlock();
     Py_END_ALLOW_THREADS
-    if (rc != 0) {
+    if (blk == NULL) {
         gr_raise(&st);
         return NULL;
     }
-    Py_RETURN_NONE;
+    return gr_buffer_wrap(blk, nbytes);
 }
 
-/* buffer_write(buf, byte_off, arr) / buffer_read(buf, byte_off, arr):
- * arr is C-contiguous (and writeable, for reads). */
-static PyObject *transfer(PyObject *args, int write)
+/* -------------------------------------------------------- ArrayBase */
+
+/* The registered Python subclass (gpured.Array) results are made of. */
+static PyTypeObject *array_class = NULL;
+
+void gr_array_set_class(PyTypeObject *cls)
 {
-    PyObject *bo = NULL;
-    Py_ssize_t off = 0;
-    PyArrayObject *arr = NULL;
-    gr_device *d = NULL;
-    gr_buffer *b;
-    if (!PyArg_ParseTuple(args, "OnO!", &bo, &off, &PyArray_Type, &arr) ||
-        (b = gr_buffer_check(bo, &d)) == NULL) {
-        return NULL;
-    }
-    if (!PyArray_IS_C_CONTIGUOUS(arr) ||
-        (!write && !PyArray_ISWRITEABLE(arr))) {
-        PyErr_SetString(PyExc_ValueError,
-                        "transfers need a C-contiguous (writeable) array");
-        return NULL;
-    }
-    size_t n = (size_t)PyArray_NBYTES(arr);
-    char *ptr = PyArray_DATA(arr);
-    if (!in_range(b, off, n)) {
-        return NULL;
-    }
-    if (n == 0) {
-        Py_RETURN_NONE;
-    }
-    dev_op o = {write ? OP_WRITE : OP_READ, b->mem, NULL, (size_t)off, 0, n,
-                ptr, 0};
-    return locked(d, &o);
+    Py_XINCREF(cls);
+    Py_XSETREF(array_class, cls);
 }
 
-static PyObject *py_buffer_write(PyObject *self, PyObject *args)
+static void array_dealloc(gr_array *a)
 {
-    return transfer(args, 1);
+    PyObject_GC_UnTrack(a);
+    Py_CLEAR(a->buf);
+    Py_CLEAR(a->descr);
+    Py_CLEAR(a->dict);
+    Py_TYPE(a)->tp_free((PyObject *)a);
 }
 
-static PyObject *py_buffer_read(PyObject *self, PyObject *args)
+static int array_traverse(gr_array *a, visitproc visit, void *arg)
 {
-    return transfer(args, 0);
+    Py_VISIT(a->dict);
+    return 0;
 }
 
-/* buffer_fill(buf, byte_off, nbytes, pattern) */
-static PyObject *py_buffer_fill(PyObject *self, PyObject *args)
+static int array_clear(gr_array *a)
 {
-    PyObject *bo = NULL;
-    Py_ssize_t off = 0, n = 0, plen = 0;
-    const char *pat = NULL;
-    gr_device *d = NULL;
-    gr_buffer *b;
-    if (!PyArg_ParseTuple(args, "Onny#", &bo, &off, &n, &pat, &plen) ||
-        (b = gr_buffer_check(bo, &d)) == NULL) {
-        return NULL;
-    }
-    if (n < 0 || !in_range(b, off, (size_t)n)) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError, "negative size");
-        }
-        return NULL;
-    }
-    if (plen < 1 || (plen & (plen - 1)) != 0 || plen > 128 || n % plen != 0 ||
-        off % plen != 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "fill pattern: 1-128 bytes, a power of two dividing "
-                        "the offset and the size");
-        return NULL;
-    }
-    if (n == 0) {
-        Py_RETURN_NONE;
-    }
-    dev_op o = {OP_FILL, b->mem, NULL, (size_t)off, 0, (size_t)n,
-                (void *)pat, (size_t)plen};
-    return locked(d, &o);
+    Py_CLEAR(a->dict);
+    return 0;
 }
 
-int gr_same_device(const gr_device *a, const gr_device *b)
+/* Fill a's geometry; strides NULL: C-contiguous.  0 or -1 (exception). */
+static int array_fill(gr_array *a, PyObject *buf, PyArray_Descr *descr,
+                      int nd, const npy_intp *shape, const npy_intp *strides,
+                      npy_intp offset)
 {
-    if (a == b) {
-        return 0;
+    if (nd < 0 || nd > GR_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "at most %d dimensions", GR_MAXDIMS);
+        return -1;
     }
-    PyErr_Format(PyExc_ValueError,
-                 "arrays on two devices (%s and %s): move one first", a->name,
-                 b->name);
-    return -1;
+    Py_INCREF(buf);
+    Py_XSETREF(a->buf, buf);
+    Py_INCREF(descr);
+    Py_XSETREF(a->descr, descr);
+    a->nd = nd;
+    a->offset = offset;
+    npy_intp acc = PyDataType_ELSIZE(descr);
+    for (int i = nd - 1; i >= 0; --i) {
+        a->shape[i] = shape[i];
+        a->strides[i] = strides ? strides[i] : acc;
+        acc *= shape[i] > 0 ? shape[i] : 1;
+    }
+    return 0;
 }
 
-/* Both buffers live and on one device; NULL with ValueError otherwise. */
-static gr_device *same_device(PyObject *a, PyObject *b, gr_buffer **ba,
-                              gr_buffer **bb)
+PyObject *gr_array_new(PyObject *buf, PyArray_Descr *descr, int nd,
+                       const npy_intp *shape, const npy_intp *strides,
+                       npy_intp offset)
 {
-    gr_device *da = NULL, *db = NULL;
-    if ((*ba = gr_buffer_check(a, &da)) == NULL ||
-        (*bb = gr_buffer_check(b, &db)) == NULL) {
+    PyTypeObject *tp = array_class ? array_class : &gr_ArrayType;
+    gr_array *a = (gr_array *)tp->tp_alloc(tp, 0);
+    if (a == NULL) {
         return NULL;
     }
-    return gr_same_device(da, db) == 0 ? da : NULL;
+    if (array_fill(a, buf, descr, nd, shape, strides, offset) != 0) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    return (PyObject *)a;
 }
 
-/* buffer_copy(src, soff, dst, doff, nbytes) */
-static PyObject *py_buffer_copy(PyObject *self, PyObject *args)
+static int int_seq(PyObject *o, npy_intp *v, int *n, const char *what)
 {
-    PyObject *so = NULL, *dobj = NULL;
-    Py_ssize_t soff = 0, doff = 0, n = 0;
-    gr_buffer *sb, *db;
-    gr_device *d;
-    if (!PyArg_ParseTuple(args, "OnOnn", &so, &soff, &dobj, &doff, &n) ||
-        (d = same_device(so, dobj, &sb, &db)) == NULL) {
-        return NULL;
-    }
-    if (n < 0 || !in_range(sb, soff, (size_t)n) ||
-        !in_range(db, doff, (size_t)n)) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError, "negative size");
-        }
-        return NULL;
-    }
-    if (n == 0) {
-        Py_RETURN_NONE;
-    }
-    dev_op o = {OP_COPY, db->mem, sb->mem, (size_t)doff, (size_t)soff,
-                (size_t)n, NULL, 0};
-    return locked(d, &o);
-}
-
-/* ------------------------------------------------------ strided copies */
-
-#define MAX_DIMS 32
-
-/* Reads a sequence of ints into v[0..n); the number read, -1 on error. */
-static int int_seq(PyObject *o, long long *v, int max)
-{
-    PyObject *seq = PySequence_Fast(o, "shape and strides are sequences");
+    PyObject *seq = PySequence_Fast(o, what);
     if (seq == NULL) {
         return -1;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n > max) {
-        PyErr_Format(PyExc_ValueError, "at most %d dimensions", max);
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (len > GR_MAXDIMS) {
         Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "at most %d dimensions", GR_MAXDIMS);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        v[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    for (Py_ssize_t i = 0; i < len; ++i) {
+        v[i] = PyArray_PyIntAsIntp(PySequence_Fast_GET_ITEM(seq, i));
         if (v[i] == -1 && PyErr_Occurred()) {
             Py_DECREF(seq);
             return -1;
         }
     }
+    *n = (int)len;
     Py_DECREF(seq);
-    return (int)n;
+    return 0;
 }
 
-static cl_kernel copy_kernel(gr_device *d, gr_dtype s, gr_dtype t, int div,
-                             gr_status *st)
+/* Array(buf, shape, dtype, strides=None, offset=0) */
+static int array_init(gr_array *a, PyObject *args, PyObject *kw)
 {
-    char defs[512];
-    const int fp64 = d->fp64;
-    snprintf(defs, sizeof defs,
-             "#define GR_NEED_FP64 %d\n#define GR_T uchar\n#define GR_A uint\n"
-             "#define GR_R uint\n#define GR_AM int\n#define GR_A_SIZE 4\n"
-             "#define GR_X_SIZE 4\n#define GR_A_FLOAT 0\n#define GR_OP 0\n"
-             "#define GR_CVT 0\n#define GR_COMP 0\n#define GR_A_MINV 0\n"
-             "#define GR_A_MAXV 0\n#define GR_VW 1\n#define GR_WG 256\n"
-             "#define GR_ILP 1\n#define GR_SG 0\n#define GR_ATOMIC 0\n"
-             "#define GR_S %s\n#define GR_D %s\n#define GR_S_BOOL %d\n"
-             "#define GR_D_BOOL %d\n#define GR_F %s\n#define GR_DIV %d\n",
-             fp64 && (s == GR_FLOAT64 || t == GR_FLOAT64 || div),
-             gr_dtypes[s].cl, gr_dtypes[t].cl, s == GR_BOOL, t == GR_BOOL,
-             fp64 ? "double" : "float", div);
-    return gr_kernel_get(d, "copy", defs, "", "gr_copy", st);
-}
-
-/* Enqueue the copy of an nd-element geometry (shape, source strides,
- * destination strides; n elements in all). */
-static int copy_nd(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
-                   cl_mem dst, gr_dtype t, size_t doff, int nd,
-                   const long long *geom, unsigned long long n, double div,
-                   gr_status *st)
-{
-    cl_int err = CL_SUCCESS;
-    cl_mem gbuf = NULL;
-    int rc = -1;
-    cl_kernel k = copy_kernel(d, s, t, div != 0.0, st);
-    if (k == NULL) {
+    static char *kwlist[] = {"buf", "shape", "dtype", "strides", "offset",
+                             NULL};
+    PyObject *buf = NULL, *shape_o = NULL, *strides_o = Py_None;
+    PyArray_Descr *descr = NULL;
+    Py_ssize_t offset = 0;
+    npy_intp shape[GR_MAXDIMS], strides[GR_MAXDIMS];
+    int nd = 0, ns = 0, rc = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO&|On", kwlist,
+                                     &gr_BufferType, &buf, &shape_o,
+                                     PyArray_DescrConverter, &descr,
+                                     &strides_o, &offset)) {
         return -1;
     }
-    gbuf = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                          sizeof(cl_long) * 3 * (nd ? nd : 1), (void *)geom,
-                          &err);
-    GR_CL_CHECK_AS(st, "clCreateBuffer", err);
-    cl_ulong so64 = soff, do64 = doff, n64 = n;
-    cl_uint und = (cl_uint)nd;
-    cl_double dv = div;
-    cl_float fv = (cl_float)div;
-    const size_t local = 256;
-    size_t global = (size_t)((n + local - 1) / local * local);
-    GR_CL_CHECK(st, clSetKernelArg(k, 0, sizeof src, &src));
-    GR_CL_CHECK(st, clSetKernelArg(k, 1, sizeof so64, &so64));
-    GR_CL_CHECK(st, clSetKernelArg(k, 2, sizeof dst, &dst));
-    GR_CL_CHECK(st, clSetKernelArg(k, 3, sizeof do64, &do64));
-    GR_CL_CHECK(st, clSetKernelArg(k, 4, sizeof gbuf, &gbuf));
-    GR_CL_CHECK(st, clSetKernelArg(k, 5, sizeof und, &und));
-    GR_CL_CHECK(st, clSetKernelArg(k, 6, sizeof n64, &n64));
-    if (d->fp64) {
-        GR_CL_CHECK(st, clSetKernelArg(k, 7, sizeof dv, &dv));
-    } else {
-        GR_CL_CHECK(st, clSetKernelArg(k, 7, sizeof fv, &fv));
+    if (PyLong_Check(shape_o)) {
+        shape[0] = PyLong_AsSsize_t(shape_o);
+        nd = 1;
+        if (shape[0] == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+    } else if (int_seq(shape_o, shape, &nd, "shape must be a sequence") != 0) {
+        goto done;
     }
-    GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global,
-                                           &local, 0, NULL, NULL));
-    rc = 0;
-fail:
-    if (gbuf != NULL) {
-        clReleaseMemObject(gbuf); /* freed once the kernel is done */
+    if (strides_o != Py_None &&
+        (int_seq(strides_o, strides, &ns, "strides must be a sequence") != 0 ||
+         ns != nd)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "strides and shape differ in "
+                            "length");
+        }
+        goto done;
     }
+    if (gr_dtype_of(descr, "array") < 0) {
+        goto done;
+    }
+    {
+        PyArray_Descr *native = PyArray_DescrNewByteorder(descr, NPY_NATIVE);
+        if (native == NULL) {
+            goto done;
+        }
+        rc = array_fill(a, buf, native, nd, shape,
+                        strides_o == Py_None ? NULL : strides, offset);
+        Py_DECREF(native);
+    }
+done:
+    Py_XDECREF(descr);
     return rc;
 }
 
-int gr_copy_enqueue(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
-                    cl_mem dst, gr_dtype t, size_t doff, size_t n, double div,
-                    gr_status *st)
+static PyObject *intp_tuple(const npy_intp *v, int n)
 {
-    const long long geom[3] = {(long long)n, 1, 1};
-    return copy_nd(d, src, s, soff, dst, t, doff, 1, geom, n, div, st);
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t != NULL && i < n; ++i) {
+        PyObject *x = PyLong_FromSsize_t(v[i]);
+        if (x == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
 }
 
-static PyObject *py_device_copy(PyObject *self, PyObject *args, PyObject *kw)
+static PyObject *array_get_shape(gr_array *a, void *c)
 {
-    static char *kwlist[] = {"src", "sdtype", "soff", "shape", "sstrides",
-                             "dst", "ddtype", "doff", "dstrides", "div", NULL};
-    PyObject *so, *dobj, *shape_o, *ss_o, *ds_o;
-    PyArray_Descr *sd = NULL, *dd = NULL;
-    Py_ssize_t soff = 0, doff = 0;
-    double div = 0.0;
-    long long geom[3 * MAX_DIMS];
-    gr_buffer *sb, *db;
-    gr_device *d;
-    gr_status st = {0};
-    PyObject *res = NULL;
-    int st_, dt_, nd, rc = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&nOOOO&nO|d", kwlist, &so,
-                                     PyArray_DescrConverter, &sd, &soff,
-                                     &shape_o, &ss_o, &dobj,
-                                     PyArray_DescrConverter, &dd, &doff, &ds_o,
-                                     &div) ||
-        (d = same_device(so, dobj, &sb, &db)) == NULL ||
-        (st_ = gr_dtype_of(sd, "source")) < 0 ||
-        (dt_ = gr_dtype_of(dd, "destination")) < 0 ||
-        (nd = int_seq(shape_o, geom, MAX_DIMS)) < 0 ||
-        int_seq(ss_o, geom + nd, nd) != nd ||
-        int_seq(ds_o, geom + 2 * nd, nd) != nd) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError,
-                            "shape and strides must have one length");
-        }
-        goto done;
+    return intp_tuple(a->shape, a->nd);
+}
+
+static PyObject *array_get_strides(gr_array *a, void *c)
+{
+    return intp_tuple(a->strides, a->nd);
+}
+
+static PyObject *array_get_dtype(gr_array *a, void *c)
+{
+    return Py_NewRef((PyObject *)a->descr);
+}
+
+static PyObject *array_get_ndim(gr_array *a, void *c)
+{
+    return PyLong_FromLong(a->nd);
+}
+
+static npy_intp array_size(const gr_array *a)
+{
+    npy_intp n = 1;
+    for (int i = 0; i < a->nd; ++i) {
+        n *= a->shape[i];
     }
-    unsigned long long n = 1;
-    for (int i = 0; i < nd; ++i) {
-        n *= (unsigned long long)geom[i];
+    return n;
+}
+
+static PyObject *array_get_size(gr_array *a, void *c)
+{
+    return PyLong_FromSsize_t(array_size(a));
+}
+
+static PyObject *array_get_nbytes(gr_array *a, void *c)
+{
+    return PyLong_FromSsize_t(array_size(a) * PyDataType_ELSIZE(a->descr));
+}
+
+static PyObject *array_get_itemsize(gr_array *a, void *c)
+{
+    return PyLong_FromSsize_t(PyDataType_ELSIZE(a->descr));
+}
+
+static PyObject *array_get_offset(gr_array *a, void *c)
+{
+    return PyLong_FromSsize_t(a->offset);
+}
+
+static PyObject *array_get_buf(gr_array *a, void *c)
+{
+    return Py_NewRef(a->buf);
+}
+
+static PyObject *array_get_released(gr_array *a, void *c)
+{
+    return PyBool_FromLong(((gr_buffer *)a->buf)->blk == NULL);
+}
+
+static PyObject *array_get_device_index(gr_array *a, void *c)
+{
+    return PyLong_FromLong(((gr_buffer *)a->buf)->dev);
+}
+
+static PyGetSetDef array_getset[] = {
+    {"shape", (getter)array_get_shape, NULL, "Tuple of dimensions.", NULL},
+    {"strides", (getter)array_get_strides, NULL, "Byte strides.", NULL},
+    {"dtype", (getter)array_get_dtype, NULL, "Element type.", NULL},
+    {"ndim", (getter)array_get_ndim, NULL, "Number of dimensions.", NULL},
+    {"size", (getter)array_get_size, NULL, "Number of elements.", NULL},
+    {"nbytes", (getter)array_get_nbytes, NULL, "Bytes of the elements.", NULL},
+    {"itemsize", (getter)array_get_itemsize, NULL, "Bytes per element.", NULL},
+    {"offset", (getter)array_get_offset, NULL,
+     "Byte offset of element 0 in the buffer.", NULL},
+    {"buffer", (getter)array_get_buf, NULL, "The _core.Buffer.", NULL},
+    {"_buf", (getter)array_get_buf, NULL, "The _core.Buffer.", NULL},
+    {"released", (getter)array_get_released, NULL,
+     "Whether the memory was released.", NULL},
+    {"device_index", (getter)array_get_device_index, NULL,
+     "Position of the array's device in gpured.devices().", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject gr_ArrayType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpured._core.ArrayBase",
+    .tp_basicsize = sizeof(gr_array),
+    .tp_dealloc = (destructor)array_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The C half of gpured.Array: a Buffer plus dtype, shape, "
+              "byte strides and byte offset.",
+    .tp_traverse = (traverseproc)array_traverse,
+    .tp_clear = (inquiry)array_clear,
+    .tp_getset = array_getset,
+    .tp_dictoffset = offsetof(gr_array, dict),
+    .tp_init = (initproc)array_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* obj as a live device array; NULL (no exception) if it is not one. */
+gr_array *gr_array_of(PyObject *obj)
+{
+    return PyObject_TypeCheck(obj, &gr_ArrayType) ? (gr_array *)obj : NULL;
+}
+
+/* A device operand of a (one block reference taken: the request's). */
+int gr_array_operand(gr_array *a, gr_operand *o, int *dev)
+{
+    gr_buffer *b = gr_buffer_check(a->buf);
+    int t;
+    if (b == NULL || (t = gr_dtype_of(a->descr, "array")) < 0) {
+        return -1;
     }
-    if (n == 0) {
-        res = Py_NewRef(Py_None);
-        goto done;
+    memset(o, 0, sizeof *o);
+    o->present = 1;
+    o->t = (gr_dtype)t;
+    o->nd = a->nd;
+    for (int i = 0; i < a->nd; ++i) {
+        o->shape[i] = (size_t)a->shape[i];
+        o->strides[i] = (ptrdiff_t)a->strides[i];
     }
-    /* Bounds: every element either side lies inside its buffer. */
-    {
-        long long lo[2] = {soff, doff}, hi[2] = {soff, doff};
-        for (int i = 0; i < nd; ++i) {
-            for (int k = 0; k < 2; ++k) {
-                long long ext = (geom[i] - 1) * geom[(k + 1) * nd + i];
-                if (ext < 0) {
-                    lo[k] += ext;
-                } else {
-                    hi[k] += ext;
-                }
+    o->blk = b->blk;
+    gr_block_retain(b->blk);
+    o->off = (size_t)a->offset;
+    *dev = b->dev;
+    /* Bounds: every element inside the block. */
+    if (array_size(a) > 0) {
+        npy_intp lo = a->offset, hi = a->offset;
+        for (int i = 0; i < a->nd; ++i) {
+            npy_intp ext = (a->shape[i] - 1) * a->strides[i];
+            if (ext < 0) {
+                lo += ext;
+            } else {
+                hi += ext;
             }
         }
-        if (lo[0] < 0 || lo[1] < 0 ||
-            (unsigned long long)(hi[0] + 1) * gr_dtypes[st_].size > (unsigned long long)sb->nbytes ||
-            (unsigned long long)(hi[1] + 1) * gr_dtypes[dt_].size > (unsigned long long)db->nbytes) {
-            PyErr_SetString(PyExc_ValueError,
-                            "device copy outside its buffers");
-            goto done;
+        if (lo < 0 || (size_t)(hi + PyDataType_ELSIZE(a->descr)) >
+                          (size_t)b->nbytes) {
+            gr_block_put(o->blk);
+            o->blk = NULL;
+            PyErr_SetString(PyExc_ValueError, "view outside its device buffer");
+            return -1;
         }
     }
-    Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    rc = gr_device_open(d, &st) == 0
-             ? copy_nd(d, sb->mem, (gr_dtype)st_, (size_t)soff, db->mem,
-                       (gr_dtype)dt_, (size_t)doff, nd, geom, n, div, &st)
-             : -1;
-    gr_unlock();
-    Py_END_ALLOW_THREADS
-    if (rc != 0) {
-        gr_raise(&st);
-    } else {
-        res = Py_NewRef(Py_None);
-    }
-done:
-    Py_XDECREF(sd);
-    Py_XDECREF(dd);
-    return res;
+    return 0;
 }
-
-static PyObject *py_finish(PyObject *self, PyObject *noargs)
-{
-    gr_device *d = gr_current_device();
-    dev_op o = {OP_FINISH, NULL, NULL, 0, 0, 0, NULL, 0};
-    return d ? locked(d, &o) : NULL;
-}
-
-/* set_staging(chunk_bytes, buffers, min_bytes, force, threads) */
-static PyObject *py_set_staging(PyObject *self, PyObject *args)
-{
-    Py_ssize_t chunk, min_bytes;
-    int nbuf, force, threads;
-    if (!PyArg_ParseTuple(args, "ninpi", &chunk, &nbuf, &min_bytes, &force,
-                          &threads)) {
-        return NULL;
-    }
-    if (chunk < 4096 || nbuf < 2 || nbuf > 16 || min_bytes < 0 ||
-        threads < 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "staging: chunk_bytes >= 4096, 2 <= buffers <= 16, "
-                        "min_bytes >= 0, threads >= 0");
-        return NULL;
-    }
-    gr_stream_cfg c = {(size_t)chunk, nbuf, (size_t)min_bytes, force, threads};
-    Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    gr_stream_set_cfg(&c);
-    gr_unlock();
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
-}
-
-static PyObject *py_staging(PyObject *self, PyObject *noargs)
-{
-    gr_stream_cfg c;
-    long streams, chunks;
-    gr_stream_get_cfg(&c, &streams, &chunks);
-    return Py_BuildValue("{s:n, s:i, s:n, s:O, s:i, s:l, s:l}", "chunk_bytes",
-                         (Py_ssize_t)c.chunk, "buffers", c.nbuf, "min_bytes",
-                         (Py_ssize_t)c.min_bytes, "force",
-                         c.force ? Py_True : Py_False, "threads", c.threads,
-                         "streams", streams, "chunks", chunks);
-}
-
-PyMethodDef gr_array_methods[] = {
-    {"set_staging", py_set_staging, METH_VARARGS,
-     "set_staging(chunk_bytes, buffers, min_bytes, force, threads)."},
-    {"staging", py_staging, METH_NOARGS,
-     "Staging settings and counters (streams, chunks)."},
-    {"buffer_alloc", py_buffer_alloc, METH_VARARGS,
-     "buffer_alloc(nbytes, device=-1): a new device buffer."},
-    {"buffer_write", py_buffer_write, METH_VARARGS,
-     "buffer_write(buf, byte_off, array): host -> device."},
-    {"buffer_read", py_buffer_read, METH_VARARGS,
-     "buffer_read(buf, byte_off, array): device -> host."},
-    {"buffer_fill", py_buffer_fill, METH_VARARGS,
-     "buffer_fill(buf, byte_off, nbytes, pattern)."},
-    {"buffer_copy", py_buffer_copy, METH_VARARGS,
-     "buffer_copy(src, soff, dst, doff, nbytes): device -> device."},
-    {"device_copy", (PyCFunction)(void (*)(void))py_device_copy,
-     METH_VARARGS | METH_KEYWORDS,
-     "Strided, casting element copy between device buffers."},
-    {"finish", py_finish, METH_NOARGS, "Wait for the current device's queue."},
-    {NULL, NULL, 0, NULL},
-};

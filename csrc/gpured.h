@@ -2,22 +2,35 @@
  * gpured — the one header shared by the C files of the extension.
  *
  * Layers (data flows top to bottom, never back up):
- *   module.c    Python C API: arguments, NumPy arrays, exceptions, the GIL
- *   plan.c      variant selection: pure function of (op, types, shape, device)
- *   reduce.c    enqueue the passes a plan describes
- *   buffers.c   host <-> device transfer (zero-copy on CPU devices)
- *   programs.c  program cache, in memory and on disk
- *   runtime.c   platforms, devices, capabilities, contexts, queues, errors
+ *
+ *   api.c        the Python face of every family: arguments, NumPy arrays
+ *                and device arrays in, one gr_request out; results back to
+ *                Python.  array.c holds the two Python types it builds on
+ *                (Buffer, ArrayBase) and the dtype table's NumPy side.
+ *   dispatch.c   runs a gr_request (no Python object below this line):
+ *                layouts, copies a plan needs, host vs device operands,
+ *                splitting to the largest buffer, streaming, `initial`,
+ *                casts into `out`, temporaries from the pool.
+ *   policy.c     every "auto" rule: accumulators, plans of the three
+ *                families, the tuned table.  Pure functions.
+ *   reduce.c     enqueue the passes of a plan, one file per family
+ *   scan.c
+ *   bykey.c
+ *   stream.c     pinned staging (GPUs), buffers.c: zero-copy (CPUs)
+ *   pool.c       per-device caching allocator (refcounted blocks)
+ *   launch.c     kernel arguments, launches, event spans
+ *   programs.c   program cache, in memory and on disk
+ *   runtime.c    platforms, devices, contexts, queues, errors
  *
  * Code that runs with the GIL released never touches a Python object: it
- * reports failure through a gr_status, which runtime.c turns into a Python
- * exception once the GIL is held again (gr_raise).
+ * reports failure through a gr_status, which api.c turns into a Python
+ * exception once the GIL is held again (gr_raise, runtime.c).
  */
 #ifndef GPURED_H
 #define GPURED_H
 
-/* One NumPy C-API table for the extension: module.c imports it (it
- * defines GR_MODULE_MAIN), the other files borrow it. */
+/* One NumPy C-API table for the extension: api.c imports it (it defines
+ * GR_MODULE_MAIN), the other files borrow it. */
 #ifndef NPY_NO_DEPRECATED_API
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #endif
@@ -36,9 +49,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define GR_MAXDIMS 32
+
 /* ------------------------------------------------------------------ types */
 
-/* Element types gpured knows; one row each in gr_dtypes[] (plan.c). */
+/* Element types gpured knows; one row each in gr_dtypes[] (policy.c). */
 typedef enum {
     GR_BOOL, GR_INT8, GR_UINT8, GR_INT16, GR_UINT16, GR_INT32, GR_UINT32,
     GR_INT64, GR_UINT64, GR_FLOAT32, GR_FLOAT64, GR_NDTYPES
@@ -58,7 +73,7 @@ typedef struct {
 
 extern const gr_dtype_info gr_dtypes[GR_NDTYPES];
 
-/* Reduction operators (same numbering as GR_OP_* in kernels/common.cl). */
+/* Operators (same numbering as GR_OP_* in kernels/common.cl). */
 typedef enum {
     GR_ADD, GR_MUL, GR_MIN, GR_MAX, GR_ARGMIN, GR_ARGMAX, GR_ALL, GR_ANY,
     GR_NOPS
@@ -66,11 +81,25 @@ typedef enum {
 
 extern const char *const gr_op_names[GR_NOPS];
 
+/* The public functions of every family (api.c's table names them). */
+typedef enum {
+    GR_F_SUM, GR_F_PROD, GR_F_MIN, GR_F_MAX, GR_F_ALL, GR_F_ANY, GR_F_MEAN,
+    GR_F_ARGMIN, GR_F_ARGMAX,
+    GR_F_CUMSUM, GR_F_CUMPROD, GR_F_CUMMIN, GR_F_CUMMAX,
+    GR_F_REDUCE_BY_KEY, GR_F_SUM_BY_KEY, GR_F_SCAN_BY_KEY,
+    GR_NFUNCS
+} gr_func;
+
+typedef enum { GR_FAM_REDUCE, GR_FAM_SCAN, GR_FAM_BYKEY } gr_family;
+
 /* ---------------------------------------------------------------- devices */
+
+struct gr_pool;
 
 typedef struct {
     cl_platform_id platform;
     cl_device_id id;
+    int index;                 /* position in the device table             */
     int pidx, didx;
     char name[256];
     char platform_name[256];
@@ -91,10 +120,12 @@ typedef struct {
     int wg_collectives;
     char c_std[16];            /* -cl-std= for OpenCL 2.0/3.0 features      */
     int nvidia_ptx;
+    int sm;                    /* NVIDIA compute capability major, or 0    */
     int is_gpu;
     /* Created lazily by gr_device_open(). */
     cl_context ctx;
     cl_command_queue queue;
+    struct gr_pool *pool;      /* pool.c                                   */
 } gr_device;
 
 /* Failure of code running without the GIL: which call, which error. */
@@ -103,7 +134,17 @@ typedef struct {
     cl_int err;
     char *log;         /* build log (malloc'd) or NULL                     */
     char msg[256];     /* non-OpenCL failures (out of host memory, ...)    */
+    int kind;          /* GR_E_* for non-OpenCL failures                   */
 } gr_status;
+
+enum {
+    GR_E_RUNTIME = 0,  /* RuntimeError                                     */
+    GR_E_MEMORY,       /* MemoryError                                      */
+    GR_E_VALUE,        /* ValueError                                       */
+    GR_E_TYPE,         /* TypeError                                        */
+    GR_E_VARIANT,      /* gpured.VariantUnavailable                        */
+    GR_E_INTERRUPT     /* the call was interrupted (KeyboardInterrupt set) */
+};
 
 /* Record a failed OpenCL call and jump to the function's `fail:` label.
  * The call's name is the text of the expression up to its '('. */
@@ -126,17 +167,19 @@ int gr_device_count(void);
 gr_device *gr_device_get(int i);
 gr_device *gr_current_device(void);        /* NULL with exception set      */
 int gr_set_device(const char *spec);       /* -1 with exception set        */
+int gr_find_device(const char *spec);      /* index, or -1 (no exception)  */
 int gr_current_index(void);
-int gr_device_open(gr_device *d, gr_status *st); /* no GIL needed          */
+int gr_device_open(gr_device *d, gr_status *st); /* gr_lock held           */
 const char *gr_cl_error_name(cl_int err);
-void gr_raise(const gr_status *st);        /* needs the GIL; frees st->log */
+void gr_raise(gr_status *st);              /* needs the GIL; frees st->log */
 void gr_status_fail(gr_status *st, const char *fmt, ...);
+void gr_status_kind(gr_status *st, int kind, const char *fmt, ...);
 void gr_lock(void);                        /* serialises device work       */
 void gr_unlock(void);
+int gr_forked(void);                       /* 1 in a child of fork()       */
 
 /* programs.c */
 typedef struct gr_program gr_program;
-/* Returns the built program for (device, source); NULL with st set. */
 gr_program *gr_program_get(gr_device *d, const char *source,
                            const char *options, gr_status *st);
 cl_kernel gr_program_kernel(gr_program *p, const char *name, gr_status *st);
@@ -146,13 +189,82 @@ extern const char *const gr_kernel_families[];   /* NULL-terminated      */
 const char *gr_kernel_text(const char *family);  /* NULL if unknown       */
 char *gr_program_source(const char *family, const char *defines); /* malloc */
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds);
-/* The kernel `name` of family + defines built with options, found by that
- * key without rebuilding the program text (fast path for repeated calls).
- * The kernel is borrowed: programs live as long as the process. */
+/* The kernel `name` of family + defines built with options.  Borrowed:
+ * programs live as long as the process.  gr_lock held. */
 cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
                         const char *options, const char *name, gr_status *st);
+/* The same, found first by a compact binary key (the fields that decide
+ * the defines): the defines text is built (by `defs`) only on a miss.
+ * Repeated calls cost a hash of a few dozen bytes. */
+typedef void (*gr_defines_fn)(const void *ctx, char *buf, size_t n);
+cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
+                         size_t keylen, const char *name, gr_defines_fn defs,
+                         const void *ctx, const char *options, gr_status *st);
 
-/* ------------------------------------------------------------------ plans */
+/* --------------------------------------------------------------- pool.c
+ * Per-device caching allocator.  A block is one cl_mem of a rounded size
+ * class; references are counted.  When the last reference goes, the block
+ * goes back to its device's free lists (or is released when the cache is
+ * full): it may serve the next allocation at once, because every use of a
+ * block is enqueued on the device's one in-order queue, and a reference is
+ * held until the use is enqueued (CuPy's and torch's stream-ordered rule).
+ * Blocks are never used on another queue without a wait. */
+typedef struct gr_block {
+    cl_mem mem;
+    size_t size;       /* bytes (the size class)                           */
+    int dev;           /* device index                                     */
+    int refs;          /* atomic                                           */
+    struct gr_block *next;
+} gr_block;
+
+typedef struct {
+    size_t in_use_bytes, cached_bytes, limit_bytes;
+    long in_use_blocks, cached_blocks;
+    long allocs, reuses, frees;
+} gr_pool_stats;
+
+/* A block of at least nbytes on d (one reference).  No lock needed. */
+gr_block *gr_block_get(gr_device *d, size_t nbytes, gr_status *st);
+void gr_block_retain(gr_block *b);
+void gr_block_put(gr_block *b);            /* drop one reference           */
+void gr_pool_stats_get(gr_device *d, gr_pool_stats *s);
+void gr_pool_empty(gr_device *d);          /* release every cached block   */
+void gr_pool_set_limit(gr_device *d, size_t bytes);
+
+/* ------------------------------------------------------------- launch.c */
+
+/* One kernel argument: size and address (a cl_mem is passed by address). */
+typedef struct {
+    size_t size;
+    const void *ptr;
+} gr_arg;
+#define GR_ARG(v) ((gr_arg){sizeof(v), &(v)})
+#define GR_NULLMEM ((gr_arg){sizeof(cl_mem), NULL})
+
+/* Kernel events of a run: the first one's start and the last one's end
+ * bound its device time.  gr_span_add takes the caller's reference. */
+typedef struct {
+    cl_event first, last;
+} gr_span;
+void gr_span_add(gr_span *s, cl_event e);
+double gr_span_ns(const gr_span *s);
+void gr_span_release(gr_span *s);
+
+/* Set args[0..n) on k and enqueue it over `dims` dimensions after `wait`
+ * (may be NULL); sp (may be NULL) collects its event.  0 or -1 (st set). */
+int gr_launch(gr_device *d, cl_kernel k, cl_uint dims, const size_t *global,
+              const size_t *local, const gr_arg *args, int n, cl_event wait,
+              gr_span *sp, gr_status *st);
+#define GR_LAUNCH1(d, k, g, l, sp, st, ...)                                  \
+    gr_launch((d), (k), 1, (size_t[]){(g)}, (size_t[]){(l)},                 \
+              (gr_arg[]){__VA_ARGS__},                                       \
+              (int)(sizeof((gr_arg[]){__VA_ARGS__}) / sizeof(gr_arg)), NULL, \
+              (sp), (st))
+/* Largest work-group the compiled kernel allows on d. */
+size_t gr_kernel_wg_limit(gr_device *d, cl_kernel k);
+
+/* ------------------------------------------------------------------ plans
+ * (policy.c: pure functions of device facts, types, layout, overrides) */
 
 /* How a reduction's elements sit in memory, in elements (not bytes). */
 typedef struct {
@@ -164,15 +276,17 @@ typedef struct {
 
 typedef enum { GR_K_GROUP, GR_K_ITEMS } gr_kernel_kind;
 
-/* User overrides; 0 means "choose". */
+/* The knobs a user may set (0 / NULL / -1: choose); every family reads the
+ * ones it has. */
 typedef struct {
     const char *variant;  /* NULL or "auto"                                 */
     int wg_size;
     int groups;           /* parts per segment in the first pass           */
-    int items;            /* elements per work-item (sets groups)          */
+    long long items;      /* elements per work-item                        */
     int ilp;
     int vw;
-} gr_overrides;
+    int spins;            /* scans: -1 default                              */
+} gr_knobs;
 
 typedef struct {
     const char *variant;  /* name shown to users                           */
@@ -193,7 +307,8 @@ typedef struct {
     char why[256];
 } gr_plan;
 
-/* Accumulator choice for (op, input, result) on a device. */
+/* Accumulator choice for (family, op, input, result) on a device: the one
+ * rule every family uses (policy.c, gr_accum_for). */
 typedef struct {
     gr_dtype t, r;
     const char *a_cl;     /* accumulator OpenCL type                        */
@@ -204,13 +319,12 @@ typedef struct {
     int x_size;           /* bytes of the auxiliary state, 0 if none       */
 } gr_accum;
 
-int gr_accum_for(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
-                 gr_accum *acc, char *err, size_t errlen);
-/* Pure: 0 on success, -1 with a message in plan->why (bad knob/variant),
+int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
+                 gr_dtype r, gr_accum *acc, char *err, size_t errlen);
+/* 0 on success, -1 with a message in plan->why (bad knob/variant),
  * -2 when the variant is unavailable on this device. */
 int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
-                   const gr_layout *lay, const gr_overrides *ov,
-                   gr_plan *plan);
+                   const gr_layout *lay, const gr_knobs *ov, gr_plan *plan);
 const char *const *gr_reduce_variants(void);
 int gr_variant_available(const gr_device *d, gr_op op, const gr_accum *acc,
                          const char *name, char *why, size_t n);
@@ -276,36 +390,41 @@ typedef struct {
     cl_mem mem;
     size_t base;       /* offset of the first element, in elements          */
     int zero_copy;
+    gr_block *blk;     /* the pooled block of an upload, or NULL            */
 } gr_input;
 
 /* Makes the host bytes [ptr, ptr + nbytes) readable by the device. */
 int gr_input_from_host(gr_device *d, const void *ptr, size_t nbytes,
                        size_t itemsize, gr_input *inp, gr_status *st);
 void gr_input_release(gr_input *inp);
+/* Host memory the device writes in place (CPU devices), or NULL when it
+ * cannot (GPUs, misaligned): *base is the element offset inside it. */
+cl_mem gr_output_host(gr_device *d, void *ptr, size_t nbytes, size_t itemsize,
+                      size_t *base);
 
-/* ---------------------------------------------------------------- array.c */
-
-/* _core.Buffer: one cl_mem on one device (gpured.Array's storage). */
-typedef struct {
-    PyObject_HEAD
-    cl_mem mem;      /* NULL once released                                 */
-    int dev;         /* index for gr_device_get()                          */
-    Py_ssize_t nbytes;
-} gr_buffer;
-extern PyTypeObject gr_BufferType;
-/* The live buffer of obj and its device; NULL with ValueError (released)
- * or TypeError (not a Buffer) set.  GIL held. */
-gr_buffer *gr_buffer_check(PyObject *obj, gr_device **dev);
-/* 0 if a and b are one device, else -1 with ValueError ("arrays on two
- * devices").  GIL held. */
-int gr_same_device(const gr_device *a, const gr_device *b);
-/* A new Buffer of nbytes on device index di; NULL with exception. */
-PyObject *gr_buffer_new(int di, size_t nbytes);
-/* Enqueue dst[doff + i] = (t)src[soff + i] for i < n (kernels/copy.cl),
- * or (t)(src / div) when div != 0.  No GIL; gr_lock held. */
+/* Enqueue dst[doff + i] = (t)src[soff + i] for i < n (kernels/copy.cl).
+ * gr_lock held. */
 int gr_copy_enqueue(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
-                    cl_mem dst, gr_dtype t, size_t doff, size_t n, double div,
+                    cl_mem dst, gr_dtype t, size_t doff, size_t n,
                     gr_status *st);
+
+/* The element copy of kernels/copy.cl over an N-d geometry: dst[...] =
+ * epilogue(src[...]) where epilogue is a cast, a division (mean) or an
+ * operator applied with a constant (initial), in the destination type.
+ * Offsets and strides in elements; strides may be negative. */
+typedef struct {
+    int mode;            /* GR_EPI_CAST, GR_EPI_DIV, GR_EPI_OP              */
+    double div;          /* GR_EPI_DIV                                     */
+    int via_dst;         /* GR_EPI_DIV: round the sum into dst's type first
+                          * and divide there (NumPy's mean with an out)   */
+    gr_op op;            /* GR_EPI_OP: dst = op(value, src) in dst's type  */
+    unsigned char value[8]; /* the constant, in dst's type                 */
+} gr_epilogue;
+enum { GR_EPI_CAST = 0, GR_EPI_DIV = 1, GR_EPI_OP = 2 };
+int gr_copy_nd(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
+               cl_mem dst, gr_dtype t, size_t doff, int nd,
+               const size_t *shape, const ptrdiff_t *sstr,
+               const ptrdiff_t *dstr, const gr_epilogue *epi, gr_status *st);
 
 /* --------------------------------------------------------------- stream.c */
 
@@ -323,26 +442,17 @@ int gr_stream_wanted(const gr_device *d, size_t nbytes);
 size_t gr_stream_chunk_elems(size_t itemsize);
 
 /* Host -> device write of n bytes into mem at off; on GPUs large writes
- * stream through the pinned staging pool.  No GIL; gr_lock held. */
+ * stream through the pinned staging pool.  Blocks until written.  No GIL;
+ * gr_lock held. */
 int gr_stream_write(gr_device *d, cl_mem mem, size_t off, const void *ptr,
                     size_t n, gr_status *st);
 
-/* A gr_source streaming `total` elements from host memory in chunks of
- * gr_stream_chunk_elems(); *npieces is their number.  End it with
- * gr_stream_source_end (waits for the device, frees).  gr_lock held. */
 typedef struct gr_stream_src gr_stream_src;
 gr_stream_src *gr_stream_source(gr_device *d, const void *host,
                                 size_t itemsize, size_t total, gr_source *src,
                                 int *npieces, gr_status *st);
 int gr_stream_source_end(gr_stream_src *s, gr_status *st);
 
-/* Chunked transfers both ways through the pool (scans): the pool's chunk
- * bytes and slot count; gr_stream_upload stages host bytes through slot's
- * pinned buffer into (mem, off) after `after` (may be NULL), *done is
- * borrowed (valid until the slot's next upload); gr_stream_download reads
- * (mem, off, n) into slot's pinned result buffer on the compute queue (*done
- * is the caller's: gr_stream_drain waits for and releases it, then copies
- * the bytes to dst).  gr_stream_idle waits for every upload.  gr_lock held. */
 typedef struct gr_stream_pool gr_stream_pool;
 gr_stream_pool *gr_stream_pool_get(gr_device *d, size_t *chunk, int *nbuf,
                                    gr_status *st);
@@ -354,9 +464,9 @@ int gr_stream_download(gr_stream_pool *p, gr_device *d, int slot, cl_mem mem,
 int gr_stream_drain(gr_stream_pool *p, int slot, cl_event done, void *dst,
                     size_t n, gr_status *st);
 int gr_stream_idle(gr_stream_pool *p, gr_status *st);
+void gr_par_memcpy(void *dst, const void *src, size_t n);
 
 /* ------------------------------------------------------------------ scans
- * (scan_plan.c: pure plan; scan.c: enqueue, host shell, _core entry points)
  * A scan runs along the rows of an M x L layout (gr_layout: elements,
  * not bytes), each row independently; the output has its own strides. */
 
@@ -366,12 +476,6 @@ typedef enum {
     GR_SK_RTS,         /* reduce_then_scan: reduce, scan partials, scan    */
     GR_SK_LOOKBACK     /* decoupled look-back, single pass                 */
 } gr_scan_kind;
-
-typedef struct {
-    const char *variant;  /* NULL or "auto"                                 */
-    int wg_size, items, groups, ilp;
-    int spins;            /* -1: default                                    */
-} gr_scan_overrides;
 
 typedef struct {
     const char *variant;
@@ -386,12 +490,10 @@ typedef struct {
     char why[256];
 } gr_scan_plan;
 
-int gr_scan_accum(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
-                  gr_accum *acc, char *err, size_t errlen);
-/* Pure: 0, or -1 (bad knob, message in why), -2 (variant unavailable). */
+/* 0, or -1 (bad knob, message in why), -2 (variant unavailable). */
 int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
-                 const gr_layout *lay, int out_contig,
-                 const gr_scan_overrides *ov, gr_scan_plan *plan);
+                 const gr_layout *lay, int out_contig, const gr_knobs *ov,
+                 gr_scan_plan *plan);
 const char *const *gr_scan_variants(void);
 int gr_scan_variant_available(const gr_device *d, gr_op op,
                               const gr_accum *acc, const char *name,
@@ -399,7 +501,7 @@ int gr_scan_variant_available(const gr_device *d, gr_op op,
 
 /* Device side of one scan: input elements at in[in_base + row * seg_stride
  * + i * elem_stride], output at out[out_base + row * out_seg_stride + i *
- * out_elem_stride].  Buffers only, never host pointers (device arrays). */
+ * out_elem_stride]. */
 typedef struct {
     cl_mem in;
     size_t in_base;
@@ -408,39 +510,14 @@ typedef struct {
     ptrdiff_t out_seg_stride, out_elem_stride;
 } gr_scan_io;
 
-/* Runs a planned scan without the GIL; st reports failures. */
 int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
                 const gr_layout *lay, const gr_scan_plan *plan,
                 const gr_scan_io *io, gr_timing *timing, gr_status *st);
+/* The identity of op in dtype r, little-endian in buf[0..8). */
+void gr_identity_of(gr_op op, gr_dtype r, unsigned char *buf);
 
-/* ---------------------------------------------------------------- module.c
- * Shared by the Python shells of every family (GIL held; -1 with an
- * exception set on failure). */
-struct _PyArray_Descr; /* NumPy's PyArray_Descr */
-int gr_dtype_of(struct _PyArray_Descr *descr, const char *what);
-int gr_op_of(const char *name);
-int gr_caps_parse(PyObject *caps, gr_device *dev);
-void gr_list_add(PyObject **list, const char *text);
-
-/* --------------------------------------------------------------- runtime.c
- * Kernel events of a run: the first one's start and the last one's end
- * bound its device time.  gr_span_add takes the caller's reference. */
-typedef struct {
-    cl_event first, last;
-} gr_span;
-void gr_span_add(gr_span *s, cl_event e);
-double gr_span_ns(const gr_span *s);
-void gr_span_release(gr_span *s);
-
-/* ------------------------------------------------ other Python entry points
- * Each family's C file owns its _core functions (NULL-terminated tables,
- * added to the module by module.c). */
-extern PyMethodDef gr_scan_methods[];   /* scan.c   (prefix scans)        */
-extern PyMethodDef gr_bykey_methods[];  /* bykey.c  (reduce-by-key)       */
-extern PyMethodDef gr_array_methods[];  /* array.c  (device arrays)       */
-
-/* ------------------------------------------------------------ bykey.c
- * Reduce-by-key (gpured.reduce_by_key, sum_by_key, scan_by_key). */
+/* ------------------------------------------------------------ bykey
+ * Reduce-by-key (reduce_by_key, sum_by_key, scan_by_key). */
 typedef enum { GR_BK_REDUCE, GR_BK_DENSE, GR_BK_SCAN } gr_bk_func;
 typedef enum {
     GR_BKV_ATOMIC, GR_BKV_WARP, GR_BKV_HASH, GR_BKV_SEGMENTS, GR_BKV_PRIV,
@@ -490,14 +567,22 @@ typedef struct {
     double ns_stats;
 } gr_bk_result;
 
-int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *ty,
-               const gr_bk_facts *facts, const gr_bk_overrides *ov,
-               gr_bk_plan *p);
-/* Device-level drivers: inputs (cl_mem, element offset, length), outputs
- * in cl_mem buffers; no GIL, no Python objects. */
-int gr_bykey_stats_dev(gr_device *d, const gr_bk_types *ty, cl_mem keys,
-                       size_t koff, size_t n, uint64_t nk, gr_bk_facts *fx,
-                       double *ns, gr_status *st);
+extern const char *const gr_bk_variant_names[];
+extern const char *const gr_bk_func_names[];
+/* policy.c */
+int gr_bk_types_init(const gr_device *d, gr_bk_types *ty, char *err,
+                     size_t n);
+int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f,
+                   const gr_bk_types *ty, const gr_bk_facts *facts,
+                   const gr_bk_overrides *ov, gr_bk_plan *p);
+/* bykey.c: device-level drivers, inputs as (cl_mem, element offset,
+ * length), outputs in cl_mem buffers; no GIL, no Python objects. */
+int gr_bykey_stats_enqueue(gr_device *d, const gr_bk_types *ty, cl_mem keys,
+                           size_t koff, size_t n, uint64_t nk, double *ns,
+                           cl_ulong **words, size_t *groups, cl_event *ready,
+                           gr_status *st);
+void gr_bykey_stats_combine(const cl_ulong *words, size_t groups, size_t n,
+                            gr_bk_facts *fx);
 int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
                           const gr_bk_plan *p, int mode, cl_mem keys,
                           size_t koff, cl_mem vals, size_t voff, size_t n,
@@ -507,24 +592,110 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        const gr_bk_plan *p, cl_mem keys, size_t koff,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
                        cl_mem out, cl_mem flag, double *ns, gr_status *st);
-/* sum_by_key in two halves (the caller allocates num_keys results between
- * them); gr_bykey_sum_dev does both. */
-int gr_bykey_sum_plan_dev(gr_device *d, int sm, const gr_bk_types *ty,
-                          const gr_bk_overrides *ov, cl_mem keys, size_t koff,
-                          size_t n, int64_t num_keys, gr_bk_result *res,
-                          gr_status *st);
-int gr_bykey_sum_exec_dev(gr_device *d, const gr_bk_types *ty, cl_mem keys,
-                          size_t koff, cl_mem vals, size_t voff, size_t n,
-                          cl_mem out, gr_bk_result *res, gr_status *st);
-int gr_bykey_sum_dev(gr_device *d, int sm, const gr_bk_types *ty,
-                     const gr_bk_overrides *ov, cl_mem keys, size_t koff,
-                     cl_mem vals, size_t voff, size_t n, int64_t num_keys,
-                     cl_mem *out, gr_bk_result *res, gr_status *st);
-int gr_bykey_runs_dev(gr_device *d, int sm, gr_bk_func f, int exclusive,
-                      const gr_bk_types *ty, const gr_bk_overrides *ov,
-                      cl_mem keys, size_t koff, cl_mem vals, size_t voff,
-                      size_t n, cl_mem *okeys, cl_mem *ovals,
-                      gr_bk_result *res, gr_status *st);
-/* ------------------------------------------------------- end of bykey */
+
+/* ------------------------------------------------------------- dispatch.c
+ * One request: a public function applied to operands.  api.c fills it
+ * (no Python object in it) and dispatch.c runs it. */
+
+/* An operand: an N-d array in host memory or in a device block.  Strides
+ * in bytes (any sign).  A device operand holds one reference to its block
+ * for the request's lifetime (api.c takes it, gr_request_clear drops it). */
+typedef struct {
+    gr_dtype t;
+    int nd;
+    size_t shape[GR_MAXDIMS];
+    ptrdiff_t strides[GR_MAXDIMS];
+    char *host;          /* host address of element 0, or NULL            */
+    gr_block *blk;       /* device memory, or NULL                        */
+    size_t off;          /* byte offset of element 0 in blk               */
+    int present;         /* the operand was given                         */
+} gr_operand;
+
+typedef enum { GR_RUN = 0, GR_EXPLAIN = 1, GR_BENCH = 2 } gr_mode;
+
+typedef struct {
+    gr_func func;
+    gr_family fam;
+    gr_op op;            /* core operator (bool add -> any, ...)          */
+    gr_dtype rt;         /* the result dtype (NumPy's)                    */
+    gr_dtype st;         /* the computed dtype before the epilogue (mean's
+                          * sum: float64 where the device has it)          */
+    gr_operand in;       /* the array (keys for by-key)                   */
+    gr_operand vals;     /* by-key values (absent for op count)           */
+    gr_operand out;      /* where results go (present), else allocated    */
+    int dev;             /* device index the request runs on              */
+    /* reductions */
+    uint64_t axes;       /* bit i: axis i is reduced                      */
+    int ordered;         /* argmin/argmax: reduced axes in C order         */
+    int has_initial;
+    unsigned char initial[8]; /* in dtype rt                              */
+    double div;          /* mean: the count (0: no division)              */
+    /* scans */
+    int axis;
+    int exclusive;
+    /* by-key */
+    gr_bk_func bkf;
+    gr_bk_types bkt;
+    int64_t num_keys;    /* -1: keys.max() + 1                            */
+    int deterministic;
+    int sorted;          /* -1 measure                                    */
+    gr_knobs kn;
+    /* mode */
+    gr_mode mode;
+    int reps;            /* GR_BENCH: timed runs                          */
+    double *ns;          /* GR_BENCH: device time of each run             */
+    int host_ok;         /* the host fast path may answer                 */
+    /* Asked between pieces and while waiting: nonzero stops the call
+     * (GR_E_INTERRUPT).  Called without gr_lock. */
+    int (*interrupted)(void *ctx);
+    void *ictx;
+} gr_request;
+
+/* What a run leaves: device results it allocated (new references), the
+ * plan it chose (explain / bench) and the layout it saw. */
+typedef struct {
+    gr_block *blk[2];    /* by-key: keys, values; else blk[0] the result  */
+    size_t count;        /* by-key: results (runs, bins, elements)        */
+    gr_accum acc;
+    gr_layout lay;
+    int where;           /* 0 device, 1 host fast path                    */
+    union {
+        gr_plan reduce;
+        gr_scan_plan scan;
+    } plan;
+    gr_bk_result bk;
+    int copied;          /* the input was copied into a layout the plan
+                          * reads                                          */
+} gr_result;
+
+/* Runs req (GIL released; takes gr_lock itself).  0, or -1 with st set. */
+int gr_dispatch(gr_request *req, gr_result *res, gr_status *st);
+void gr_request_clear(gr_request *req);   /* drops operand references     */
+void gr_result_clear(gr_result *res);
+/* Byte-level operations on device blocks (gpured.Array's transfers).
+ * All take gr_lock.  Reads block; writes block (host memory is the
+ * caller's); fill and copy are enqueued. */
+int gr_block_write(gr_block *b, size_t off, const void *src, size_t n,
+                   gr_status *st);
+int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
+                  int (*interrupted)(void *), void *ictx, gr_status *st);
+int gr_block_fill(gr_block *b, size_t off, size_t n, const void *pat,
+                  size_t plen, gr_status *st);
+int gr_block_copy(gr_block *src, size_t soff, gr_block *dst, size_t doff,
+                  size_t n, gr_status *st);
+/* Strided, casting device copy between operands of one device. */
+int gr_operand_copy(const gr_operand *src, const gr_operand *dst,
+                    const gr_epilogue *epi, gr_status *st);
+int gr_device_ready(int dev, gr_status *st);   /* opened (takes gr_lock) */
+int gr_device_finish(int dev, int (*interrupted)(void *), void *ictx,
+                     gr_status *st);
+/* Tests of asynchrony: a user event the queue waits behind, and whether
+ * earlier commands are still pending (no wait). */
+int gr_gate_shut(int dev, cl_event *gate, gr_status *st);
+void gr_gate_open(cl_event gate);
+int gr_device_busy(int dev, gr_status *st);
+/* Device-to-device copy bandwidth (benchmarks): ns of each of reps. */
+int gr_copy_bandwidth(int dev, size_t nbytes, int reps, double *ns,
+                      gr_status *st);
 
 #endif

@@ -447,3 +447,67 @@ done:
     }
     return k;
 }
+
+/* ------------------------------------------------ kernels by compact key
+ * The defines of a family are a function of a few dozen bytes (operator,
+ * types, knobs of a pass): those bytes find the kernel without building
+ * the ~1.5 KB defines text or hashing it.  Open addressing, never evicted
+ * (a process builds a bounded set of kernels); when the table is full the
+ * slow path answers. */
+#define MEMO_SIZE 4096
+#define MEMO_KEY 96
+
+typedef struct {
+    const gr_device *d;
+    const char *family;
+    const char *name;
+    size_t keylen;
+    unsigned char key[MEMO_KEY];
+    cl_kernel k;
+} memo_entry;
+
+static memo_entry memo[MEMO_SIZE];
+static int memo_used;
+
+cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
+                         size_t keylen, const char *name, gr_defines_fn defs,
+                         const void *ctx, const char *options, gr_status *st)
+{
+    uint64_t h = fnv1a(fnv_str(fnv_str(0xcbf29ce484222325ULL, family), name),
+                       key, keylen);
+    h = fnv1a(h, &d, sizeof d);
+    if (keylen <= MEMO_KEY) {
+        for (size_t probe = 0; probe < MEMO_SIZE; ++probe) {
+            memo_entry *e = &memo[(h + probe) % MEMO_SIZE];
+            if (e->k == NULL) {
+                break;
+            }
+            if (e->d == d && e->keylen == keylen &&
+                memcmp(e->key, key, keylen) == 0 &&
+                (e->name == name || strcmp(e->name, name) == 0) &&
+                (e->family == family || strcmp(e->family, family) == 0)) {
+                stat_mem++;
+                return e->k;
+            }
+        }
+    }
+    char buf[2048];
+    defs(ctx, buf, sizeof buf);
+    cl_kernel k = gr_kernel_get(d, family, buf, options, name, st);
+    if (k != NULL && keylen <= MEMO_KEY && memo_used < MEMO_SIZE * 3 / 4) {
+        for (size_t probe = 0; probe < MEMO_SIZE; ++probe) {
+            memo_entry *e = &memo[(h + probe) % MEMO_SIZE];
+            if (e->k == NULL) {
+                e->d = d;
+                e->family = family;
+                e->name = name;
+                e->keylen = keylen;
+                memcpy(e->key, key, keylen);
+                e->k = k;
+                memo_used++;
+                break;
+            }
+        }
+    }
+    return k;
+}

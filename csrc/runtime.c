@@ -21,9 +21,24 @@ static int ndevices = 0;
 static int current = -1;
 static int initialised = 0;
 static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile int forked = 0;
 
 void gr_lock(void) { pthread_mutex_lock(&device_lock); }
 void gr_unlock(void) { pthread_mutex_unlock(&device_lock); }
+
+/* A child of fork() inherits the parent's OpenCL objects but not the
+ * driver threads behind them: any OpenCL call there may hang.  The child
+ * handler marks the process; api.c refuses device work in it with an error
+ * naming the 'spawn' start method (gr_forked), and nothing of the parent's
+ * is released in the child.  The lock is reinitialised: a fork taken while
+ * another thread held it would leave it locked forever. */
+static void on_fork_child(void)
+{
+    forked = 1;
+    pthread_mutex_init(&device_lock, NULL);
+}
+
+int gr_forked(void) { return forked; }
 
 const char *gr_cl_error_name(cl_int err)
 {
@@ -71,12 +86,24 @@ void gr_status_fail(gr_status *st, const char *fmt, ...)
     va_end(ap);
     st->call = "gpured";
     st->err = CL_SUCCESS;
+    st->kind = strstr(st->msg, "memory") ? GR_E_MEMORY : GR_E_RUNTIME;
+}
+
+void gr_status_kind(gr_status *st, int kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+    va_end(ap);
+    st->call = "gpured";
+    st->err = CL_SUCCESS;
+    st->kind = kind;
 }
 
 /* Sets gpured.OpenCLError(message) with attributes call, code, name and
  * build_log; non-OpenCL failures (st->msg) become MemoryError or
  * RuntimeError. */
-void gr_raise(const gr_status *st)
+void gr_raise(gr_status *st)
 {
     PyObject *inst = NULL, *log = NULL;
     char call[64];
@@ -87,9 +114,24 @@ void gr_raise(const gr_status *st)
     memcpy(call, st->call ? st->call : "?", cn);
     call[cn] = '\0';
     if (st->err == CL_SUCCESS) {
-        PyErr_SetString(strstr(st->msg, "memory") ? PyExc_MemoryError
-                                                  : PyExc_RuntimeError,
+        if (st->kind == GR_E_INTERRUPT) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetNone(PyExc_KeyboardInterrupt);
+            }
+            goto done;
+        }
+        PyErr_SetString(st->kind == GR_E_MEMORY    ? PyExc_MemoryError
+                        : st->kind == GR_E_VALUE   ? PyExc_ValueError
+                        : st->kind == GR_E_TYPE    ? PyExc_TypeError
+                        : st->kind == GR_E_VARIANT ? gr_VariantUnavailable
+                                                   : PyExc_RuntimeError,
                         st->msg);
+        goto done;
+    }
+    if (st->err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+        st->err == CL_OUT_OF_RESOURCES) {
+        PyErr_Format(PyExc_MemoryError, "%s failed: %s (the device ran out "
+                     "of memory)", call, gr_cl_error_name(st->err));
         goto done;
     }
     if (st->err == CL_OUT_OF_HOST_MEMORY) {
@@ -138,7 +180,7 @@ done:
     Py_XDECREF(inst);
     Py_XDECREF(log);
     free(st->log);
-    ((gr_status *)st)->log = NULL;
+    st->log = NULL;
 }
 
 /* ------------------------------------------------------------ discovery */
@@ -251,6 +293,13 @@ static void probe(gr_device *d)
                         NULL);
         d->subgroups = nsg > 0;
     }
+    if (d->nvidia_ptx) {
+        cl_uint major = 0;
+        if (clGetDeviceInfo(d->id, 0x4000 /* COMPUTE_CAPABILITY_MAJOR_NV */,
+                            sizeof major, &major, NULL) == CL_SUCCESS) {
+            d->sm = (int)major;
+        }
+    }
     free(exts);
 }
 
@@ -262,6 +311,7 @@ int gr_runtime_init(void)
         return 0;
     }
     initialised = 1;
+    pthread_atfork(NULL, NULL, on_fork_child);
     if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0) {
         return 0; /* no OpenCL: devices() is empty, ops raise */
     }
@@ -293,6 +343,7 @@ int gr_runtime_init(void)
             memset(d, 0, sizeof *d);
             d->platform = plats[p];
             d->id = ids[i];
+            d->index = ndevices - 1;
             d->pidx = (int)p;
             d->didx = (int)i;
             probe(d);
@@ -309,9 +360,21 @@ int gr_runtime_init(void)
     if (current < 0 && ndevices > 0) {
         current = 0;
     }
+    /* GPURED_DEVICE picks another; one that matches nothing warns and
+     * leaves the default, so that the user can still list the devices. */
     const char *env = getenv("GPURED_DEVICE");
     if (env != NULL && env[0] != '\0') {
-        return gr_set_device(env);
+        int i = gr_find_device(env);
+        if (i >= 0) {
+            current = i;
+        } else if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                                    "GPURED_DEVICE='%s' matches no OpenCL "
+                                    "device; using the default device (%s). "
+                                    "gpured.devices() lists them.",
+                                    env, current >= 0 ? devices[current].name
+                                                      : "none") != 0) {
+            return -1;
+        }
     }
     return 0;
 }
@@ -348,29 +411,37 @@ static int ci_contains(const char *hay, const char *needle)
 }
 
 /* "p:d" indices, or a case-insensitive substring of the device name (or of
- * the platform name, so "nvidia" and "portable" work too). */
-int gr_set_device(const char *spec)
+ * the platform name, so "nvidia" and "portable" work too); -1: none. */
+int gr_find_device(const char *spec)
 {
     int p = -1, dd = -1;
     char tail = 0;
     if (sscanf(spec, "%d:%d%c", &p, &dd, &tail) == 2) {
         for (int i = 0; i < ndevices; ++i) {
             if (devices[i].pidx == p && devices[i].didx == dd) {
-                current = i;
-                return 0;
+                return i;
             }
         }
-    } else {
-        for (int pass = 0; pass < 2; ++pass) {
-            for (int i = 0; i < ndevices; ++i) {
-                const char *s = pass == 0 ? devices[i].name
-                                          : devices[i].platform_name;
-                if (ci_contains(s, spec)) {
-                    current = i;
-                    return 0;
-                }
+        return -1;
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < ndevices; ++i) {
+            const char *s = pass == 0 ? devices[i].name
+                                      : devices[i].platform_name;
+            if (ci_contains(s, spec)) {
+                return i;
             }
         }
+    }
+    return -1;
+}
+
+int gr_set_device(const char *spec)
+{
+    int i = gr_find_device(spec);
+    if (i >= 0) {
+        current = i;
+        return 0;
     }
     PyErr_Format(PyExc_ValueError,
                  "no OpenCL device matches '%s' (GPURED_DEVICE / set_device "
@@ -383,16 +454,26 @@ int gr_set_device(const char *spec)
 int gr_device_open(gr_device *d, gr_status *st)
 {
     cl_int err = CL_SUCCESS;
-    if (d->queue != NULL) {
+    if (forked) {
+        gr_status_kind(st, GR_E_RUNTIME,
+                       "gpured cannot run OpenCL work in a child process "
+                       "started with fork() (the OpenCL driver's threads do "
+                       "not survive it); start workers with "
+                       "multiprocessing.get_context('spawn') or "
+                       "'forkserver'");
+        return -1;
+    }
+    if (__atomic_load_n(&d->queue, __ATOMIC_ACQUIRE) != NULL) {
         return 0;
     }
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
                                      (cl_context_properties)d->platform, 0};
     d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
     GR_CL_CHECK_AS(st, "clCreateContext", err);
-    d->queue = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE,
-                                    &err);
+    cl_command_queue q = clCreateCommandQueue(d->ctx, d->id,
+                                              CL_QUEUE_PROFILING_ENABLE, &err);
     GR_CL_CHECK_AS(st, "clCreateCommandQueue", err);
+    __atomic_store_n(&d->queue, q, __ATOMIC_RELEASE);
     return 0;
 fail:
     if (d->ctx != NULL) {
@@ -400,42 +481,4 @@ fail:
         d->ctx = NULL;
     }
     return -1;
-}
-
-/* ------------------------------------------------------------ event spans */
-
-void gr_span_add(gr_span *s, cl_event e)
-{
-    if (s == NULL) {
-        clReleaseEvent(e);
-        return;
-    }
-    if (s->first == NULL) {
-        s->first = e;
-        clRetainEvent(e);
-    }
-    if (s->last != NULL) {
-        clReleaseEvent(s->last);
-    }
-    s->last = e;
-}
-
-double gr_span_ns(const gr_span *s)
-{
-    cl_ulong a = 0, b = 0;
-    if (s->first == NULL) {
-        return 0.0;
-    }
-    clGetEventProfilingInfo(s->first, CL_PROFILING_COMMAND_START, sizeof a,
-                            &a, NULL);
-    clGetEventProfilingInfo(s->last, CL_PROFILING_COMMAND_END, sizeof b, &b,
-                            NULL);
-    return b > a ? (double)(b - a) : 0.0;
-}
-
-void gr_span_release(gr_span *s)
-{
-    if (s->first) clReleaseEvent(s->first);
-    if (s->last) clReleaseEvent(s->last);
-    s->first = s->last = NULL;
 }

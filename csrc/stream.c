@@ -179,7 +179,7 @@ static int memcpy_threads(void)
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
-static void par_memcpy(void *dst, const void *src, size_t n)
+void gr_par_memcpy(void *dst, const void *src, size_t n)
 {
     int nt = memcpy_threads();
     if (nt < 2 || n < ((size_t)2 << 20)) {
@@ -234,7 +234,7 @@ static int stage(pool *p, int s, const char *src, size_t n, cl_mem mem,
     if (settle(&p->written[s], st) != 0) {
         return -1;
     }
-    par_memcpy(p->pin_ptr[s], src, n);
+    gr_par_memcpy(p->pin_ptr[s], src, n);
     GR_CL_CHECK(st, clEnqueueWriteBuffer(p->copyq, mem, CL_FALSE, off, n,
                                          p->pin_ptr[s], after != NULL,
                                          after ? &after : NULL,
@@ -445,7 +445,7 @@ int gr_stream_drain(gr_stream_pool *sp, int slot, cl_event done, void *dst,
     if (settle(&e, st) != 0) {
         return -1;
     }
-    par_memcpy(dst, p->pout_ptr[slot], n);
+    gr_par_memcpy(dst, p->pout_ptr[slot], n);
     return 0;
 }
 

@@ -9,7 +9,7 @@ Every function follows NumPy's signature and semantics (result dtypes,
 integer wraparound, NaN propagation, empty reductions, ``axis``/``keepdims``/
 ``dtype``/``out``/``initial``).  The work runs on the current OpenCL device:
 the first GPU, else the first CPU device (PoCL); ``GPURED_DEVICE`` or
-:func:`set_device` choose another.
+:func:`set_device` choose another, and ``device=`` picks one per call.
 
 Extra keyword arguments pick the algorithm: ``variant=`` (see
 :func:`variants`) and the knobs ``wg_size``, ``groups``, ``items``, ``ilp``
@@ -18,15 +18,14 @@ and ``vw``; :func:`explain` shows what would run and why.
 from . import _core
 from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
                       prod, sum, timeit, variants)
-
-from ._array import (Array, asnumpy, empty, set_staging, staging,
-                     synchronize, to_device, zeros)
+from ._array import (Array, asnumpy, empty, empty_cache, memory_info,
+                     set_memory_limit, set_staging, staging, synchronize,
+                     to_device, zeros)
 from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
 from ._tune import tune
 from . import _tune
-from ._scan import cummax, cummin, cumprod, cumsum, with_scans
-variants, explain, timeit = with_scans(variants, explain, timeit)
+from ._scan import cummax, cummin, cumprod, cumsum
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
@@ -35,22 +34,24 @@ __version__ = "0.1.0"
 
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
-    "devices", "get_device", "set_device", "kernel_source", "variants",
-    "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
+    "cumsum", "cumprod", "cummin", "cummax",
     "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",
     "explain_by_key", "timeit_by_key",
+    "devices", "get_device", "set_device", "kernel_source", "variants",
+    "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
-    "set_staging", "staging",
+    "set_staging", "staging", "memory_info", "empty_cache",
+    "set_memory_limit",
 ]
-__all__ += ["cumsum", "cumprod", "cummin", "cummax"]
 
 
 def devices():
     """List the OpenCL devices with the capabilities that decide variants.
 
     Each entry is a dict: name, platform, type ("GPU"/"CPU"/...), index
-    ("platform:device"), compute_units, max_work_group_size, local_mem_size,
-    fp64, atomics64, subgroups, wg_collectives, nvidia_ptx, versions.
+    ("platform:device"), position (in this list), compute_units,
+    max_work_group_size, local_mem_size, fp64, atomics64, subgroups,
+    wg_collectives, nvidia_ptx, versions.
     """
     return _core.devices()
 
@@ -63,13 +64,12 @@ def get_device():
 def set_device(spec):
     """Make another device current.
 
-    ``spec`` is ``"platform:device"`` (indices, as in ``devices()[i]["index"]``)
-    or a case-insensitive part of the device or platform name.  Returns the
-    device's dict; ValueError if nothing matches.
+    ``spec`` is ``"platform:device"`` (indices, as in ``devices()[i]["index"]``),
+    a case-insensitive part of the device or platform name, or a position in
+    :func:`devices`.  Returns the device's dict; ValueError if nothing
+    matches.
     """
-    if isinstance(spec, int):
-        spec = devices()[spec]["index"]
-    return _core.set_device(str(spec))
+    return _core.set_device(spec)
 
 
 def kernel_source(family="reduce"):

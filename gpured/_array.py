@@ -1,11 +1,12 @@
 """Device-resident arrays: ``gpured.Array``.
 
-An Array is one OpenCL buffer (``_core.Buffer``) plus NumPy-style metadata:
-shape, dtype, strides and a byte offset.  Views (basic slicing, reshape,
-transpose) share the buffer and cost nothing; anything that cannot be a
-view (a reshape of a non-contiguous array, negative strides handed to a
-kernel, advanced indexing) makes a copy on the device, except advanced
-indexing, which goes through the host.
+An Array is one device memory block (``_core.Buffer``, from the device's
+caching pool) plus NumPy-style metadata: shape, dtype, byte strides and a
+byte offset.  Those fields live in C (``_core.ArrayBase``), so the core
+reads them and makes result Arrays without running Python; this class adds
+the methods.  Views (basic slicing, reshape, transpose) share the buffer
+and cost nothing; what cannot be a view (a reshape of a non-contiguous
+array) makes a copy on the device; advanced indexing goes through the host.
 
 View arithmetic is NumPy's own: an Array builds a "shadow" ndarray with the
 same shape, strides and offset over a fake address that is never read, and
@@ -14,15 +15,17 @@ data are ever applied to a shadow.
 
 Every gpured function accepts Arrays and returns Arrays when its input was
 one (reductions give 0-d Arrays, as CuPy does).  Results are enqueued and
-not waited for: ``get()`` (or ``gpured.synchronize()``) waits.  Mixing
-arrays of two devices raises ValueError.
+not waited for: ``get()``, ``float()``, ``np.asarray`` and
+``gpured.synchronize()`` wait.  Mixing arrays of two devices raises
+ValueError.
 
 Memory is released when the last Array using a buffer is collected, or at
 once by ``release()`` / leaving a ``with`` block; a released array raises
 ValueError wherever it is used.  ``release()`` releases the buffer, so
-every view of it is released too.
+every view of it is released too.  Work already enqueued on it still runs
+on the memory it was given: the block returns to the pool only once that
+work is enqueued, and the device's queue runs it first.
 """
-import math
 import operator
 
 import numpy as np
@@ -30,7 +33,6 @@ import numpy as np
 from . import _core
 
 _FAKE_BASE = 1 << 44   # address of byte 0 of every shadow: never dereferenced
-_SUPPORTED = "bool, int8-int64, uint8-uint64, float32, float64"
 
 
 class _Iface:
@@ -78,23 +80,7 @@ def _is_basic_key(key):
     return True
 
 
-def _check_dtype(dt):
-    dt = np.dtype(dt)
-    if dt.kind in "biu" or (dt.kind == "f" and dt.itemsize in (4, 8)):
-        return dt.newbyteorder("=")
-    raise TypeError("gpured does not support dtype %s (supported: %s)"
-                    % (dt, _SUPPORTED))
-
-
-def _c_strides(shape, itemsize):
-    strides, acc = [], itemsize
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(int(n), 1)
-    return tuple(reversed(strides))
-
-
-class Array:
+class Array(_core.ArrayBase):
     """An n-d array in one OpenCL device's memory (see the module docs).
 
     Create one with :func:`gpured.to_device`, :func:`gpured.empty` or
@@ -104,34 +90,11 @@ class Array:
 
     __array_priority__ = 100
 
-    def __init__(self, buf, shape, dtype, strides=None, offset=0):
-        self._buf = buf
-        self._shape = tuple(int(n) for n in shape)
-        self._dtype = np.dtype(dtype)
-        self._strides = (tuple(int(s) for s in strides) if strides is not None
-                         else _c_strides(self._shape, self._dtype.itemsize))
-        self._offset = int(offset)
-
     # ------------------------------------------------------------ metadata
-    shape = property(lambda self: self._shape, doc="Tuple of dimensions.")
-    dtype = property(lambda self: self._dtype, doc="Element type.")
-    strides = property(lambda self: self._strides, doc="Byte strides.")
-    offset = property(lambda self: self._offset,
-                      doc="Byte offset of element 0 in the buffer.")
-    ndim = property(lambda self: len(self._shape))
-    itemsize = property(lambda self: self._dtype.itemsize)
-    size = property(lambda self: math.prod(self._shape))
-    nbytes = property(lambda self: self.size * self._dtype.itemsize)
-    buffer = property(lambda self: self._buf, doc="The _core.Buffer.")
-
     @property
     def device(self):
         """The device holding the array (a dict as in gpured.devices())."""
-        return _core.devices()[self._buf.device]
-
-    @property
-    def released(self):
-        return self._buf.released
+        return _core.devices()[self.device_index]
 
     @property
     def flags(self):
@@ -139,46 +102,26 @@ class Array:
         return {"C_CONTIGUOUS": sh.flags.c_contiguous,
                 "F_CONTIGUOUS": sh.flags.f_contiguous}
 
-    @classmethod
-    def _wrap(cls, buf, shape, dtype, strides=None, offset=0):
-        """Internal constructor: arguments already normalised."""
-        a = object.__new__(cls)
-        a._buf = buf
-        a._shape = shape
-        a._dtype = dtype
-        a._strides = strides if strides is not None else _c_strides(shape, dtype.itemsize)
-        a._offset = offset
-        return a
-
-    def _is_c(self):
-        """C-contiguous (dimensions of length 1 have any stride)."""
-        acc = self._dtype.itemsize
-        for n, st in zip(reversed(self._shape), reversed(self._strides)):
-            if n != 1 and st != acc:
-                return False
-            acc *= n
-        return True
-
-    def _sh(self):
-        return _shadow(self._shape, self._strides, self._dtype, self._offset)
-
-    def _from_shadow(self, sh):
-        return Array(self._buf, sh.shape, self._dtype, sh.strides,
-                     _shadow_offset(sh))
-
-    def _live(self):
-        if self._buf.released:
-            raise ValueError("the device array has been released")
-        return self
-
     @property
     def is_c_contiguous(self):
         return self._sh().flags.c_contiguous
 
+    def _sh(self):
+        return _shadow(self.shape, self.strides, self.dtype, self.offset)
+
+    def _from_shadow(self, sh):
+        return Array(self.buffer, sh.shape, self.dtype, sh.strides,
+                     _shadow_offset(sh))
+
+    def _live(self):
+        if self.released:
+            raise ValueError("the device array has been released")
+        return self
+
     # ------------------------------------------------------------ lifetime
     def release(self):
         """Release the device memory now (this array and all its views)."""
-        self._buf.release()
+        self.buffer.release()
 
     def __enter__(self):
         return self
@@ -190,11 +133,7 @@ class Array:
     # ------------------------------------------------------- host transfer
     def get(self, out=None):
         """Copy to host memory: a new NumPy array (or into ``out``)."""
-        self._live()
-        src = self if self.is_c_contiguous else self.copy()
-        host = np.empty(self._shape, self._dtype)
-        if host.size:
-            _core.buffer_read(src._buf, src._offset, host)
+        host = _core.get(self)
         if out is not None:
             np.copyto(out, host)
             return out
@@ -208,16 +147,16 @@ class Array:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __len__(self):
-        if not self._shape:
+        if not self.shape:
             raise TypeError("len() of unsized object")
-        return self._shape[0]
+        return self.shape[0]
 
     def __repr__(self):
-        if self._buf.released:
+        if self.released:
             return "gpured.Array(<released>, shape=%s, dtype=%s)" % (
-                self._shape, self._dtype)
+                self.shape, self.dtype)
         body = np.array2string(self.get(), separator=", ", prefix="gpured.Array(")
-        return "gpured.Array(%s, dtype=%s)" % (body, self._dtype)
+        return "gpured.Array(%s, dtype=%s)" % (body, self.dtype)
 
     def __bool__(self):
         if self.size != 1:
@@ -232,7 +171,7 @@ class Array:
         return int(self.get().reshape(()) if self.size == 1 else self.get())
 
     def __index__(self):
-        if self._dtype.kind not in "iu" or self.size != 1:
+        if self.dtype.kind not in "iu" or self.size != 1:
             raise TypeError("only integer scalar arrays can be converted to "
                             "a scalar index")
         return int(self.get().reshape(()))
@@ -247,9 +186,9 @@ class Array:
     def __getitem__(self, key):
         self._live()
         if not _is_basic_key(key):
-            return to_device(self.get()[key])
+            return to_device(self.get()[key], device=self.device_index)
         keys = key if isinstance(key, tuple) else (key,)
-        if not builtins_any(k is Ellipsis for k in keys):
+        if not _any(k is Ellipsis for k in keys):
             keys = keys + (Ellipsis,)  # a 0-d view, never a scalar (a read)
         return self._from_shadow(self._sh()[keys])
 
@@ -285,16 +224,16 @@ class Array:
     # ---------------------------------------------------------------- copies
     def copy(self):
         """A C-contiguous copy on the same device."""
-        return self.astype(self._dtype)
+        return self.astype(self.dtype)
 
     def astype(self, dtype, copy=True):
         """Converted copy on the device (NumPy's unsafe casting)."""
-        dt = _check_dtype(dtype)
+        dt = np.dtype(dtype)
         self._live()
-        if not copy and dt == self._dtype and self.is_c_contiguous:
+        if not copy and dt == self.dtype and self.is_c_contiguous:
             return self
-        out = _empty_on(self._buf.device, self._shape, dt)
-        _copy_into(self, out)
+        out = empty(self.shape, dt, device=self.device_index)
+        _core.device_copy(self, out)
         return out
 
     # ---------------------------------------- gpured functions as methods
@@ -315,77 +254,33 @@ class Array:
     def cumprod(self, *a, **k): return self._call("cumprod", *a, **k)
 
 
-# ------------------------------------------------------------------ helpers
-
-def _device_index():
-    d = _core.get_device()
-    for i, e in enumerate(_core.devices()):
-        if e["index"] == d["index"]:
-            return i
-    raise RuntimeError("current device not found")  # pragma: no cover
+_core.set_array_class(Array)
 
 
-def _empty_on(dev, shape, dtype):
-    shape = tuple(int(n) for n in shape)
-    if builtins_any(n < 0 for n in shape):
-        raise ValueError("negative dimensions are not allowed")
-    dt = _check_dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-    return Array(_core.buffer_alloc(n, dev), shape, dt)
-
-
-def builtins_any(it):
+def _any(it):
     for x in it:
         if x:
             return True
     return False
 
 
-def _copy_into(src, dst, div=0.0):
-    """dst[...] = src (same shape), cast, or src / div; on the device."""
-    if src.shape != dst.shape:
-        raise ValueError("shapes %s and %s differ" % (src.shape, dst.shape))
-    if src.size == 0:
-        return dst
-    si, di = src.itemsize, dst.itemsize
-    for a in (src, dst):
-        if a._offset % a.itemsize or builtins_any(s % a.itemsize for s in a._strides):
-            raise ValueError("misaligned device view")
-    _core.device_copy(src._live()._buf, src.dtype, src._offset // si, src.shape,
-                      [s // si for s in src._strides], dst._live()._buf,
-                      dst.dtype, dst._offset // di,
-                      [s // di for s in dst._strides], float(div))
-    return dst
-
-
-def same_device(*arrays):
-    """The device index shared by the Arrays among ``arrays`` (None if
-    there are none); ValueError if they live on two devices."""
-    dev = None
-    for a in arrays:
-        if isinstance(a, Array):
-            a._live()
-            if dev is None:
-                dev = a._buf.device
-            elif a._buf.device != dev:
-                names = [e["name"] for e in _core.devices()]
-                raise ValueError("arrays on two devices (%s and %s): move one "
-                                 "first" % (names[dev], names[a._buf.device]))
-    return dev
-
-
 # ------------------------------------------------------------------- public
 
-def to_device(a, dtype=None):
+def to_device(a, dtype=None, device=None):
     """Copy a NumPy array (or anything np.asarray takes) to the current
-    device.  Large copies from host memory stream through pinned staging
-    buffers on GPUs (see :func:`gpured.set_staging`)."""
+    device (or ``device``: an index into :func:`gpured.devices`, or part of
+    a device name).  Large copies from host memory stream through pinned
+    staging buffers on GPUs (see :func:`gpured.set_staging`)."""
     if isinstance(a, Array):
-        dev = same_device(a)
-        if dev == _device_index():
+        a._live()
+        if device is None or _device_index(device) == a.device_index:
             return a if dtype is None else a.astype(dtype)
         a = a.get()
-    return _upload_to(_device_index(), np.asarray(a, dtype=dtype))
+    return _core.to_device(a, dtype, device)
+
+
+def _device_index(device):
+    return _core.device_index(device)
 
 
 def asnumpy(a):
@@ -393,24 +288,40 @@ def asnumpy(a):
     return a.get() if isinstance(a, Array) else np.asarray(a)
 
 
-def empty(shape, dtype=np.float64):
-    """An uninitialised Array on the current device."""
+def _size(shape, itemsize):
+    n = itemsize
+    for s in shape:
+        if s < 0:
+            raise ValueError("negative dimensions are not allowed")
+        n *= s
+        if n >= 1 << 63:
+            raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` "
+                             "is larger than the maximum possible size.")
+    return n
+
+
+def empty(shape, dtype=np.float64, device=None):
+    """An uninitialised Array on the current device (or ``device``)."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    return _empty_on(_device_index(), shape, dtype)
+    shape = tuple(operator.index(n) for n in shape)
+    dt = np.dtype(dtype)
+    buf = _core.buffer_alloc(_size(shape, dt.itemsize), device)
+    return Array(buf, shape, dt)
 
 
-def zeros(shape, dtype=np.float64):
-    """An Array of zeros on the current device."""
-    a = empty(shape, dtype)
+def zeros(shape, dtype=np.float64, device=None):
+    """An Array of zeros on the current device (or ``device``)."""
+    a = empty(shape, dtype, device)
     if a.nbytes:
-        _core.buffer_fill(a._buf, 0, a.nbytes, b"\0")
+        _core.buffer_fill(a.buffer, 0, a.nbytes, b"\0")
     return a
 
 
-def synchronize():
-    """Wait until everything enqueued on the current device has finished."""
-    _core.finish()
+def synchronize(device=None):
+    """Wait until everything enqueued on the current device (or
+    ``device``) has finished."""
+    _core.finish(device)
 
 
 def set_staging(chunk_bytes=None, buffers=None, min_bytes=None, force=None,
@@ -420,8 +331,8 @@ def set_staging(chunk_bytes=None, buffers=None, min_bytes=None, force=None,
     (default 4: at most chunk_bytes x buffers of pinned memory, and as much
     device memory for reductions), ``min_bytes`` (smaller inputs take the
     plain path; default 16 MiB), ``force`` (stream on CPU devices too: for
-    tests), ``threads`` (memcpy threads; 0: one per CPU, up to 16).  Returns the previous
-    settings.  Changing them frees the pool."""
+    tests), ``threads`` (memcpy threads; 0: one per CPU, up to 16).  Returns
+    the previous settings.  Changing them frees the pool."""
     old = staging()
     new = {k: old[k] for k in ("chunk_bytes", "buffers", "min_bytes", "force",
                                "threads")}
@@ -442,42 +353,23 @@ def staging():
     return _core.staging()
 
 
-def host_roundtrip(fn):
-    """Wrap a host-only function so that it accepts Arrays: their values go
-    to the host, and NumPy results come back as Arrays on their device."""
-    import functools
-
-    def back(r, dev):
-        if isinstance(r, tuple):
-            return tuple(back(x, dev) for x in r)
-        if isinstance(r, (np.ndarray, np.generic)):
-            r = np.asarray(r)
-            if r.dtype.kind in "biuf":
-                return _upload_to(dev, r)
-        return r
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        dev = same_device(*args, *kw.values())
-        if dev is None:
-            return fn(*args, **kw)
-        out = kw.get("out")
-        if isinstance(out, Array):
-            kw = dict(kw)
-            del kw["out"]
-        args = [a.get() if isinstance(a, Array) else a for a in args]
-        kw = {k: (v.get() if isinstance(v, Array) else v) for k, v in kw.items()}
-        r = back(fn(*args, **kw), dev)
-        if isinstance(out, Array):
-            _copy_into(r if isinstance(r, Array) else _upload_to(dev, np.asarray(r)), out)
-            return out
-        return r
-    return wrapper
+def memory_info(device=None):
+    """The device memory pool's counters (as CuPy's MemoryPool and torch's
+    caching allocator show them): ``in_use_bytes``/``in_use_blocks``
+    (held by Arrays and calls), ``cached_bytes``/``cached_blocks`` (free,
+    kept for reuse), ``limit_bytes`` (the cache's cap), ``allocations``
+    (blocks created), ``reuses`` (allocations served from the cache) and
+    ``frees`` (blocks released past the cap)."""
+    return _core.memory_info(device)
 
 
-def _upload_to(dev, host):
-    host = np.asarray(host, dtype=_check_dtype(host.dtype), order="C")
-    out = _empty_on(dev, host.shape, host.dtype)
-    if host.size:
-        _core.buffer_write(out._buf, 0, host)
-    return out
+def empty_cache(device=None):
+    """Release every cached (free) block of the device's pool."""
+    _core.empty_cache(device)
+
+
+def set_memory_limit(nbytes, device=None):
+    """Cap the bytes the device's pool keeps cached (freed blocks past the
+    cap are released at once).  The default is a quarter of the device's
+    memory."""
+    _core.set_memory_limit(int(nbytes), device)

@@ -23,7 +23,6 @@ import numpy as np
 
 import gpured
 from gpured import _core
-from gpured._reduce import _OPS, _result_dtype
 
 _UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 
@@ -59,11 +58,6 @@ def make_array(dtype, n, rng):
     if dt.kind == "b":
         return rng.integers(0, 2, n, dtype=np.uint8).astype(bool)
     return rng.integers(0, 100, n, dtype=np.uint8).astype(dt)
-
-
-def core_args(op, a, dtype):
-    """The (2-D array, core op, result dtype) gpured.<op>(a) runs."""
-    return a.reshape(1, a.size), _OPS[op], _result_dtype(op, a.dtype)
 
 
 class Peers:
@@ -169,10 +163,9 @@ def run(args):
                 t_torch = peers.torch_time(op, a, args.reps)
                 t_cupy = peers.cupy_time(op, a, args.reps)
                 for v in variants:
-                    a2, opname, rd = core_args(op, a, dt)
-                    res, ns, plan = _core.bench_reduce(a2, opname, rd, args.reps + 1,
-                                                       variant=v)
-                    t_dev = statistics.median(ns[1:]) / 1e9
+                    r = gpured.timeit(op, a, reps=args.reps, variant=v)
+                    plan = r["plan"]
+                    t_dev = r["seconds"]
                     got = getattr(gpured, op)(a, variant=v)
                     ok = (np.allclose(got, want, rtol=1e-4) if dt.kind == "f"
                           and op in ("sum", "mean", "prod") else

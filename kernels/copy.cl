@@ -1,41 +1,108 @@
 /*
- * gpured — element copies between device buffers (gpured.Array).
+ * gpured — element copies between device buffers, with an epilogue.
  *
- * gr_copy visits every index of an N-d shape and copies one element from a
- * strided source to a strided destination, converting its type as NumPy's
- * astype(casting="unsafe") does (bool: nonzero test; to bool: 0 or 1), or
- * dividing it by `div` first (GR_DIV: the mean of a sum).  geom holds the
- * shape, the source strides and the destination strides, ndim each, in
- * elements (strides may be negative).
+ * gr_copy visits every index of an N-d shape (at most 8 dimensions, given
+ * by value) and writes one element of a strided destination from one
+ * element of a strided source:
  *
- * Set by the host (csrc/array.c): GR_S, GR_D source and destination types,
- * GR_S_BOOL / GR_D_BOOL, GR_F the floating type of the division, GR_DIV.
+ *   GR_EPI 0  dst = (D)src                 a cast, as NumPy's
+ *                                          astype(casting="unsafe")
+ *   GR_EPI 1  dst = (D)((F)(M)src / div)   mean: the sum divided by the
+ *                                          count (M: the sum rounded into
+ *                                          `out`'s type first, as NumPy's
+ *                                          mean with an out does; or S)
+ *   GR_EPI 2  dst = (D)op(value, (M)src)   `initial`: NumPy's fold starts
+ *                                          from it, so it is the left
+ *                                          operand (min/max keep the right
+ *                                          one on ties and propagate NaN)
+ *
+ * Conversions to bool are nonzero tests; integer add/mul wrap (unsigned
+ * twin).  Shape and strides in elements (strides may be negative), the
+ * last dimension varying fastest.
+ *
+ * Set by the host (csrc/buffers.c): GR_S, GR_M, GR_D (types), GR_MU (the
+ * unsigned twin of GR_M, or GR_M for floats), GR_S_BOOL, GR_M_BOOL,
+ * GR_D_BOOL, GR_M_FLOAT, GR_F (float or double), GR_EPI, GR_EOP (a GR_OP_*).
  */
+
+#if GR_M_BOOL
+#define GR_TO_M(x) ((GR_M)((x) != (GR_S)0))
+#else
+#define GR_TO_M(x) ((GR_M)(x))
+#endif
+#if GR_D_BOOL
+#define GR_TO_D(x, T) ((GR_D)((x) != (T)0))
+#else
+#define GR_TO_D(x, T) ((GR_D)(x))
+#endif
+
+#if GR_EPI == 2
+inline GR_M gr_epi_op(GR_M a, GR_M b)
+{
+#if GR_EOP == GR_OP_ADD
+#if GR_M_FLOAT
+    return a + b;
+#else
+    return (GR_M)((GR_MU)a + (GR_MU)b);
+#endif
+#elif GR_EOP == GR_OP_MUL
+#if GR_M_FLOAT
+    return a * b;
+#else
+    return (GR_M)((GR_MU)a * (GR_MU)b);
+#endif
+#elif GR_EOP == GR_OP_MIN
+#if GR_M_FLOAT
+    return (a < b || isnan(a)) ? a : b;
+#else
+    return a < b ? a : b;
+#endif
+#elif GR_EOP == GR_OP_MAX
+#if GR_M_FLOAT
+    return (a > b || isnan(a)) ? a : b;
+#else
+    return a > b ? a : b;
+#endif
+#elif GR_EOP == GR_OP_ALL
+    return (GR_M)(a && b);
+#else
+    return (GR_M)(a || b);
+#endif
+}
+#endif
+
 __kernel void gr_copy(__global const GR_S *src, ulong soff, __global GR_D *dst,
-                      ulong doff, __global const long *geom, uint ndim,
-                      ulong n, GR_F div)
+                      ulong doff, long8 shape, long8 sstr, long8 dstr,
+                      uint ndim, ulong n, GR_F div, GR_M value)
 {
     const ulong gid = get_global_id(0);
     if (gid >= n) {
         return;
     }
+    const long *shp = (const long *)&shape;
+    const long *ss = (const long *)&sstr;
+    const long *ds = (const long *)&dstr;
     ulong rest = gid;
     long so = (long)soff, dso = (long)doff;
     for (int k = (int)ndim - 1; k >= 0; --k) {
-        const ulong len = (ulong)geom[k];
+        const ulong len = (ulong)shp[k];
         const long i = (long)(rest % len);
         rest /= len;
-        so += i * geom[ndim + k];
-        dso += i * geom[2 * ndim + k];
+        so += i * ss[k];
+        dso += i * ds[k];
     }
-    GR_S x = src[so];
-#if GR_DIV
-    dst[dso] = (GR_D)((GR_F)x / div);
-#elif GR_D_BOOL
-    dst[dso] = (GR_D)(x != (GR_S)0);
-#elif GR_S_BOOL
+    const GR_S x = src[so];
+#if GR_EPI == 1
+    const GR_F q = (GR_F)GR_TO_M(x) / div;
+    dst[dso] = GR_TO_D(q, GR_F);
+#elif GR_EPI == 2
+    const GR_M m = gr_epi_op(value, GR_TO_M(x));
+    dst[dso] = GR_TO_D(m, GR_M);
+#else
+#if GR_D_BOOL
     dst[dso] = (GR_D)(x != (GR_S)0);
 #else
     dst[dso] = (GR_D)x;
+#endif
 #endif
 }

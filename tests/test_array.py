@@ -209,7 +209,7 @@ def test_timeit_and_explain_on_device():
     d = gpured.to_device(_data(np.float32, (1000,)))
     t = gpured.timeit("sum", d, reps=3)
     assert t["seconds"] > 0 and isinstance(t["result"], gpured.Array)
-    np.testing.assert_allclose(t["result"].get()[0], d.get().sum(dtype=np.float64),
+    np.testing.assert_allclose(t["result"].get(), d.get().sum(dtype=np.float64),
                                rtol=1e-6)
     assert gpured.explain("max", d[::3])["segment_length"] == 334
 

@@ -1,0 +1,1945 @@
+/*
+ * gpured — dispatch: run one request.
+ *
+ * api.c turns a Python call into a gr_request (operands as host pointers
+ * or device blocks with shape and byte strides, the function, dtypes,
+ * knobs) and calls gr_dispatch with the GIL released.  Everything between
+ * the arguments and the kernels happens here:
+ *
+ *   reductions   axes -> an (M segments x L elements) layout: kept axes
+ *                first, reduced axes last (sorted by stride when the
+ *                operator ignores order, negative strides flipped), merged
+ *                into one stride each where memory allows, else one copy;
+ *                the plan (policy.c); host memory in place (CPU devices),
+ *                uploaded, streamed through pinned buffers or split into
+ *                pieces of the largest buffer (GPUs); results straight into
+ *                the destination, or through the epilogue kernel (mean's
+ *                division, `initial`, a cast or strides of `out`).
+ *   scans        axis -> (M rows x L) for input and output alike, copies
+ *                only where no such view exists; 1-D host scans stream.
+ *   by-key       key check and measurement, plan, aggregation, counts.
+ *
+ * Device work is enqueued and not waited for; the host waits only for
+ * results in host memory and for the few words a by-key plan must read
+ * (key facts, reduce_by_key's run count), and then without gr_lock, so
+ * other threads keep enqueuing.  Temporaries come from the device pool.
+ */
+#include "gpured.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_PIECES 256
+#define ZC_ALIGN 128
+
+/* --------------------------------------------------------- small helpers */
+
+static size_t isz_of(gr_dtype t) { return (size_t)gr_dtypes[t].size; }
+
+/* Element strides of an operand; -1 if one is not a multiple of the item
+ * size (api.c copies such arrays first, so this is a safety net). */
+static int elem_strides(const gr_operand *o, ptrdiff_t *es)
+{
+    const ptrdiff_t isz = (ptrdiff_t)isz_of(o->t);
+    for (int i = 0; i < o->nd; ++i) {
+        if (o->strides[i] % isz != 0) {
+            return -1;
+        }
+        es[i] = o->strides[i] / isz;
+    }
+    return 0;
+}
+
+/* Dims given outer to inner as one dimension of N elements, stride *s;
+ * 0 if memory does not allow it.  No dims: one element. */
+static int collapse(const size_t *shape, const ptrdiff_t *str, int n,
+                    size_t *N, ptrdiff_t *s)
+{
+    if (n == 0) {
+        *N = 1;
+        *s = 1;
+        return 1;
+    }
+    size_t total = shape[n - 1];
+    for (int i = n - 2; i >= 0; --i) {
+        if (str[i] != str[i + 1] * (ptrdiff_t)shape[i + 1]) {
+            return 0;
+        }
+        total *= shape[i];
+    }
+    *N = total;
+    *s = str[n - 1];
+    return 1;
+}
+
+/* Copy an N-d strided host view (byte strides) into dst, C-contiguous in
+ * the order given.  The innermost dimension is a memcpy when contiguous. */
+static void host_gather(char *dst, const char *src, int n,
+                        const size_t *shape, const ptrdiff_t *bstr,
+                        size_t isz)
+{
+    size_t idx[GR_MAXDIMS] = {0};
+    if (n == 0) {
+        memcpy(dst, src, isz);
+        return;
+    }
+    const size_t inner = shape[n - 1];
+    const ptrdiff_t is = bstr[n - 1];
+    for (;;) {
+        const char *p = src;
+        for (int k = 0; k < n - 1; ++k) {
+            p += (ptrdiff_t)idx[k] * bstr[k];
+        }
+        if (is == (ptrdiff_t)isz) {
+            memcpy(dst, p, inner * isz);
+            dst += inner * isz;
+        } else {
+            for (size_t i = 0; i < inner; ++i) {
+                memcpy(dst, p + (ptrdiff_t)i * is, isz);
+                dst += isz;
+            }
+        }
+        int k = n - 2;
+        while (k >= 0 && ++idx[k] == shape[k]) {
+            idx[k] = 0;
+            --k;
+        }
+        if (k < 0) {
+            return;
+        }
+    }
+}
+
+/* The inverse: a C-contiguous src scattered into an N-d strided view. */
+static void host_scatter(char *dst, const char *src, int n,
+                         const size_t *shape, const ptrdiff_t *bstr,
+                         size_t isz)
+{
+    size_t idx[GR_MAXDIMS] = {0};
+    if (n == 0) {
+        memcpy(dst, src, isz);
+        return;
+    }
+    const size_t inner = shape[n - 1];
+    const ptrdiff_t is = bstr[n - 1];
+    for (;;) {
+        char *p = dst;
+        for (int k = 0; k < n - 1; ++k) {
+            p += (ptrdiff_t)idx[k] * bstr[k];
+        }
+        for (size_t i = 0; i < inner; ++i) {
+            memcpy(p + (ptrdiff_t)i * is, src, isz);
+            src += isz;
+        }
+        int k = n - 2;
+        while (k >= 0 && ++idx[k] == shape[k]) {
+            idx[k] = 0;
+            --k;
+        }
+        if (k < 0) {
+            return;
+        }
+    }
+}
+
+/* 128-byte aligned host memory (PoCL uses it in place). */
+static void *aligned_alloc_bytes(size_t n)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, ZC_ALIGN, n ? n : 1) != 0) {
+        return NULL;
+    }
+    return p;
+}
+
+static int interrupted(const gr_request *req)
+{
+    return req->interrupted != NULL && req->interrupted(req->ictx);
+}
+
+static int stop(gr_status *st)
+{
+    gr_status_kind(st, GR_E_INTERRUPT, "interrupted");
+    return -1;
+}
+
+/* Wait for ev without gr_lock held; 0, or -1 with st set.  It spins
+ * briefly (short calls finish in microseconds), then sleeps. */
+static int wait_event(cl_event ev, gr_status *st)
+{
+    cl_int s = CL_QUEUED;
+    for (int i = 0;; ++i) {
+        cl_int e = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                  sizeof s, &s, NULL);
+        if (e != CL_SUCCESS) {
+            st->call = "clGetEventInfo";
+            st->err = e;
+            return -1;
+        }
+        if (s == CL_COMPLETE) {
+            return 0;
+        }
+        if (s < 0) {
+            st->call = "a command of this call";
+            st->err = s;
+            return -1;
+        }
+        if (i > 2000) {
+            /* long waits: block in the driver */
+            e = clWaitForEvents(1, &ev);
+            if (e != CL_SUCCESS) {
+                st->call = "clWaitForEvents";
+                st->err = e;
+                return -1;
+            }
+            return 0;
+        }
+        if (i > 50) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
+                         void *dst, gr_status *st);
+
+/* Devices and their lock.  dev_begin opens the device under gr_lock. */
+static gr_device *dev_begin(gr_request *req, gr_status *st)
+{
+    gr_device *d = gr_device_get(req->dev);
+    gr_lock();
+    if (gr_device_open(d, st) != 0) {
+        gr_unlock();
+        return NULL;
+    }
+    return d;
+}
+
+void gr_request_clear(gr_request *req)
+{
+    gr_block_put(req->in.blk);
+    gr_block_put(req->vals.blk);
+    gr_block_put(req->out.blk);
+    req->in.blk = req->vals.blk = req->out.blk = NULL;
+}
+
+void gr_result_clear(gr_result *res)
+{
+    gr_block_put(res->blk[0]);
+    gr_block_put(res->blk[1]);
+    res->blk[0] = res->blk[1] = NULL;
+}
+
+/* The shape of the non-unit dimensions of an operand: its geometry as the
+ * output of M results (kept dims in order); byte strides -> elements. */
+static int out_geometry(const gr_operand *o, size_t *shape, ptrdiff_t *str)
+{
+    ptrdiff_t es[GR_MAXDIMS];
+    int n = 0;
+    if (elem_strides(o, es) != 0) {
+        return -1;
+    }
+    for (int i = 0; i < o->nd; ++i) {
+        if (o->shape[i] != 1) {
+            shape[n] = o->shape[i];
+            str[n] = es[i];
+            ++n;
+        }
+    }
+    return n;
+}
+
+/* ============================================================ reductions */
+
+/* A reduction's view of its input: M x L with element strides from base
+ * (element index in the operand's memory: host pointer or block offset). */
+typedef struct {
+    gr_layout lay;
+    ptrdiff_t base;        /* elements from the operand's element 0       */
+    ptrdiff_t gbase;       /* where the gather of a copy starts           */
+    int nk;                /* kept dims (non-unit), outer to inner          */
+    size_t kshape[GR_MAXDIMS];
+    ptrdiff_t kstr[GR_MAXDIMS];
+    int nr;                /* reduced dims (non-unit), in visiting order   */
+    size_t rshape[GR_MAXDIMS];
+    ptrdiff_t rstr[GR_MAXDIMS];
+    int ok;                /* the layout exists without a copy            */
+} red_view;
+
+static void red_view_of(const gr_request *req, red_view *v)
+{
+    const gr_operand *in = &req->in;
+    ptrdiff_t es[GR_MAXDIMS];
+    memset(v, 0, sizeof *v);
+    if (elem_strides(in, es) != 0) {
+        return; /* ok = 0: copy */
+    }
+    for (int i = 0; i < in->nd; ++i) {
+        if (in->shape[i] == 1) {
+            continue;
+        }
+        if (req->axes >> i & 1) {
+            v->rshape[v->nr] = in->shape[i];
+            v->rstr[v->nr] = es[i];
+            v->nr++;
+        } else {
+            v->kshape[v->nk] = in->shape[i];
+            v->kstr[v->nk] = es[i];
+            v->nk++;
+        }
+    }
+    if (!req->ordered) {
+        /* Order-free: flip negative strides, visit by decreasing stride. */
+        for (int i = 0; i < v->nr; ++i) {
+            if (v->rstr[i] < 0) {
+                v->base += (ptrdiff_t)(v->rshape[i] - 1) * v->rstr[i];
+                v->rstr[i] = -v->rstr[i];
+            }
+        }
+        for (int i = 1; i < v->nr; ++i) {
+            for (int j = i; j > 0 && v->rstr[j - 1] < v->rstr[j]; --j) {
+                size_t ts = v->rshape[j];
+                ptrdiff_t tt = v->rstr[j];
+                v->rshape[j] = v->rshape[j - 1];
+                v->rstr[j] = v->rstr[j - 1];
+                v->rshape[j - 1] = ts;
+                v->rstr[j - 1] = tt;
+            }
+        }
+    }
+    size_t M = 1, L = 1;
+    ptrdiff_t ss = 1, est = 1;
+    v->ok = collapse(v->kshape, v->kstr, v->nk, &M, &ss) &&
+            collapse(v->rshape, v->rstr, v->nr, &L, &est);
+    for (int i = 0; i < v->nk; ++i) {
+        v->ok &= v->kstr[i] > 0;
+    }
+    for (int i = 0; i < v->nr; ++i) {
+        v->ok &= v->rstr[i] > 0;
+    }
+    M = 1;
+    for (int i = 0; i < v->nk; ++i) {
+        M *= v->kshape[i];
+    }
+    L = 1;
+    for (int i = 0; i < v->nr; ++i) {
+        L *= v->rshape[i];
+    }
+    v->lay.M = M;
+    v->lay.L = L;
+    v->lay.seg_stride = M > 1 ? ss : (ptrdiff_t)L * (L > 1 ? est : 1);
+    v->lay.elem_stride = L > 1 ? est : 1;
+}
+
+/* The C-contiguous (kept..., reduced...) copy's geometry, for gathers. */
+static int red_gather_dims(const red_view *v, size_t *shape, ptrdiff_t *str)
+{
+    int n = 0;
+    for (int i = 0; i < v->nk; ++i, ++n) {
+        shape[n] = v->kshape[i];
+        str[n] = v->kstr[i];
+    }
+    for (int i = 0; i < v->nr; ++i, ++n) {
+        shape[n] = v->rshape[i];
+        str[n] = v->rstr[i];
+    }
+    return n;
+}
+
+static void contiguous_layout(red_view *v)
+{
+    v->gbase = v->base;
+    v->base = 0;
+    v->lay.seg_stride = (ptrdiff_t)v->lay.L;
+    v->lay.elem_stride = 1;
+    v->ok = 1;
+}
+
+/* What the reduction computes (st: mean's sum dtype) and its plan. */
+static int red_plan(gr_device *d, const gr_request *req, const red_view *v,
+                    gr_accum *acc, gr_plan *plan, gr_status *st)
+{
+    char err[256];
+    if (gr_accum_for(d, GR_FAM_REDUCE, req->op, req->in.t, req->st, acc, err,
+                     sizeof err) != 0) {
+        gr_status_kind(st, GR_E_TYPE, "%s", err);
+        return -1;
+    }
+    int rc = gr_plan_reduce(d, req->op, acc, &v->lay, &req->kn, plan);
+    if (rc != 0) {
+        gr_status_kind(st, rc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
+                       plan->why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The epilogue this request needs between the computed results (dtype
+ * st, or int64) and the result dtype rt, if any. */
+static int red_epilogue(const gr_request *req, gr_epilogue *epi)
+{
+    memset(epi, 0, sizeof *epi);
+    if (req->div != 0.0) {
+        epi->mode = GR_EPI_DIV;
+        epi->div = req->div;
+        return 1;
+    }
+    if (req->has_initial) {
+        epi->mode = GR_EPI_OP;
+        epi->op = req->op == GR_ANY ? GR_ANY
+                  : req->op == GR_ALL ? GR_ALL
+                                      : req->op;
+        memcpy(epi->value, req->initial, 8);
+        return 1;
+    }
+    epi->mode = GR_EPI_CAST;
+    return req->st != req->rt;
+}
+
+/* Host input, M x L layout from `base` (elements from ptr), to `out`:
+ * zero-copy or one upload per piece, streamed for long single segments
+ * on GPUs, split into pieces (one long segment) or batches of segments
+ * when larger than the device's largest buffer.  reps > 0: timed runs
+ * (ns[i]).  gr_lock held. */
+static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
+                       const gr_layout *lay, gr_plan *plan, const char *ptr,
+                       const gr_output *o, int reps, double *ns,
+                       gr_status *st)
+{
+    gr_input inp[MAX_PIECES];
+    gr_piece pieces[MAX_PIECES];
+    gr_timing tm = {0, 0};
+    const size_t isz = isz_of(acc->t);
+    const size_t limit = d->max_alloc ? (size_t)d->max_alloc - 128
+                                      : (size_t)-1;
+    const size_t rsize = gr_result_size(req->op, acc);
+    const size_t seg_bytes = ((lay->L - 1) * lay->elem_stride + 1) * isz;
+    const size_t span = ((lay->M - 1) * lay->seg_stride +
+                         (lay->L - 1) * lay->elem_stride + 1) * isz;
+    int np = 0, rc = 0;
+
+    memset(inp, 0, sizeof inp);
+    if (reps == 0 && lay->M == 1 && lay->elem_stride == 1 && !plan->atomic &&
+        gr_stream_wanted(d, lay->L * isz)) {
+        /* One long contiguous segment on a GPU: stream it through the
+         * pinned staging pool, planned for one chunk. */
+        gr_layout sub = *lay;
+        gr_plan p1;
+        gr_source src;
+        gr_stream_src *s = NULL;
+        gr_piece *pc = NULL;
+        const size_t per = gr_stream_chunk_elems(isz);
+        sub.L = lay->L < per ? lay->L : per;
+        if (gr_plan_reduce(d, req->op, acc, &sub, &req->kn, &p1) != 0) {
+            gr_status_kind(st, GR_E_VALUE, "%s", p1.why);
+            return -1;
+        }
+        if ((s = gr_stream_source(d, ptr, isz, lay->L, &src, &np, st)) ==
+            NULL) {
+            return -1;
+        }
+        if ((pc = calloc((size_t)np, sizeof *pc)) == NULL) {
+            gr_status_fail(st, "out of host memory");
+            rc = -1;
+        }
+        for (int i = 0; rc == 0 && i < np; ++i) {
+            size_t at = (size_t)i * per;
+            pc[i].len = lay->L - at < per ? lay->L - at : per;
+        }
+        if (rc == 0) {
+            rc = gr_reduce_run(d, req->op, acc, lay, &p1, pc, np, &src, o,
+                               NULL, st);
+        }
+        if (gr_stream_source_end(s, st) != 0) {
+            rc = -1;
+        }
+        free(pc);
+        *plan = p1;
+        return rc;
+    }
+    if (span <= limit) {
+        /* One buffer for everything. */
+        rc = gr_input_from_host(d, ptr, span, isz, &inp[0], st);
+        pieces[0] = (gr_piece){inp[0].mem, inp[0].base, lay->L};
+        np = rc == 0;
+    } else if (lay->M == 1 && lay->elem_stride == 1 &&
+               plan->kind == GR_K_GROUP && plan->chunk * isz <= limit) {
+        /* One long segment: pieces of whole chunks. */
+        const size_t per = limit / isz / plan->chunk * plan->chunk;
+        for (size_t off = 0; rc == 0 && off < lay->L; off += per) {
+            const size_t len = lay->L - off < per ? lay->L - off : per;
+            if (np == MAX_PIECES) {
+                gr_status_kind(st, GR_E_MEMORY, "input too large: more than "
+                               "%d buffers of %zu bytes", MAX_PIECES, limit);
+                rc = -1;
+                break;
+            }
+            if (interrupted(req)) {
+                rc = stop(st);
+                break;
+            }
+            rc = gr_input_from_host(d, ptr + off * isz, len * isz, isz,
+                                    &inp[np], st);
+            pieces[np] = (gr_piece){inp[np].mem, inp[np].base, len};
+            np += rc == 0;
+        }
+    } else if (lay->M > 1 && seg_bytes <= limit &&
+               (size_t)lay->seg_stride * isz >= seg_bytes) {
+        /* Many segments: batches of whole segments, one run each. */
+        const size_t per = 1 + (limit - seg_bytes) /
+                                   ((size_t)lay->seg_stride * isz);
+        for (size_t s0 = 0; rc == 0 && s0 < lay->M; s0 += per) {
+            gr_layout sub = *lay;
+            gr_plan p2;
+            if (interrupted(req)) {
+                rc = stop(st);
+                break;
+            }
+            sub.M = lay->M - s0 < per ? lay->M - s0 : per;
+            if (gr_plan_reduce(d, req->op, acc, &sub, &req->kn, &p2) != 0) {
+                gr_status_kind(st, GR_E_VALUE, "%s", p2.why);
+                rc = -1;
+                break;
+            }
+            const char *p = ptr + s0 * lay->seg_stride * isz;
+            const size_t nb = (sub.M - 1) * sub.seg_stride * isz + seg_bytes;
+            gr_input one;
+            rc = gr_input_from_host(d, p, nb, isz, &one, st);
+            if (rc == 0) {
+                gr_piece pc = {one.mem, one.base, sub.L};
+                gr_output ob = *o;
+                if (ob.mem == NULL) {
+                    ob.host = (char *)o->host + s0 * rsize;
+                } else {
+                    ob.off += s0;
+                }
+                rc = gr_reduce_run(d, req->op, acc, &sub, &p2, &pc, 1, NULL,
+                                   &ob, NULL, st);
+                if (one.zero_copy) {
+                    clFinish(d->queue);
+                }
+                gr_input_release(&one);
+            }
+        }
+        return rc;
+    } else {
+        gr_status_kind(st, GR_E_MEMORY, "input of %zu bytes does not fit the "
+                       "device's largest buffer (%llu bytes) in this layout",
+                       span, (unsigned long long)d->max_alloc);
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < (reps > 0 ? reps : 1); ++i) {
+        rc = gr_reduce_run(d, req->op, acc, lay, plan, pieces, np, NULL, o,
+                           reps > 0 ? &tm : NULL, st);
+        if (ns != NULL) {
+            ns[i] = tm.first_ns + tm.second_ns;
+        }
+    }
+    /* Host memory used in place must outlive the kernels reading it. */
+    for (int i = 0; i < np; ++i) {
+        if (inp[i].zero_copy && o->mem != NULL) {
+            clFinish(d->queue);
+            break;
+        }
+    }
+    for (int i = 0; i < np; ++i) {
+        gr_input_release(&inp[i]);
+    }
+    return rc;
+}
+
+static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
+{
+    red_view v;
+    gr_accum acc;
+    gr_plan plan;
+    gr_epilogue epi;
+    gr_block *tmp_in = NULL, *tmp_res = NULL, *tmp_rt = NULL;
+    char *host_copy = NULL;
+    const gr_operand *in = &req->in;
+    const size_t isz = isz_of(in->t);
+    int rc = -1;
+
+    red_view_of(req, &v);
+    res->lay = v.lay;
+    gr_device *d = dev_begin(req, st);
+    if (d == NULL) {
+        return -1;
+    }
+    if (red_plan(d, req, &v, &acc, &plan, st) != 0) {
+        goto done;
+    }
+    /* Work-group variants read contiguous segments; host views that are
+     * mostly gaps are not uploaded as they are. */
+    const int need_rows = plan.kind == GR_K_GROUP && v.lay.elem_stride != 1;
+    const size_t span_elems = (v.lay.M - 1) * (size_t)v.lay.seg_stride +
+                              (v.lay.L - 1) * (size_t)v.lay.elem_stride + 1;
+    const int sparse = in->host != NULL && d->is_gpu &&
+                       span_elems > 4 * v.lay.M * v.lay.L + 64;
+    if (!v.ok || need_rows || sparse) {
+        contiguous_layout(&v);
+        res->copied = 1;
+        if (red_plan(d, req, &v, &acc, &plan, st) != 0) {
+            goto done;
+        }
+    }
+    res->acc = acc;
+    res->lay = v.lay;
+    res->plan.reduce = plan;
+    if (req->mode == GR_EXPLAIN) {
+        rc = 0;
+        goto done;
+    }
+    /* The input as the layout reads it. */
+    const char *hptr = NULL;
+    cl_mem dmem = NULL;
+    size_t dbase = 0;
+    size_t gshape[GR_MAXDIMS];
+    ptrdiff_t gstr[GR_MAXDIMS];
+    const int gn = res->copied ? red_gather_dims(&v, gshape, gstr) : 0;
+    if (in->host != NULL) {
+        if (res->copied) {
+            ptrdiff_t bstr[GR_MAXDIMS];
+            for (int i = 0; i < gn; ++i) {
+                bstr[i] = gstr[i] * (ptrdiff_t)isz;
+            }
+            host_copy = aligned_alloc_bytes(v.lay.M * v.lay.L * isz);
+            if (host_copy == NULL) {
+                gr_status_kind(st, GR_E_MEMORY, "out of host memory copying "
+                               "%zu bytes", v.lay.M * v.lay.L * isz);
+                goto done;
+            }
+            gr_unlock();
+            host_gather(host_copy, in->host + v.gbase * (ptrdiff_t)isz, gn,
+                        gshape, bstr, isz);
+            gr_lock();
+            hptr = host_copy;
+        } else {
+            hptr = in->host + v.base * (ptrdiff_t)isz;
+        }
+    } else {
+        if (res->copied) {
+            /* A device copy in (kept..., reduced...) order. */
+            ptrdiff_t cstr[GR_MAXDIMS];
+            size_t acc_n = 1;
+            for (int i = gn - 1; i >= 0; --i) {
+                cstr[i] = (ptrdiff_t)acc_n;
+                acc_n *= gshape[i];
+            }
+            if ((tmp_in = gr_block_get(d, v.lay.M * v.lay.L * isz, st)) ==
+                    NULL ||
+                gr_copy_nd(d, in->blk->mem, in->t,
+                           (size_t)((ptrdiff_t)(in->off / isz) + v.gbase),
+                           tmp_in->mem, in->t, 0, gn, gshape, gstr, cstr,
+                           NULL, st) != 0) {
+                goto done;
+            }
+            dmem = tmp_in->mem;
+            dbase = 0;
+        } else {
+            dmem = in->blk->mem;
+            dbase = (size_t)((ptrdiff_t)(in->off / isz) + v.base);
+        }
+    }
+
+    /* Where the results go. */
+    const int has_epi = red_epilogue(req, &epi);
+    const size_t M = v.lay.M;
+    const size_t rsize = gr_result_size(req->op, &acc);
+    gr_output o = {NULL, NULL, 0};
+    size_t oshape[GR_MAXDIMS];
+    ptrdiff_t ostr[GR_MAXDIMS];
+    int on = 0;
+    cl_mem final_mem = NULL;     /* device destination of dtype dt        */
+    size_t final_off = 0;
+    gr_dtype dt = req->rt;
+    int direct = 0;
+    if (req->out.present && req->out.blk != NULL) {
+        on = out_geometry(&req->out, oshape, ostr);
+        size_t n1 = 1;
+        ptrdiff_t s1 = 1;
+        final_mem = req->out.blk->mem;
+        final_off = req->out.off / isz_of(req->out.t);
+        dt = req->out.t;
+        direct = on >= 0 && collapse(oshape, ostr, on, &n1, &s1) &&
+                 (s1 == 1 || n1 == 1) && dt == req->rt && !has_epi;
+        if (req->div != 0.0 && dt != req->rt) {
+            epi.via_dst = 1; /* NumPy's mean into another dtype */
+        }
+    } else if (req->out.present) {
+        /* host memory: M contiguous results of rt (api.c casts) */
+        direct = !has_epi;
+    } else {
+        /* a new device result, C-contiguous */
+        if ((res->blk[0] = gr_block_get(d, M * isz_of(req->rt), st)) ==
+            NULL) {
+            goto done;
+        }
+        final_mem = res->blk[0]->mem;
+        final_off = 0;
+        direct = !has_epi;
+        on = v.nk;
+        size_t acc_n = 1;
+        for (int i = v.nk - 1; i >= 0; --i) {
+            oshape[i] = v.kshape[i];
+            ostr[i] = (ptrdiff_t)acc_n;
+            acc_n *= v.kshape[i];
+        }
+    }
+    if (direct && req->out.present && req->out.blk == NULL) {
+        o.host = req->out.host;
+    } else if (direct) {
+        o.mem = final_mem;
+        o.off = final_off;
+    } else {
+        if ((tmp_res = gr_block_get(d, M * rsize, st)) == NULL) {
+            goto done;
+        }
+        o.mem = tmp_res->mem;
+        o.off = 0;
+    }
+    if (hptr != NULL) {
+        rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, &o,
+                         req->mode == GR_BENCH ? req->reps : 0, req->ns, st);
+    } else {
+        gr_piece piece = {dmem, dbase, v.lay.L};
+        gr_timing tm = {0, 0};
+        rc = 0;
+        for (int i = 0; rc == 0 && i < (req->mode == GR_BENCH ? req->reps : 1);
+             ++i) {
+            rc = gr_reduce_run(d, req->op, &acc, &v.lay, &plan, &piece, 1,
+                               NULL, &o, req->mode == GR_BENCH ? &tm : NULL,
+                               st);
+            if (req->ns != NULL) {
+                req->ns[i] = tm.first_ns + tm.second_ns;
+            }
+        }
+    }
+    if (rc != 0 || direct) {
+        goto done;
+    }
+    rc = -1;
+    /* The epilogue: computed results (st or int64) -> destination. */
+    const gr_dtype ct = (req->op == GR_ARGMIN || req->op == GR_ARGMAX)
+                            ? GR_INT64
+                            : req->st;
+    if (req->out.present && req->out.blk == NULL) {
+        /* host: into a device temporary of rt, then read back */
+        const size_t one[1] = {M};
+        const ptrdiff_t unit[1] = {1};
+        if ((tmp_rt = gr_block_get(d, M * isz_of(req->rt), st)) == NULL ||
+            gr_copy_nd(d, tmp_res->mem, ct, 0, tmp_rt->mem, req->rt, 0, 1,
+                       one, unit, unit, &epi, st) != 0) {
+            goto done;
+        }
+        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, tmp_rt->mem, CL_TRUE, 0,
+                                            M * isz_of(req->rt),
+                                            req->out.host, 0, NULL, NULL));
+    } else {
+        ptrdiff_t cstr[GR_MAXDIMS];
+        size_t acc_n = 1;
+        if (on < 0) {
+            gr_status_kind(st, GR_E_VALUE, "misaligned out");
+            goto done;
+        }
+        for (int i = on - 1; i >= 0; --i) {
+            cstr[i] = (ptrdiff_t)acc_n;
+            acc_n *= oshape[i];
+        }
+        if (gr_copy_nd(d, tmp_res->mem, ct, 0, final_mem, dt, final_off, on,
+                       oshape, cstr, ostr, &epi, st) != 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+fail:
+done:
+    gr_block_put(tmp_in);
+    gr_block_put(tmp_res);
+    gr_block_put(tmp_rt);
+    if (rc != 0) {
+        gr_result_clear(res);
+    }
+    gr_unlock();
+    free(host_copy);
+    return rc;
+}
+
+/* ================================================================= scans */
+
+#define MAX_SLOTS 16
+
+/* A long 1-D scan of host memory, streamed (stream.c's pinned pool): chunk
+ * k is uploaded to din, converted to the result type into win[1..len] after
+ * win[0] = the carry (the previous chunk's last inclusive prefix, or the
+ * identity), scanned inclusively into wout, and wout[1..len] (inclusive) or
+ * wout[0..len-1] (exclusive) streams back; wout[len] is the next carry,
+ * copied on the device.  Uploads of later chunks overlap the work on
+ * earlier ones; the host waits only for the result copies.  Inputs larger
+ * than the device's memory scan this way.  Each chunk boundary adds one
+ * rounding of the carry to the result type to the error bound.  The
+ * interrupt check runs between chunks. */
+static int scan_streamed(gr_device *d, const gr_request *req, gr_op op,
+                         const gr_accum *acc, int exclusive, size_t L,
+                         const char *in_ptr, char *out_ptr, gr_status *st)
+{
+    const gr_dtype t = acc->t, r = acc->r;
+    const size_t isz = isz_of(t), rsz = isz_of(r);
+    cl_mem din[MAX_SLOTS] = {0}, win[MAX_SLOTS] = {0}, wout[MAX_SLOTS] = {0};
+    cl_event used[MAX_SLOTS] = {0}, back[MAX_SLOTS] = {0};
+    size_t pend_off[MAX_SLOTS] = {0}, pend_len[MAX_SLOTS] = {0};
+    unsigned char ident[8];
+    gr_accum acc2;
+    gr_scan_plan plan2;
+    gr_layout lay2 = {1, 0, 0, 1};
+    size_t chunk = 0;
+    int nbuf = 0, rc = -1;
+    char err[256];
+    cl_int e = CL_SUCCESS;
+    gr_stream_pool *p = gr_stream_pool_get(d, &chunk, &nbuf, st);
+    if (p == NULL) {
+        return -1;
+    }
+    const size_t per = chunk / (isz > rsz ? isz : rsz);
+    if (gr_accum_for(d, GR_FAM_SCAN, op, r, r, &acc2, err, sizeof err) != 0) {
+        gr_status_kind(st, GR_E_TYPE, "%s", err);
+        return -1;
+    }
+    gr_identity_of(op, r, ident);
+    const size_t nchunks = (L + per - 1) / per;
+    for (size_t k = 0; k < nchunks; ++k) {
+        const int s = (int)(k % (size_t)nbuf), s2 = (int)((k + 1) % (size_t)nbuf);
+        const size_t off = k * per, len = L - off < per ? L - off : per;
+        cl_event w = NULL;
+        if (interrupted(req)) {
+            stop(st);
+            goto fail;
+        }
+        if (din[s] == NULL) {
+            din[s] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, per * isz, NULL, &e);
+            GR_CL_CHECK_AS(st, "clCreateBuffer", e);
+            wout[s] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, (per + 1) * rsz,
+                                     NULL, &e);
+            GR_CL_CHECK_AS(st, "clCreateBuffer", e);
+        }
+        for (int q = 0; q < 2; ++q) {
+            int sq = q ? s2 : s;
+            if (win[sq] == NULL) {
+                win[sq] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE,
+                                         (per + 1) * rsz, NULL, &e);
+                GR_CL_CHECK_AS(st, "clCreateBuffer", e);
+            }
+        }
+        if (back[s] != NULL) { /* chunk k - nbuf's results leave the slot */
+            cl_event b = back[s];
+            back[s] = NULL;
+            if (gr_stream_drain(p, s, b, out_ptr + pend_off[s] * rsz,
+                                pend_len[s] * rsz, st) != 0) {
+                goto fail;
+            }
+        }
+        if (gr_stream_upload(p, s, in_ptr + off * isz, len * isz, din[s], 0,
+                             used[s], &w, st) != 0) {
+            goto fail;
+        }
+        GR_CL_CHECK(st, clEnqueueBarrierWithWaitList(d->queue, 1, &w, NULL));
+        if (k == 0) {
+            GR_CL_CHECK(st, clEnqueueWriteBuffer(d->queue, win[s], CL_TRUE, 0,
+                                                 rsz, ident, 0, NULL, NULL));
+        }
+        if (gr_copy_enqueue(d, din[s], t, 0, win[s], r, 1, len, st) != 0) {
+            goto fail;
+        }
+        if (used[s] != NULL) {
+            clReleaseEvent(used[s]);
+            used[s] = NULL;
+        }
+        GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &used[s]));
+        if (lay2.L != len + 1) {
+            lay2.L = len + 1;
+            lay2.seg_stride = (ptrdiff_t)(len + 1);
+            int prc = gr_plan_scan(d, op, &acc2, &lay2, 1, &req->kn, &plan2);
+            if (prc != 0) {
+                gr_status_kind(st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE,
+                               "%s", plan2.why);
+                goto fail;
+            }
+        }
+        gr_scan_io io = {win[s], 0, wout[s], 0, (ptrdiff_t)(len + 1), 1};
+        if (gr_scan_run(d, op, &acc2, 0, &lay2, &plan2, &io, NULL, st) != 0) {
+            goto fail;
+        }
+        if (k + 1 < nchunks) {
+            GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, wout[s], win[s2],
+                                                len * rsz, 0, rsz, 0, NULL,
+                                                NULL));
+        }
+        if (gr_stream_download(p, d, s, wout[s], (exclusive ? 0 : 1) * rsz,
+                               len * rsz, &back[s], st) != 0) {
+            goto fail;
+        }
+        pend_off[s] = off;
+        pend_len[s] = len;
+    }
+    for (size_t k = nchunks > (size_t)nbuf ? nchunks - nbuf : 0; k < nchunks; ++k) {
+        const int s = (int)(k % (size_t)nbuf);
+        if (back[s] != NULL) {
+            cl_event b = back[s];
+            back[s] = NULL;
+            if (gr_stream_drain(p, s, b, out_ptr + pend_off[s] * rsz,
+                                pend_len[s] * rsz, st) != 0) {
+                goto fail;
+            }
+        }
+    }
+    rc = 0;
+fail:
+    clFinish(d->queue);
+    if (gr_stream_idle(p, st) != 0) {
+        rc = -1;
+    }
+    for (int i = 0; i < MAX_SLOTS; ++i) {
+        if (back[i]) clReleaseEvent(back[i]);
+        if (used[i]) clReleaseEvent(used[i]);
+        if (din[i]) clReleaseMemObject(din[i]);
+        if (win[i]) clReleaseMemObject(win[i]);
+        if (wout[i]) clReleaseMemObject(wout[i]);
+    }
+    return rc;
+}
+
+/* A scan's view of an operand: the row dims (the axis, or every dim in C
+ * order for a flattened scan) merged into one of L elements, the other
+ * (non-unit) dims in the order `kept` gives merged into M rows, where
+ * memory allows (ok).  gsh/gst: that geometry unmerged, kept dims then row
+ * dims, for gathers and copies. */
+typedef struct {
+    int ok;
+    size_t M, L;
+    ptrdiff_t ss, es;      /* elements                                     */
+    int gn;
+    size_t gsh[GR_MAXDIMS];
+    ptrdiff_t gst[GR_MAXDIMS];
+} scan_side;
+
+static scan_side scan_side_of(const gr_operand *o, int axis, const int *kept,
+                              int nk)
+{
+    scan_side s;
+    ptrdiff_t e[GR_MAXDIMS];
+    size_t rsh[GR_MAXDIMS];
+    ptrdiff_t rst[GR_MAXDIMS];
+    int nr = 0;
+    memset(&s, 0, sizeof s);
+    if (elem_strides(o, e) != 0) {
+        return s;
+    }
+    for (int i = 0; i < o->nd; ++i) {
+        if ((axis < 0 || i == axis) && o->shape[i] != 1) {
+            rsh[nr] = o->shape[i];
+            rst[nr] = e[i];
+            nr++;
+        }
+    }
+    for (int j = 0; j < nk; ++j) {
+        s.gsh[s.gn] = o->shape[kept[j]];
+        s.gst[s.gn] = e[kept[j]];
+        s.gn++;
+    }
+    int okk = collapse(s.gsh, s.gst, s.gn, &s.M, &s.ss);
+    for (int j = 0; j < nr; ++j) {
+        s.gsh[s.gn] = rsh[j];
+        s.gst[s.gn] = rst[j];
+        s.gn++;
+    }
+    int okr = collapse(rsh, rst, nr, &s.L, &s.es);
+    /* the sizes, whether or not the dims merge */
+    s.M = 1;
+    for (int j = 0; j < nk; ++j) {
+        s.M *= o->shape[kept[j]];
+    }
+    s.L = 1;
+    for (int j = 0; j < nr; ++j) {
+        s.L *= rsh[j];
+    }
+    if (nr == 0) {
+        s.es = 1;
+    }
+    if (s.L <= 1) {
+        s.es = 1;
+    }
+    if (s.M <= 1) {
+        s.ss = (ptrdiff_t)s.L * s.es;
+    }
+    s.ok = okk && okr && s.es > 0 && s.ss > 0;
+    return s;
+}
+
+static int scan_dense(const scan_side *s)
+{
+    return (s->M - 1) * (size_t)s->ss + (s->L - 1) * (size_t)s->es + 1 ==
+           s->M * s->L;
+}
+
+static void c_strides(const size_t *shape, int n, ptrdiff_t *str)
+{
+    size_t a = 1;
+    for (int j = n - 1; j >= 0; --j) {
+        str[j] = (ptrdiff_t)a;
+        a *= shape[j];
+    }
+}
+
+static int run_scan(gr_request *req, gr_result *res, gr_status *st)
+{
+    const gr_operand *in = &req->in, *out = &req->out;
+    const int axis = req->axis; /* -1: flattened, C order */
+    int order[GR_MAXDIMS], nk = 0;
+    gr_accum acc;
+    gr_scan_plan plan;
+    gr_layout lay;
+    char err[256];
+    gr_block *tin = NULL, *tout = NULL;
+    gr_input hin;
+    cl_mem hout = NULL;
+    char *host_copy = NULL;
+    int rc = -1;
+    memset(&hin, 0, sizeof hin);
+
+    /* kept dims by decreasing input stride (the input's memory order) */
+    for (int i = 0; axis >= 0 && i < in->nd; ++i) {
+        if (i != axis && in->shape[i] != 1) {
+            int j = nk++;
+            while (j > 0 && llabs((long long)in->strides[order[j - 1]]) <
+                                llabs((long long)in->strides[i])) {
+                order[j] = order[j - 1];
+                --j;
+            }
+            order[j] = i;
+        }
+    }
+    scan_side si = scan_side_of(in, axis, order, nk);
+    scan_side so = scan_side_of(out, axis, order, nk);
+    const size_t M = si.M, L = si.L;
+    /* min/max scan in the input's dtype: a cast copy first otherwise */
+    const int cast_in = (req->op == GR_MIN || req->op == GR_MAX) &&
+                        in->t != req->rt;
+    const gr_dtype ct = cast_in ? req->rt : in->t;
+    int copy_in = !si.ok || cast_in ||
+                  (in->host != NULL &&
+                   (si.M - 1) * (size_t)si.ss + (si.L - 1) * (size_t)si.es +
+                           1 > 4 * M * L + 64);
+    int temp_out = !so.ok || (out->host != NULL && !scan_dense(&so)) ||
+                   out->t != req->rt;
+
+    gr_device *d = dev_begin(req, st);
+    if (d == NULL) {
+        return -1;
+    }
+    if (gr_accum_for(d, GR_FAM_SCAN, req->op, ct, req->rt, &acc, err,
+                     sizeof err) != 0) {
+        gr_status_kind(st, GR_E_TYPE, "%s", err);
+        goto done;
+    }
+    for (int attempt = 0;; ++attempt) {
+        lay.M = M;
+        lay.L = L;
+        lay.seg_stride = copy_in ? (ptrdiff_t)L : si.ss;
+        lay.elem_stride = copy_in ? 1 : si.es;
+        const ptrdiff_t oes = temp_out ? 1 : so.es;
+        const int contig = lay.elem_stride == 1 && oes == 1;
+        int prc = gr_plan_scan(d, req->op, &acc, &lay, contig, &req->kn,
+                               &plan);
+        if (prc == -1 && !contig && attempt == 0) {
+            /* a tile variant asked for on strided rows: contiguous copies */
+            copy_in |= lay.elem_stride != 1;
+            temp_out |= oes != 1;
+            continue;
+        }
+        if (prc != 0) {
+            gr_status_kind(st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
+                           plan.why);
+            goto done;
+        }
+        break;
+    }
+    res->acc = acc;
+    res->lay = lay;
+    res->plan.scan = plan;
+    res->copied = copy_in;
+    if (req->mode == GR_EXPLAIN) {
+        rc = 0;
+        goto done;
+    }
+    const size_t isz = isz_of(in->t), csz = isz_of(ct), rsz = isz_of(req->rt);
+    ptrdiff_t gc_in[GR_MAXDIMS], gc_out[GR_MAXDIMS];
+    c_strides(si.gsh, si.gn, gc_in);
+    c_strides(so.gsh, so.gn, gc_out);
+
+    /* Streamed: a long 1-D scan of host memory (GPUs, or anything larger
+     * than one buffer). */
+    if (in->host != NULL && out->host != NULL && !copy_in && !temp_out &&
+        M == 1 && lay.elem_stride == 1 && so.es == 1 &&
+        req->mode == GR_RUN &&
+        (gr_stream_wanted(d, L * isz) ||
+         (d->max_alloc && (L * isz > d->max_alloc || L * rsz > d->max_alloc)))) {
+        rc = scan_streamed(d, req, req->op, &acc, req->exclusive, L,
+                           in->host, out->host, st);
+        goto done;
+    }
+    if (d->max_alloc && (M * L * isz > d->max_alloc ||
+                         M * L * rsz > d->max_alloc)) {
+        gr_status_kind(st, GR_E_MEMORY, "scan of %zu bytes into %zu bytes "
+                       "does not fit the device's largest buffer (%llu "
+                       "bytes)", M * L * isz, M * L * rsz,
+                       (unsigned long long)d->max_alloc);
+        goto done;
+    }
+    gr_scan_io io;
+    memset(&io, 0, sizeof io);
+    /* the input as the kernels read it */
+    if (in->host != NULL && !copy_in) {
+        const size_t span = ((si.M - 1) * (size_t)si.ss +
+                             (si.L - 1) * (size_t)si.es + 1) * isz;
+        if (gr_input_from_host(d, in->host, span, isz, &hin, st) != 0) {
+            goto done;
+        }
+        io.in = hin.mem;
+        io.in_base = hin.base;
+    } else if (in->host != NULL) {
+        /* host gather (and the cast of a min/max scan, on the device) */
+        ptrdiff_t bstr[GR_MAXDIMS];
+        for (int j = 0; j < si.gn; ++j) {
+            bstr[j] = si.gst[j] * (ptrdiff_t)isz;
+        }
+        if ((host_copy = aligned_alloc_bytes(M * L * isz)) == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            goto done;
+        }
+        gr_unlock();
+        host_gather(host_copy, in->host, si.gn, si.gsh, bstr, isz);
+        gr_lock();
+        if (gr_input_from_host(d, host_copy, M * L * isz, isz, &hin, st) != 0) {
+            goto done;
+        }
+        io.in = hin.mem;
+        io.in_base = hin.base;
+        if (cast_in) {
+            if ((tin = gr_block_get(d, M * L * csz, st)) == NULL ||
+                gr_copy_enqueue(d, hin.mem, in->t, hin.base, tin->mem, ct, 0,
+                                M * L, st) != 0) {
+                goto done;
+            }
+            io.in = tin->mem;
+            io.in_base = 0;
+        }
+    } else if (!copy_in) {
+        io.in = in->blk->mem;
+        io.in_base = in->off / isz;
+    } else {
+        if ((tin = gr_block_get(d, M * L * csz, st)) == NULL ||
+            gr_copy_nd(d, in->blk->mem, in->t, in->off / isz, tin->mem, ct, 0,
+                       si.gn, si.gsh, si.gst, gc_in, NULL, st) != 0) {
+            goto done;
+        }
+        io.in = tin->mem;
+        io.in_base = 0;
+    }
+    /* the output as the kernels write it */
+    if (temp_out) {
+        if ((tout = gr_block_get(d, M * L * rsz, st)) == NULL) {
+            goto done;
+        }
+        io.out = tout->mem;
+        io.out_base = 0;
+        io.out_seg_stride = (ptrdiff_t)L;
+        io.out_elem_stride = 1;
+    } else if (out->host != NULL) {
+        size_t base = 0;
+        hout = gr_output_host(d, out->host, M * L * rsz, rsz, &base);
+        if (hout == NULL) {
+            if ((tout = gr_block_get(d, M * L * rsz, st)) == NULL) {
+                goto done;
+            }
+            io.out = tout->mem;
+        } else {
+            io.out = hout;
+        }
+        io.out_base = hout ? base : 0;
+        io.out_seg_stride = so.ss;
+        io.out_elem_stride = so.es;
+    } else {
+        io.out = out->blk->mem;
+        io.out_base = out->off / rsz;
+        io.out_seg_stride = so.ss;
+        io.out_elem_stride = so.es;
+    }
+    {
+        gr_timing tm = {0, 0};
+        const int reps = req->mode == GR_BENCH ? req->reps : 1;
+        for (int i = 0; i < reps; ++i) {
+            if (gr_scan_run(d, req->op, &acc, req->exclusive, &lay, &plan, &io,
+                            req->mode == GR_BENCH ? &tm : NULL, st) != 0) {
+                goto done;
+            }
+            if (req->ns != NULL) {
+                req->ns[i] = tm.first_ns;
+            }
+        }
+    }
+    /* results to their destination */
+    if (temp_out && out->host != NULL) {
+        /* a host out no dense row view describes: read, then scatter */
+        ptrdiff_t bstr[GR_MAXDIMS];
+        char *buf = malloc(M * L * rsz);
+        if (buf == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            goto done;
+        }
+        if (read_unlocked(d, tout->mem, 0, M * L * rsz, buf, st) != 0) {
+            free(buf);
+            goto done;
+        }
+        for (int j = 0; j < so.gn; ++j) {
+            bstr[j] = so.gst[j] * (ptrdiff_t)rsz;
+        }
+        host_scatter(out->host, buf, so.gn, so.gsh, bstr, rsz);
+        free(buf);
+    } else if (temp_out) {
+        if (gr_copy_nd(d, tout->mem, req->rt, 0, out->blk->mem, out->t,
+                       out->off / isz_of(out->t), so.gn, so.gsh, gc_out,
+                       so.gst, NULL, st) != 0) {
+            goto done;
+        }
+    } else if (out->host != NULL && hout != NULL) {
+        void *p = NULL;
+        cl_int e = CL_SUCCESS;
+        p = clEnqueueMapBuffer(d->queue, hout, CL_TRUE, CL_MAP_READ, 0,
+                               (M * L + io.out_base) * rsz, 0, NULL, NULL, &e);
+        GR_CL_CHECK_AS(st, "clEnqueueMapBuffer", e);
+        GR_CL_CHECK(st, clEnqueueUnmapMemObject(d->queue, hout, p, 0, NULL,
+                                                NULL));
+        GR_CL_CHECK(st, clFinish(d->queue));
+    } else if (out->host != NULL) {
+        /* dense host out (non-negative strides): one read of its span */
+        if (read_unlocked(d, tout->mem, 0, M * L * rsz, out->host, st) != 0) {
+            goto done;
+        }
+    }
+    if (hin.zero_copy && out->host == NULL) {
+        clFinish(d->queue); /* host input read in place: let it finish */
+    }
+    rc = 0;
+fail:
+done:
+    gr_input_release(&hin);
+    if (hout != NULL) {
+        clReleaseMemObject(hout);
+    }
+    gr_block_put(tin);
+    gr_block_put(tout);
+    gr_unlock();
+    free(host_copy);
+    return rc;
+}
+
+/* ========================================================= reduce-by-key */
+
+/* Read n bytes of a block at off into dst after what is enqueued, waiting
+ * without gr_lock (other threads keep enqueuing).  gr_lock held on entry
+ * and on return. */
+static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
+                         void *dst, gr_status *st)
+{
+    cl_event ev = NULL;
+    GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, m, CL_FALSE, off, n, dst, 0,
+                                        NULL, &ev));
+    clFlush(d->queue);
+    gr_unlock();
+    int rc = wait_event(ev, st);
+    gr_lock();
+    clReleaseEvent(ev);
+    return rc;
+fail:
+    return -1;
+}
+
+/* The ValueError of a bad key: its index and value (read from the host
+ * array, or 8 bytes from the device). */
+static void bad_key(gr_device *d, const gr_request *req, cl_mem keys,
+                    size_t koff, uint64_t i, gr_status *st)
+{
+    const size_t ksz = isz_of(req->bkt.k);
+    unsigned char p[8] = {0};
+    if (req->in.host != NULL) {
+        memcpy(p, req->in.host + i * ksz, ksz);
+    } else if (read_unlocked(d, keys, (koff + i) * ksz, ksz, p, st) != 0) {
+        return;
+    }
+    long long sv = 0;
+    unsigned long long uv = 0;
+    switch (req->bkt.k) {
+    case GR_INT32: { int32_t x; memcpy(&x, p, 4); sv = x; break; }
+    case GR_UINT32: { uint32_t x; memcpy(&x, p, 4); uv = x; break; }
+    case GR_INT64: { int64_t x; memcpy(&x, p, 8); sv = x; break; }
+    default: { uint64_t x; memcpy(&x, p, 8); uv = x; break; }
+    }
+    const int sgn = gr_dtypes[req->bkt.k].is_signed;
+    if (sgn && sv < 0) {
+        gr_status_kind(st, GR_E_VALUE, "keys[%llu] = %lld is negative: keys "
+                       "must lie in [0, num_keys)", (unsigned long long)i, sv);
+    } else {
+        gr_status_kind(st, GR_E_VALUE, "keys[%llu] = %llu is out of range: "
+                       "keys must lie in [0, num_keys) with num_keys = %lld",
+                       (unsigned long long)i,
+                       sgn ? (unsigned long long)sv : uv,
+                       (long long)req->num_keys);
+    }
+}
+
+/* A stable sort of (keys, values) by key on the host: LSD radix sort of
+ * the keys (all in [0, num_keys): validated), 8 bits per pass, as many
+ * passes as num_keys needs.  Deterministic sum_by_key on unsorted keys
+ * takes this, then the sorted-segments kernels (README: which calls
+ * wait). */
+static int host_sort_by_key(const char *keys, const char *vals, size_t n,
+                            size_t ksz, size_t vsz, uint64_t max_key,
+                            char **ok, char **ov, gr_status *st)
+{
+    uint64_t *k0 = malloc(n * 8), *k1 = malloc(n * 8);
+    size_t *i0 = malloc(n * sizeof(size_t)), *i1 = malloc(n * sizeof(size_t));
+    char *sk = aligned_alloc_bytes(n * ksz), *sv = aligned_alloc_bytes(n * vsz);
+    int rc = -1;
+    if (!k0 || !k1 || !i0 || !i1 || !sk || !sv) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory sorting %zu keys",
+                       n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t k = 0;
+        memcpy(&k, keys + i * ksz, ksz); /* little-endian, non-negative */
+        k0[i] = k;
+        i0[i] = i;
+    }
+    for (int shift = 0; shift < 64 && (max_key >> shift) != 0; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; ++i) {
+            count[((k0[i] >> shift) & 255) + 1]++;
+        }
+        for (int b = 0; b < 256; ++b) {
+            count[b + 1] += count[b];
+        }
+        for (size_t i = 0; i < n; ++i) {
+            size_t at = count[(k0[i] >> shift) & 255]++;
+            k1[at] = k0[i];
+            i1[at] = i0[i];
+        }
+        uint64_t *tk = k0; k0 = k1; k1 = tk;
+        size_t *ti = i0; i0 = i1; i1 = ti;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        memcpy(sk + i * ksz, keys + i0[i] * ksz, ksz);
+        memcpy(sv + i * vsz, vals + i0[i] * vsz, vsz);
+    }
+    *ok = sk;
+    *ov = sv;
+    sk = sv = NULL;
+    rc = 0;
+out:
+    free(k0);
+    free(k1);
+    free(i0);
+    free(i1);
+    free(sk);
+    free(sv);
+    return rc;
+}
+
+/* One input of a by-key call as (cl_mem, first element): device blocks in
+ * place (strided views copied), host arrays uploaded or used in place. */
+typedef struct {
+    cl_mem mem;
+    size_t base;
+    gr_input host;
+    gr_block *tmp;
+} bk_in;
+
+static int bk_in_open(gr_device *d, const gr_operand *o, size_t n,
+                      bk_in *b, gr_status *st)
+{
+    const size_t isz = isz_of(o->t);
+    memset(b, 0, sizeof *b);
+    if (!o->present) {
+        return 0;
+    }
+    if (o->host != NULL) {
+        if (gr_input_from_host(d, o->host, n * isz, isz, &b->host, st) != 0) {
+            return -1;
+        }
+        b->mem = b->host.mem;
+        b->base = b->host.base;
+        return 0;
+    }
+    if (o->nd == 1 && o->shape[0] > 1 && o->strides[0] != (ptrdiff_t)isz) {
+        const size_t shape[1] = {n};
+        const ptrdiff_t ss[1] = {o->strides[0] / (ptrdiff_t)isz}, one[1] = {1};
+        if ((b->tmp = gr_block_get(d, n * isz, st)) == NULL ||
+            gr_copy_nd(d, o->blk->mem, o->t, o->off / isz, b->tmp->mem, o->t,
+                       0, 1, shape, ss, one, NULL, st) != 0) {
+            return -1;
+        }
+        b->mem = b->tmp->mem;
+        return 0;
+    }
+    b->mem = o->blk->mem;
+    b->base = o->off / isz;
+    return 0;
+}
+
+static void bk_in_close(bk_in *b)
+{
+    gr_input_release(&b->host);
+    gr_block_put(b->tmp);
+    memset(b, 0, sizeof *b);
+}
+
+/* sum_by_key: key facts (or the fused check), plan, sort if asked to be
+ * deterministic on unsorted keys, bins, aggregation.  gr_lock held. */
+static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
+                       bk_in *kb, bk_in *vb, gr_status *st)
+{
+    gr_bk_result *r = &res->bk;
+    gr_bk_overrides ov = {req->kn.variant, req->kn.wg_size,
+                          req->kn.items > 0 ? (size_t)req->kn.items : 0,
+                          req->deterministic, req->sorted};
+    const size_t n = req->in.shape[0];
+    const int64_t num_keys = req->num_keys;
+    char *sk = NULL, *sv = NULL;
+    gr_block *flag = NULL;
+    bk_in skb, svb;
+    int rc = -1;
+    memset(&skb, 0, sizeof skb);
+    memset(&svb, 0, sizeof svb);
+    r->facts.first_bad = UINT64_MAX;
+    r->fused = 0;
+    /* The key check fused into an atomic kernel: num_keys given,
+     * nondeterministic, an atomic variant (asked for, or auto on NVIDIA),
+     * and 64-bit atomics for the flag word. */
+    if (num_keys > 0 && n > 0 && !ov.deterministic && d->atomics64) {
+        const char *w = ov.variant;
+        const int is_auto = w == NULL || strcmp(w, "auto") == 0;
+        const int atomic_kind = !is_auto && (strcmp(w, "atomic") == 0 ||
+                                             strcmp(w, "warp_aggregated") == 0 ||
+                                             strcmp(w, "local_hash") == 0);
+        if (atomic_kind || (is_auto && d->is_gpu && d->nvidia_ptx)) {
+            memset(&r->facts, 0, sizeof r->facts);
+            r->facts.n = n;
+            r->facts.num_keys = (size_t)num_keys;
+            r->facts.first_bad = UINT64_MAX;
+            r->facts.sorted = ov.sorted;
+            r->facts.unmeasured = 1;
+            int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &req->bkt,
+                                     &r->facts, &ov, &r->plan);
+            if (prc != 0) {
+                gr_status_kind(st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE,
+                               "%s", r->plan.why);
+                return -1;
+            }
+            r->fused = r->plan.variant == GR_BKV_ATOMIC ||
+                       r->plan.variant == GR_BKV_WARP ||
+                       r->plan.variant == GR_BKV_HASH;
+        }
+    }
+    if (!r->fused) {
+        cl_ulong *words = NULL;
+        size_t groups = 0;
+        cl_event ev = NULL;
+        const uint64_t bound = num_keys >= 0 ? (uint64_t)num_keys
+                                             : (uint64_t)1 << 62;
+        r->ns_stats = 0;
+        if (gr_bykey_stats_enqueue(d, &req->bkt, kb->mem, kb->base, n, bound,
+                                   req->mode == GR_BENCH ? &r->ns_stats : NULL,
+                                   &words, &groups, &ev, st) != 0) {
+            return -1;
+        }
+        if (ev != NULL) {
+            gr_unlock();
+            int wrc = wait_event(ev, st);
+            gr_lock();
+            clReleaseEvent(ev);
+            if (wrc != 0) {
+                free(words);
+                return -1;
+            }
+        }
+        gr_bykey_stats_combine(words, groups, n, &r->facts);
+        free(words);
+        if (r->facts.first_bad != UINT64_MAX) {
+            bad_key(d, req, kb->mem, kb->base, r->facts.first_bad, st);
+            return -1;
+        }
+        r->facts.num_keys = num_keys >= 0 ? (size_t)num_keys
+                            : n ? (size_t)r->facts.max_key + 1 : 0;
+        r->facts.sorted = ov.sorted;
+        int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &req->bkt, &r->facts,
+                                 &ov, &r->plan);
+        if (prc != 0) {
+            gr_status_kind(st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
+                           r->plan.why);
+            return -1;
+        }
+        r->needs_sort = r->plan.variant == GR_BKV_SEGMENTS &&
+                        r->facts.descents != 0;
+    }
+    if (req->mode == GR_EXPLAIN) {
+        return 0;
+    }
+    const size_t nk = r->facts.num_keys;
+    const size_t rs = isz_of(req->bkt.r);
+    if (nk * rs / (rs ? rs : 1) != nk || (d->max_alloc && nk * rs > d->max_alloc)) {
+        gr_status_kind(st, GR_E_MEMORY, "sum_by_key: %zu bins of %zu bytes "
+                       "do not fit device '%s' (largest buffer %llu bytes)",
+                       nk, rs, d->name, (unsigned long long)d->max_alloc);
+        return -1;
+    }
+    if (r->needs_sort) {
+        /* deterministic on unsorted keys: a stable sort on the host */
+        const size_t ksz = isz_of(req->bkt.k), vsz = isz_of(req->bkt.v);
+        char *hk = req->in.host, *hv = req->vals.host;
+        char *rk = NULL, *rv = NULL;
+        if (hk == NULL && (rk = malloc(n * ksz)) != NULL &&
+            read_unlocked(d, kb->mem, kb->base * ksz, n * ksz, rk, st) != 0) {
+            free(rk);
+            return -1;
+        }
+        if (hv == NULL && (rv = malloc(n * vsz)) != NULL &&
+            read_unlocked(d, vb->mem, vb->base * vsz, n * vsz, rv, st) != 0) {
+            free(rk);
+            free(rv);
+            return -1;
+        }
+        if ((hk == NULL && rk == NULL) || (hv == NULL && rv == NULL)) {
+            free(rk);
+            free(rv);
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            return -1;
+        }
+        gr_unlock();
+        rc = host_sort_by_key(hk ? hk : rk, hv ? hv : rv, n, ksz, vsz,
+                              r->facts.max_key, &sk, &sv, st);
+        gr_lock();
+        free(rk);
+        free(rv);
+        if (rc != 0) {
+            return -1;
+        }
+        rc = -1;
+        if (gr_input_from_host(d, sk, n * ksz, ksz, &skb.host, st) != 0 ||
+            gr_input_from_host(d, sv, n * vsz, vsz, &svb.host, st) != 0) {
+            goto out;
+        }
+        skb.mem = skb.host.mem;
+        skb.base = skb.host.base;
+        svb.mem = svb.host.mem;
+        svb.base = svb.host.base;
+        kb = &skb;
+        vb = &svb;
+        r->facts.sorted = 1;
+        r->facts.descents = 0;
+        ov.sorted = 1;
+        int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &req->bkt, &r->facts,
+                                 &ov, &r->plan);
+        if (prc != 0) {
+            gr_status_kind(st, GR_E_VALUE, "%s", r->plan.why);
+            goto out;
+        }
+    }
+    if ((res->blk[1] = gr_block_get(d, nk ? nk * rs : 8, st)) == NULL ||
+        (flag = gr_block_get(d, 8, st)) == NULL) {
+        goto out;
+    }
+    for (int i = 0; i < (req->mode == GR_BENCH ? req->reps : 1); ++i) {
+        double t = 0.0;
+        if (gr_bykey_dense_dev(d, &req->bkt, &r->plan, kb->mem, kb->base,
+                               vb->mem, vb->base, n, nk, res->blk[1]->mem,
+                               flag->mem, req->mode == GR_BENCH ? &t : NULL,
+                               st) != 0) {
+            goto out;
+        }
+        if (req->ns != NULL) {
+            req->ns[i] = t + r->ns_stats;
+        }
+    }
+    if (r->fused && nk > 0 && n > 0) {
+        cl_ulong fb = 0;
+        if (read_unlocked(d, flag->mem, 0, 8, &fb, st) != 0) {
+            goto out;
+        }
+        if (fb != UINT64_MAX) {
+            bad_key(d, req, kb->mem, kb->base, fb, st);
+            goto out;
+        }
+    }
+    res->count = nk;
+    rc = 0;
+out:
+    if (sk != NULL || sv != NULL) {
+        /* the sorted copies were read in place or uploaded: finish first */
+        clFinish(d->queue);
+    }
+    bk_in_close(&skb);
+    bk_in_close(&svb);
+    free(sk);
+    free(sv);
+    gr_block_put(flag);
+    return rc;
+}
+
+/* reduce_by_key / scan_by_key: plan, outputs of capacity n, the segmented
+ * kernels, and reduce_by_key's run count (read without gr_lock).  A result
+ * much shorter than its capacity is moved into a block of its size. */
+static int bykey_runs(gr_device *d, gr_request *req, gr_result *res,
+                      bk_in *kb, bk_in *vb, gr_status *st)
+{
+    gr_bk_result *r = &res->bk;
+    gr_bk_overrides ov = {req->kn.variant, req->kn.wg_size,
+                          req->kn.items > 0 ? (size_t)req->kn.items : 0,
+                          req->deterministic, -1};
+    const size_t n = req->in.shape[0];
+    const size_t rs = isz_of(req->bkt.r), ks = isz_of(req->bkt.k);
+    gr_block *cnt = NULL;
+    int rc = -1;
+    r->facts.n = n;
+    r->facts.sorted = -1;
+    r->facts.first_bad = UINT64_MAX;
+    int prc = gr_bk_plan_for(d, d->sm, req->bkf, &req->bkt, &r->facts, &ov,
+                             &r->plan);
+    if (prc != 0) {
+        gr_status_kind(st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
+                       r->plan.why);
+        return -1;
+    }
+    if (req->mode == GR_EXPLAIN) {
+        return 0;
+    }
+    if ((res->blk[1] = gr_block_get(d, n ? n * rs : 8, st)) == NULL ||
+        (req->bkf == GR_BK_REDUCE &&
+         ((res->blk[0] = gr_block_get(d, n ? n * ks : 8, st)) == NULL ||
+          (cnt = gr_block_get(d, 8, st)) == NULL))) {
+        goto out;
+    }
+    const int mode = req->bkf == GR_BK_REDUCE ? 0 : req->exclusive ? 2 : 1;
+    for (int i = 0; i < (req->mode == GR_BENCH ? req->reps : 1); ++i) {
+        double t = 0.0;
+        if (gr_bykey_segments_dev(d, &req->bkt, &r->plan, mode, kb->mem,
+                                  kb->base, vb->mem, vb->base, n,
+                                  res->blk[0] ? res->blk[0]->mem : NULL,
+                                  res->blk[1]->mem, cnt ? cnt->mem : NULL,
+                                  req->mode == GR_BENCH ? &t : NULL,
+                                  st) != 0) {
+            goto out;
+        }
+        if (req->ns != NULL) {
+            req->ns[i] = t;
+        }
+    }
+    res->count = n;
+    if (cnt != NULL) {
+        cl_ulong c = 0;
+        if (n > 0 && read_unlocked(d, cnt->mem, 0, 8, &c, st) != 0) {
+            goto out;
+        }
+        res->count = (size_t)c;
+        if (c > 0 && c * 2 < n) {
+            /* keep only what the results need */
+            gr_block *bk = NULL, *bv = NULL;
+            if ((bk = gr_block_get(d, c * ks, st)) == NULL ||
+                (bv = gr_block_get(d, c * rs, st)) == NULL) {
+                gr_block_put(bk);
+                goto out;
+            }
+            GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, res->blk[0]->mem,
+                                                bk->mem, 0, 0, c * ks, 0, NULL,
+                                                NULL));
+            GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, res->blk[1]->mem,
+                                                bv->mem, 0, 0, c * rs, 0, NULL,
+                                                NULL));
+            gr_block_put(res->blk[0]);
+            gr_block_put(res->blk[1]);
+            res->blk[0] = bk;
+            res->blk[1] = bv;
+        }
+    }
+    rc = 0;
+fail:
+out:
+    gr_block_put(cnt);
+    return rc;
+}
+
+static int run_bykey(gr_request *req, gr_result *res, gr_status *st)
+{
+    bk_in kb, vb;
+    const size_t n = req->in.shape[0];
+    int rc = -1;
+    memset(&kb, 0, sizeof kb);
+    memset(&vb, 0, sizeof vb);
+    gr_device *d = dev_begin(req, st);
+    if (d == NULL) {
+        return -1;
+    }
+    if (req->mode != GR_EXPLAIN || req->bkf == GR_BK_DENSE) {
+        if (bk_in_open(d, &req->in, n, &kb, st) != 0 ||
+            bk_in_open(d, &req->vals, n, &vb, st) != 0) {
+            goto done;
+        }
+    }
+    if (vb.mem == NULL) {
+        vb.mem = kb.mem; /* op count reads no values */
+    }
+    rc = req->bkf == GR_BK_DENSE ? bykey_dense(d, req, res, &kb, &vb, st)
+                                 : bykey_runs(d, req, res, &kb, &vb, st);
+    if (kb.host.zero_copy || vb.host.zero_copy) {
+        clFinish(d->queue); /* host memory read in place */
+    }
+done:
+    if (rc != 0) {
+        gr_result_clear(res);
+    }
+    bk_in_close(&kb);
+    bk_in_close(&vb);
+    gr_unlock();
+    return rc;
+}
+
+/* =============================================================== entry */
+
+int gr_dispatch(gr_request *req, gr_result *res, gr_status *st)
+{
+    memset(res, 0, sizeof *res);
+    switch (req->fam) {
+    case GR_FAM_REDUCE:
+        return run_reduce(req, res, st);
+    case GR_FAM_SCAN:
+        return run_scan(req, res, st);
+    default:
+        return run_bykey(req, res, st);
+    }
+}
+
+/* ====================================================== byte operations */
+
+int gr_device_ready(int dev, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    if (__atomic_load_n(&d->queue, __ATOMIC_ACQUIRE) != NULL && !gr_forked()) {
+        return 0;
+    }
+    gr_lock();
+    int rc = gr_device_open(d, st);
+    gr_unlock();
+    return rc;
+}
+
+int gr_block_write(gr_block *b, size_t off, const void *src, size_t n,
+                   gr_status *st)
+{
+    gr_device *d = gr_device_get(b->dev);
+    int rc = -1;
+    gr_lock();
+    if (gr_device_open(d, st) == 0) {
+        rc = gr_stream_write(d, b->mem, off, src, n, st);
+    }
+    gr_unlock();
+    return rc;
+}
+
+int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
+                  int (*intr)(void *), void *ictx, gr_status *st)
+{
+    gr_device *d = gr_device_get(b->dev);
+    int rc = -1;
+    (void)intr;
+    (void)ictx;
+    gr_lock();
+    if (gr_device_open(d, st) == 0) {
+        rc = read_unlocked(d, b->mem, off, n, dst, st);
+    }
+    gr_unlock();
+    return rc;
+}
+
+int gr_block_fill(gr_block *b, size_t off, size_t n, const void *pat,
+                  size_t plen, gr_status *st)
+{
+    gr_device *d = gr_device_get(b->dev);
+    int rc = -1;
+    gr_lock();
+    if (gr_device_open(d, st) == 0) {
+        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, b->mem, pat, plen, off,
+                                            n, 0, NULL, NULL));
+        rc = 0;
+    }
+fail:
+    gr_unlock();
+    return rc;
+}
+
+int gr_block_copy(gr_block *src, size_t soff, gr_block *dst, size_t doff,
+                  size_t n, gr_status *st)
+{
+    gr_device *d = gr_device_get(dst->dev);
+    int rc = -1;
+    gr_lock();
+    if (gr_device_open(d, st) == 0) {
+        GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, src->mem, dst->mem, soff,
+                                            doff, n, 0, NULL, NULL));
+        rc = 0;
+    }
+fail:
+    gr_unlock();
+    return rc;
+}
+
+int gr_operand_copy(const gr_operand *src, const gr_operand *dst,
+                    const gr_epilogue *epi, gr_status *st)
+{
+    ptrdiff_t ss[GR_MAXDIMS], ds[GR_MAXDIMS];
+    gr_device *d = gr_device_get(dst->blk->dev);
+    int rc = -1;
+    if (elem_strides(src, ss) != 0 || elem_strides(dst, ds) != 0) {
+        gr_status_kind(st, GR_E_VALUE, "misaligned device view");
+        return -1;
+    }
+    gr_lock();
+    if (gr_device_open(d, st) == 0) {
+        rc = gr_copy_nd(d, src->blk->mem, src->t, src->off / isz_of(src->t),
+                        dst->blk->mem, dst->t, dst->off / isz_of(dst->t),
+                        dst->nd, dst->shape, ss, ds, epi, st);
+    }
+    gr_unlock();
+    return rc;
+}
+
+int gr_device_finish(int dev, int (*intr)(void *), void *ictx, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    cl_event ev = NULL;
+    int rc = -1;
+    (void)intr;
+    (void)ictx;
+    gr_lock();
+    if (gr_device_open(d, st) != 0) {
+        gr_unlock();
+        return -1;
+    }
+    GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev));
+    clFlush(d->queue);
+    gr_unlock();
+    rc = wait_event(ev, st);
+    clReleaseEvent(ev);
+    return rc;
+fail:
+    gr_unlock();
+    return -1;
+}
+
+int gr_copy_bandwidth(int dev, size_t nbytes, int reps, double *ns,
+                      gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    gr_block *a = NULL, *b = NULL;
+    cl_event ev = NULL;
+    int rc = -1;
+    unsigned char zero = 0;
+    gr_lock();
+    if (gr_device_open(d, st) != 0 ||
+        (a = gr_block_get(d, nbytes, st)) == NULL ||
+        (b = gr_block_get(d, nbytes, st)) == NULL) {
+        goto fail;
+    }
+    GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, a->mem, &zero, 1, 0, nbytes,
+                                        0, NULL, NULL));
+    for (int i = 0; i < reps; ++i) {
+        cl_ulong t0 = 0, t1 = 0;
+        GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, a->mem, b->mem, 0, 0,
+                                            nbytes, 0, NULL, &ev));
+        GR_CL_CHECK(st, clWaitForEvents(1, &ev));
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0,
+                                NULL);
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
+                                NULL);
+        ns[i] = (double)(t1 - t0);
+        clReleaseEvent(ev);
+        ev = NULL;
+    }
+    rc = 0;
+fail:
+    if (ev) clReleaseEvent(ev);
+    gr_block_put(a);
+    gr_block_put(b);
+    gr_unlock();
+    return rc;
+}
+
+/* A gate for tests of asynchrony: the device's queue waits behind a user
+ * event until gr_gate_open completes it.  Work enqueued meanwhile cannot
+ * start, so a call that returns while the gate is shut did not wait. */
+int gr_gate_shut(int dev, cl_event *gate, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    cl_int e = CL_SUCCESS;
+    int rc = -1;
+    *gate = NULL;
+    gr_lock();
+    if (gr_device_open(d, st) != 0) {
+        goto fail;
+    }
+    *gate = clCreateUserEvent(d->ctx, &e);
+    GR_CL_CHECK_AS(st, "clCreateUserEvent", e);
+    GR_CL_CHECK(st, clEnqueueBarrierWithWaitList(d->queue, 1, gate, NULL));
+    clFlush(d->queue);
+    rc = 0;
+fail:
+    if (rc != 0 && *gate != NULL) {
+        clSetUserEventStatus(*gate, CL_COMPLETE);
+        clReleaseEvent(*gate);
+        *gate = NULL;
+    }
+    gr_unlock();
+    return rc;
+}
+
+void gr_gate_open(cl_event gate)
+{
+    if (gate != NULL) {
+        clSetUserEventStatus(gate, CL_COMPLETE);
+        clReleaseEvent(gate);
+    }
+}
+
+/* 1 while commands enqueued on the device before this call are still
+ * pending (a marker's status, no wait). */
+int gr_device_busy(int dev, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    cl_event ev = NULL;
+    cl_int s = CL_COMPLETE;
+    int rc = -1;
+    gr_lock();
+    if (gr_device_open(d, st) != 0) {
+        goto fail;
+    }
+    GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev));
+    clFlush(d->queue);
+    GR_CL_CHECK(st, clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                   sizeof s, &s, NULL));
+    rc = s != CL_COMPLETE;
+fail:
+    if (ev) clReleaseEvent(ev);
+    gr_unlock();
+    return rc;
+}

@@ -1,0 +1,1160 @@
+/*
+ * gpured — policy: every "auto" rule of every family, in one place.
+ *
+ * Pure functions of (device facts, operator, types, layout, knobs, tuned
+ * table): nothing here touches OpenCL or Python, so every decision can be
+ * unit-tested through _core.plan_for on synthetic devices and shown to
+ * users (gpured.explain).
+ *
+ *   gr_accum_for     the accumulator of (family, op, input, result)
+ *   gr_plan_reduce   reductions: variant, work-group, vectors, passes
+ *   gr_plan_scan     scans: variant, tile, passes
+ *   gr_bk_plan_for   reduce-by-key: variant and geometry from key facts
+ *
+ * The auto choice for reductions, in a few lines:
+ *   - strided segments (column reductions) or very short rows:
+ *       one work-item per segment, consecutive work-items on consecutive
+ *       addresses ("segment_per_item"), rows split in parts when there are
+ *       too few segments to fill the device;
+ *   - GPU: coalesced vector loads of 16 bytes, several accumulators per
+ *       work-item, enough work-groups to fill every compute unit ("vector";
+ *       "subgroup" with PTX warp shuffles on NVIDIA);
+ *   - CPU: each work-item streams one contiguous run with explicit 64-byte
+ *       vectors ("chunked"); a few work-groups per core;
+ *   - if one work-group's tile covers the input: one pass, one group.
+ *
+ * For scans:
+ *   - strided rows (scans along a non-last axis) or short rows:
+ *       one work-item per row ("row_per_item");
+ *   - otherwise a single pass with decoupled look-back where the device has
+ *     64-bit atomics ("decoupled_lookback"): GPU tiles of 256 work-items x
+ *     64 bytes (128 for 4-byte data) in registers; CPU tiles of one
+ *     work-item's contiguous run that fits L1;
+ *   - else reduce_then_scan (three passes).
+ */
+#include "gpured.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ============================================================ reductions */
+
+const gr_dtype_info gr_dtypes[GR_NDTYPES] = {
+    /* name       cl        uns       mask     min            max        sz fl sg */
+    {"bool",    "uchar",  "uchar",  "char",  "0",           "1",         1, 0, 0},
+    {"int8",    "char",   "uchar",  "char",  "CHAR_MIN",    "CHAR_MAX",  1, 0, 1},
+    {"uint8",   "uchar",  "uchar",  "char",  "0",           "UCHAR_MAX", 1, 0, 0},
+    {"int16",   "short",  "ushort", "short", "SHRT_MIN",    "SHRT_MAX",  2, 0, 1},
+    {"uint16",  "ushort", "ushort", "short", "0",           "USHRT_MAX", 2, 0, 0},
+    {"int32",   "int",    "uint",   "int",   "INT_MIN",     "INT_MAX",   4, 0, 1},
+    {"uint32",  "uint",   "uint",   "int",   "0",           "UINT_MAX",  4, 0, 0},
+    {"int64",   "long",   "ulong",  "long",  "LONG_MIN",    "LONG_MAX",  8, 0, 1},
+    {"uint64",  "ulong",  "ulong",  "long",  "0",           "ULONG_MAX", 8, 0, 0},
+    {"float32", "float",  "float",  "int",   "(-INFINITY)", "INFINITY",  4, 1, 1},
+    {"float64", "double", "double", "long",  "(-INFINITY)", "INFINITY",  8, 1, 1},
+};
+
+const char *const gr_op_names[GR_NOPS] = {"add",    "multiply", "minimum",
+                                          "maximum", "argmin",  "argmax",
+                                          "all",    "any"};
+
+/* CVT modes, as in kernels/common.cl */
+enum { CVT_NONE = 0, CVT_TO_A = 1, CVT_WRAP = 2, CVT_MASK = 3 };
+
+static int accum_reduce(const gr_device *d, gr_op op, gr_dtype t,
+                        gr_dtype r, gr_accum *acc, char *err, size_t errlen)
+{
+    const gr_dtype_info *ti = &gr_dtypes[t], *ri = &gr_dtypes[r];
+    memset(acc, 0, sizeof *acc);
+    acc->t = t;
+    acc->r = r;
+    if ((t == GR_FLOAT64 || r == GR_FLOAT64) && !d->fp64) {
+        snprintf(err, errlen,
+                 "dtype float64 is not supported by device '%s' (no fp64)",
+                 d->name);
+        return -1;
+    }
+    switch (op) {
+    case GR_ADD:
+    case GR_MUL:
+        if (ri->is_float) {
+            /* float32 sums accumulate in double where the device has it:
+             * correctly rounded in practice, and memory-bound anyway. */
+            if (op == GR_ADD && r == GR_FLOAT32 && d->fp64) {
+                acc->a_cl = "double";
+                acc->a_size = 8;
+            } else {
+                acc->a_cl = ri->cl;
+                acc->a_size = ri->size;
+                acc->comp = op == GR_ADD;
+            }
+            acc->cvt = (t == r && !(op == GR_ADD && acc->a_size != ri->size))
+                           ? CVT_NONE
+                           : CVT_TO_A;
+        } else {
+            /* Integer add/mul in the unsigned twin: wraps like NumPy. */
+            acc->a_cl = ri->cl_uns;
+            acc->a_size = ri->size;
+            acc->cvt = CVT_WRAP;
+        }
+        acc->a_min = "0";
+        acc->a_max = "0";
+        acc->x_size = acc->comp ? acc->a_size : 0;
+        return 0;
+    case GR_MIN:
+    case GR_MAX:
+    case GR_ARGMIN:
+    case GR_ARGMAX:
+        acc->a_cl = ti->cl;
+        acc->a_size = ti->size;
+        acc->a_min = ti->minv;
+        acc->a_max = ti->maxv;
+        acc->cvt = CVT_NONE;
+        acc->x_size = (op == GR_ARGMIN || op == GR_ARGMAX) ? 8 : 0;
+        return 0;
+    case GR_ALL:
+    case GR_ANY:
+        acc->a_cl = ti->cl_mask;
+        acc->a_size = ti->size;
+        acc->a_min = "0";
+        acc->a_max = "0";
+        acc->cvt = CVT_MASK;
+        return 0;
+    default:
+        snprintf(err, errlen, "unknown reduction operator %d", (int)op);
+        return -1;
+    }
+}
+
+/* ------------------------------------------------------------- variants */
+
+/* The seed's ladder, plus the CPU and column kernels.  GR_LOAD_* and
+ * GR_COMBINE_* are the numbers of kernels/reduce.cl and kernels/common.cl. */
+enum { LOAD_COALESCED = 0, LOAD_CONTIG = 1, LOAD_STRIDE_GLOBAL = 2 };
+enum {
+    COMB_NAIVE = 0, COMB_SEQ = 1, COMB_UNROLL_COMPLETE = 2, COMB_UNROLL_LAST = 3,
+    COMB_SUBGROUP = 4, COMB_WORKGROUP = 5
+};
+
+typedef struct {
+    const char *name;
+    gr_kernel_kind kind;
+    int load, combine;
+    int one_per_item;  /* one element per work-item (the ladder's start) */
+    int vector;        /* 16-byte vector loads by default                */
+    int atomic;
+    int needs_sg, needs_wgc;
+} variant_def;
+
+static const variant_def variant_defs[] = {
+    {"naive", GR_K_GROUP, LOAD_COALESCED, COMB_NAIVE, 1, 0, 0, 0, 0},
+    {"divergence_free", GR_K_GROUP, LOAD_COALESCED, COMB_SEQ, 1, 0, 0, 0, 0},
+    {"unroll_last", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_LAST, 1, 0, 0, 1, 0},
+    {"unroll_complete", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 1, 0, 0, 0, 0},
+    {"stride_global", GR_K_GROUP, LOAD_STRIDE_GLOBAL, COMB_UNROLL_COMPLETE, 0, 0, 0, 0, 0},
+    {"stride_local", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 0, 0, 0, 0, 0},
+    {"vector", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 0, 1, 0, 0, 0},
+    {"workgroup", GR_K_GROUP, LOAD_COALESCED, COMB_WORKGROUP, 0, 1, 0, 0, 1},
+    {"subgroup", GR_K_GROUP, LOAD_COALESCED, COMB_SUBGROUP, 0, 1, 0, 1, 0},
+    {"atomic", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 0, 1, 1, 0, 0},
+    {"chunked", GR_K_GROUP, LOAD_CONTIG, COMB_UNROLL_COMPLETE, 0, 0, 0, 0, 0},
+    {"segment_per_item", GR_K_ITEMS, 0, 0, 0, 0, 0, 0, 0},
+};
+#define NVARIANTS ((int)(sizeof variant_defs / sizeof *variant_defs))
+
+static const char *const variants[] = {
+    "auto", "naive", "divergence_free", "unroll_last", "unroll_complete",
+    "stride_global", "stride_local", "vector", "workgroup", "subgroup",
+    "atomic", "chunked", "segment_per_item", NULL};
+
+const char *const *gr_reduce_variants(void) { return variants; }
+
+static const variant_def *find_variant(const char *name)
+{
+    for (int i = 0; i < NVARIANTS; ++i) {
+        if (strcmp(variant_defs[i].name, name) == 0) {
+            return &variant_defs[i];
+        }
+    }
+    return NULL;
+}
+
+/* 1 if the device can run the variant for this operator and accumulator,
+ * else 0 with the reason in why. */
+static int available(const gr_device *d, gr_op op, const gr_accum *acc,
+                     const variant_def *v, char *why, size_t n)
+{
+    const int sized = acc->a_size == 4 || acc->a_size == 8;
+    if (v->needs_sg && !d->nvidia_ptx && !d->subgroups) {
+        snprintf(why, n, "variant '%s' needs sub-groups (cl_khr_subgroups or "
+                 "NVIDIA PTX warp primitives); device '%s' has neither",
+                 v->name, d->name);
+        return 0;
+    }
+    if (v->needs_sg && !d->nvidia_ptx) {
+        /* cl_khr_subgroups: PoCL 5.0 crashed (SIGSEGV) on sub_group_barrier()
+         * inside the unroll loop, so the sub-group barrier path is NVIDIA's
+         * only; sub_group_reduce_* covers add/min/max on 32/64-bit values. */
+        if (v->combine == COMB_UNROLL_LAST) {
+            snprintf(why, n, "variant 'unroll_last' uses NVIDIA's bar.warp.sync; "
+                     "through cl_khr_subgroups (device '%s') it is not offered "
+                     "(PoCL 5.0 crashes on sub_group_barrier in the loop)",
+                     d->name);
+            return 0;
+        }
+        if (acc->x_size != 0 || !sized ||
+            !(op == GR_ADD || op == GR_MIN || op == GR_MAX)) {
+            snprintf(why, n, "variant 'subgroup' through cl_khr_subgroups uses "
+                     "sub_group_reduce_add/min/max on 32- and 64-bit values "
+                     "(not %s on %d-byte values)", gr_op_names[op], acc->a_size);
+            return 0;
+        }
+    }
+    if (v->needs_wgc) {
+        if (!d->wg_collectives) {
+            snprintf(why, n, "variant 'workgroup' needs OpenCL 2.0 work-group "
+                     "collective functions; device '%s' has none", d->name);
+            return 0;
+        }
+        if (op == GR_MUL || op == GR_ARGMIN || op == GR_ARGMAX || !sized) {
+            snprintf(why, n, "variant 'workgroup' covers add/min/max/all/any "
+                     "on 32- and 64-bit accumulators (work_group_reduce_*), "
+                     "not %s on %d-byte values", gr_op_names[op], acc->a_size);
+            return 0;
+        }
+    }
+    if (v->atomic) {
+        if (op == GR_ARGMIN || op == GR_ARGMAX || !sized) {
+            snprintf(why, n, "variant 'atomic' needs a 32- or 64-bit "
+                     "accumulator that one compare-and-swap can update (not "
+                     "%s on %d-byte values)", gr_op_names[op], acc->a_size);
+            return 0;
+        }
+        if (acc->a_size == 8 && !d->atomics64) {
+            snprintf(why, n, "variant 'atomic' on 64-bit accumulators needs "
+                     "cl_khr_int64_base_atomics; device '%s' lacks it",
+                     d->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int gr_variant_available(const gr_device *d, gr_op op, const gr_accum *acc,
+                         const char *name, char *why, size_t n)
+{
+    const variant_def *v = find_variant(name);
+    if (strcmp(name, "auto") == 0) {
+        return 1;
+    }
+    if (v == NULL) {
+        snprintf(why, n, "unknown variant '%s'", name);
+        return 0;
+    }
+    return available(d, op, acc, v, why, n);
+}
+
+/* ----------------------------------------------------------- tuned table */
+
+#define MAX_TUNED 256
+static gr_tuned tuned[MAX_TUNED];
+static int ntuned = 0;
+
+int gr_size_class(size_t nbytes)
+{
+    int c = 0;
+    while (c < 40 && ((size_t)1 << (c + 1)) <= nbytes) {
+        ++c;
+    }
+    return c; /* floor(log2(bytes)) */
+}
+
+void gr_tuned_set(const gr_tuned *entries, int n)
+{
+    ntuned = n < MAX_TUNED ? n : MAX_TUNED;
+    memcpy(tuned, entries, (size_t)ntuned * sizeof *tuned);
+}
+
+/* The measured winner for (device, op, input dtype, size class), if any. */
+static const gr_tuned *tuned_lookup(const gr_device *d, gr_op op,
+                                    gr_dtype t, size_t nbytes)
+{
+    const int cls = gr_size_class(nbytes);
+    for (int i = 0; i < ntuned; ++i) {
+        if (tuned[i].op == op && tuned[i].t == t && tuned[i].size_class == cls &&
+            strcmp(tuned[i].device, d->name) == 0) {
+            return &tuned[i];
+        }
+    }
+    return NULL;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t round_up(size_t a, size_t b) { return ceil_div(a, b) * b; }
+static int is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+static int pow2_at_most(size_t x)
+{
+    int p = 1;
+    while ((size_t)p * 2 <= x) {
+        p *= 2;
+    }
+    return p;
+}
+
+#define MAX_PARTS 65535 /* CUDA's grid y limit bounds the items kernel   */
+#define ITEMS_ROW_MAX 16 /* rows this short: one work-item per row       */
+
+static int knob_error(gr_plan *plan, const char *knob, const char *range)
+{
+    snprintf(plan->why, sizeof plan->why, "%s must be %s", knob, range);
+    return -1;
+}
+
+static int check_knobs(const gr_device *d, const gr_knobs *ov,
+                       gr_plan *plan)
+{
+    char range[96];
+    if (ov->wg_size != 0 &&
+        (!is_pow2(ov->wg_size) || (size_t)ov->wg_size > d->max_wg)) {
+        snprintf(range, sizeof range, "a power of two in [1, %zu]", d->max_wg);
+        return knob_error(plan, "wg_size", range);
+    }
+    if (ov->groups < 0 || ov->groups > MAX_PARTS) {
+        return knob_error(plan, "groups", "in [1, 65535]");
+    }
+    if (ov->items < 0) {
+        return knob_error(plan, "items", "at least 1");
+    }
+    if (ov->ilp < 0 || ov->ilp > 8) {
+        return knob_error(plan, "ilp", "in [1, 8]");
+    }
+    if (ov->vw != 0 && ov->vw != 1 && ov->vw != 2 && ov->vw != 4 &&
+        ov->vw != 8 && ov->vw != 16) {
+        return knob_error(plan, "vw", "one of 1, 2, 4, 8, 16");
+    }
+    return 0;
+}
+
+/* Second pass: one work-group per segment folds the segment's partials,
+ * or, with many segments, one work-item per segment. */
+static void plan_second_pass(const gr_device *d, size_t M, gr_plan *plan)
+{
+    plan->passes = plan->parts > 1 ? 2 : 1;
+    if (!d->is_gpu) {
+        plan->wg2 = 1;
+    } else if (M >= 4096) {
+        plan->wg2 = 0; /* items kernel */
+    } else {
+        plan->wg2 = (int)min_sz(256, max_sz(32, (size_t)pow2_at_most(
+                                                   plan->parts * 2 - 1)));
+    }
+}
+
+int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
+                   const gr_layout *lay, const gr_knobs *ov_in,
+                   gr_plan *plan)
+{
+    const char *name = (ov_in->variant && ov_in->variant[0]) ? ov_in->variant
+                                                             : "auto";
+    const int tsize = gr_dtypes[acc->t].size;
+    const size_t cu = d->compute_units;
+    const variant_def *v;
+    gr_knobs ov = *ov_in;
+    memset(plan, 0, sizeof *plan);
+    if (strcmp(name, "auto") != 0 && find_variant(name) == NULL) {
+        snprintf(plan->why, sizeof plan->why,
+                 "unknown variant '%s' (gpured.variants() lists them)", name);
+        return -1;
+    }
+    if (check_knobs(d, &ov, plan) != 0) {
+        return -1;
+    }
+    if (strcmp(name, "auto") == 0) {
+        const gr_tuned *tu = NULL;
+        if (lay->M == 1 && lay->elem_stride == 1) {
+            tu = tuned_lookup(d, op, acc->t, lay->L * (size_t)tsize);
+        }
+        if (tu != NULL && find_variant(tu->variant) != NULL &&
+            available(d, op, acc, find_variant(tu->variant), plan->why,
+                      sizeof plan->why)) {
+            /* gpured.tune() measured this on this device. */
+            name = find_variant(tu->variant)->name;
+            ov.wg_size = tu->wg_size;
+            ov.ilp = tu->ilp;
+            ov.vw = tu->vw;
+            ov.groups = tu->groups;
+            plan->tuned = 1;
+        } else if (lay->elem_stride != 1 ||
+                   (lay->L <= ITEMS_ROW_MAX && lay->M > 1)) {
+            name = "segment_per_item";
+        } else if (d->is_gpu) {
+            /* Coalesced vectors, warp combine where the warp is reachable. */
+            name = d->nvidia_ptx ? "subgroup" : "vector";
+        } else {
+            name = "chunked";
+        }
+    }
+    v = find_variant(name);
+    plan->variant = v->name;
+    if (!available(d, op, acc, v, plan->why, sizeof plan->why)) {
+        return -2;
+    }
+    plan->kind = v->kind;
+    plan->load = v->load;
+    plan->combine = v->combine;
+    plan->atomic = v->atomic;
+    if (v->needs_sg) {
+        plan->sg = d->nvidia_ptx ? 1 : 2; /* GR_SG_PTX / GR_SG_KHR */
+        plan->sg_native = plan->sg == 2 && acc->x_size == 0 &&
+                          (op == GR_ADD || op == GR_MIN || op == GR_MAX) &&
+                          (acc->a_size == 4 || acc->a_size == 8);
+    }
+
+    if (plan->kind == GR_K_ITEMS) {
+        /* CPUs: adjacent columns are read as one 64-byte vector per row by
+         * one work-item (0.6 -> see BENCHMARKS.md); GPUs coalesce across
+         * work-items instead. */
+        const int cols = lay->seg_stride == 1 && lay->elem_stride > 1;
+        const int vec_cols = cols && !d->is_gpu && lay->M >= 16;
+        plan->wg = ov.wg_size ? ov.wg_size : (d->is_gpu ? 256 : vec_cols ? 4 : 64);
+        plan->wg = (int)min_sz((size_t)plan->wg, d->max_wg);
+        plan->vw = vec_cols ? (int)min_sz(16, max_sz(1, (size_t)(64 / tsize))) : 1;
+        if (cols && ov.vw) {
+            plan->vw = ov.vw; /* vw applies to adjacent segments only */
+        }
+        plan->ilp = 1;
+        size_t threads = round_up(ceil_div(lay->M, (size_t)plan->vw),
+                                  (size_t)plan->wg);
+        size_t target = d->is_gpu ? cu * 2048 : cu * (size_t)plan->wg * 4;
+        size_t parts;
+        if (ov.items) {
+            parts = ceil_div(lay->L, (size_t)ov.items);
+        } else if (ov.groups) {
+            parts = (size_t)ov.groups;
+        } else if (lay->L <= ITEMS_ROW_MAX) {
+            parts = 1; /* a few elements per segment: one pass */
+        } else {
+            parts = ceil_div(target, threads);
+        }
+        parts = max_sz(1, min_sz(min_sz(parts, lay->L), MAX_PARTS));
+        plan->chunk = ceil_div(lay->L, parts);
+        plan->parts = ceil_div(lay->L, plan->chunk);
+        plan_second_pass(d, lay->M, plan);
+        snprintf(plan->why, sizeof plan->why,
+                 "%s segments: one work-item per %d segment(s) (%zu "
+                 "work-items), each segment in %zu part(s) of %zu elements",
+                 lay->elem_stride != 1 ? "strided" : "short", plan->vw,
+                 threads, plan->parts, plan->chunk);
+        return 0;
+    }
+
+    /* Work-group kernels: contiguous segments. */
+    if (v->load == LOAD_CONTIG) {
+        plan->wg = 4;
+        plan->vw = (int)min_sz(16, max_sz(1, (size_t)(64 / tsize)));
+        plan->ilp = 2;
+    } else {
+        /* H100, 1 GiB: float32/float64 sum/min/max 2.95-2.99 TB/s with
+         * 2 accumulators (99% of the 3.0 TB/s copy); an int32 sum into
+         * int64 needs 4 (74% with 2, 99% with 4); all/any want 1 (98%
+         * vs 68%). */
+        plan->wg = 256;
+        plan->vw = v->vector ? (int)min_sz(16, max_sz(1, (size_t)(16 / tsize)))
+                             : 1;
+        plan->ilp = v->one_per_item || v->load == LOAD_STRIDE_GLOBAL ? 1
+                    : !v->vector ? 4
+                    : (!gr_dtypes[acc->r].is_float && acc->a_size > tsize) ? 4
+                                                                            : 2;
+        if (v->vector && (op == GR_ALL || op == GR_ANY)) {
+            plan->ilp = 1;
+        }
+    }
+    if (ov.wg_size) {
+        plan->wg = ov.wg_size;
+    }
+    if (ov.vw) {
+        plan->vw = ov.vw;
+    }
+    if (ov.ilp) {
+        plan->ilp = ov.ilp;
+    }
+    plan->wg = (int)min_sz((size_t)plan->wg, d->max_wg);
+    if (v->one_per_item || v->load == LOAD_STRIDE_GLOBAL) {
+        if ((ov.vw && ov.vw != 1) || (ov.ilp && ov.ilp != 1) ||
+            (v->one_per_item && ov.items > 1)) {
+            snprintf(plan->why, sizeof plan->why,
+                     "variant '%s' reads one element at a time: vw and ilp "
+                     "must be 1%s", v->name,
+                     v->one_per_item ? ", items 1 (use stride_local for more)"
+                                     : "");
+            return -1;
+        }
+        plan->vw = 1;
+        plan->ilp = 1;
+    }
+    if (plan->sg == 1 && plan->wg < 32) {
+        snprintf(plan->why, sizeof plan->why,
+                 "variant '%s' on NVIDIA needs whole warps: wg_size at least 32",
+                 v->name);
+        return -1;
+    }
+
+    const size_t tile = (size_t)plan->wg * plan->vw;
+    const size_t full = tile * plan->ilp;
+    size_t target = d->is_gpu ? cu * max_sz(1, 2048 / (size_t)plan->wg)
+                              : cu * 4;
+    size_t parts, max_parts = MAX_PARTS;
+    if (v->one_per_item) {
+        /* The ladder's start: one element per work-item, as many groups as
+         * that takes; pass 2 folds their partials. */
+        parts = ceil_div(lay->L, (size_t)plan->wg);
+        max_parts = (size_t)1 << 40;
+    } else if (ov.items) {
+        parts = ceil_div(lay->L, (size_t)ov.items * plan->wg);
+    } else if (ov.groups) {
+        parts = (size_t)ov.groups;
+    } else {
+        parts = ceil_div(target, lay->M);
+        /* Give each work-group at least a few full tiles. */
+        parts = min_sz(parts, max_sz(1, lay->L / (full * 4)));
+    }
+    parts = max_sz(1, min_sz(parts, max_parts));
+    if (v->load == LOAD_STRIDE_GLOBAL) {
+        parts = min_sz(parts, ceil_div(lay->L, (size_t)plan->wg));
+        plan->chunk = ceil_div(lay->L, parts);
+        plan->parts = parts;
+    } else {
+        plan->chunk = round_up(ceil_div(lay->L, parts), tile);
+        plan->parts = ceil_div(lay->L, plan->chunk);
+    }
+    plan_second_pass(d, lay->M, plan);
+    if (plan->atomic) {
+        plan->passes = 1; /* groups merge into the result with atomics */
+    }
+    snprintf(plan->why, sizeof plan->why,
+             "%s%s: %d work-items per group, %s loads of %d element(s), %d "
+             "accumulator(s), %s combine; %zu group(s) per segment%s",
+             plan->tuned ? "tuned by gpured.tune(); " : "",
+             d->is_gpu ? "GPU" : "CPU", plan->wg,
+             v->load == LOAD_CONTIG          ? "contiguous per-work-item"
+             : v->load == LOAD_STRIDE_GLOBAL ? "global-size-strided"
+                                             : "coalesced",
+             plan->vw, plan->ilp,
+             (const char *[]){"interleaved (naive)", "sequential",
+                              "unrolled sequential", "unrolled, last warp by "
+                              "sub-group barrier",
+                              "sub-group shuffle", "work_group_reduce"}
+                 [plan->combine],
+             plan->parts,
+             plan->atomic ? ", merged into the result by compare-and-swap"
+             : plan->passes > 1 ? ", then one pass over the partials"
+                                : " (single pass)");
+    return 0;
+}
+
+/* ================================================================= scans */
+
+static int accum_scan(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
+                      gr_accum *acc, char *err, size_t errlen)
+{
+    if (op != GR_ADD && op != GR_MUL && op != GR_MIN && op != GR_MAX) {
+        snprintf(err, errlen, "scans are add, multiply, minimum, maximum");
+        return -1;
+    }
+    if ((op == GR_MIN || op == GR_MAX) && t != r) {
+        snprintf(err, errlen, "cummin/cummax keep the input dtype");
+        return -1;
+    }
+    if (accum_reduce(d, op, t, r, acc, err, errlen) != 0) {
+        return -1;
+    }
+    /* float32 products: in float64 too where the device has it (the sums
+     * already are, through gr_accum_for). */
+    if (op == GR_MUL && r == GR_FLOAT32 && d->fp64) {
+        acc->a_cl = "double";
+        acc->a_size = 8;
+        acc->cvt = 1; /* GR_CVT_TO_A */
+        acc->comp = 0;
+        acc->x_size = 0;
+    }
+    return 0;
+}
+
+enum { LOC_NONE = 0, LOC_NAIVE = 1, LOC_BLELLOCH = 2, LOC_WORKGROUP = 3,
+       LOC_SUBGROUP = 4 };
+
+static const char *const scan_variants[] = {
+    "auto", "naive", "blelloch", "workgroup", "subgroup", "reduce_then_scan",
+    "decoupled_lookback", "row_per_item", NULL};
+
+const char *const *gr_scan_variants(void) { return scan_variants; }
+
+#define ROW_ITEMS_GPU 32   /* rows this short: one work-item per row (GPU) */
+#define ROW_ITEMS_CPU 256  /* ... (CPU: work-items are cheap threads)      */
+#define CPU_TILE_BYTES 32768 /* one look-back tile per work-item: in L1    */
+#define DEFAULT_SPIN 4096
+
+
+/* Collectives/sub-group functions exist for add/min/max of 32/64-bit. */
+static int native_ok(gr_op op, const gr_accum *acc)
+{
+    return (op == GR_ADD || op == GR_MIN || op == GR_MAX) &&
+           (acc->a_size == 4 || acc->a_size == 8);
+}
+
+static int unavailable(const gr_device *d, gr_op op, const gr_accum *acc,
+                       const char *name, char *why, size_t n)
+{
+    if (strcmp(name, "workgroup") == 0) {
+        if (!d->wg_collectives) {
+            snprintf(why, n, "variant 'workgroup' needs OpenCL 2.0 work-group "
+                     "collective functions (work_group_scan_exclusive_*); "
+                     "device '%s' has none", d->name);
+            return 1;
+        }
+        if (!native_ok(op, acc)) {
+            snprintf(why, n, "variant 'workgroup' covers add/min/max on 32- "
+                     "and 64-bit accumulators (work_group_scan_*), not %s on "
+                     "%d-byte values", gr_op_names[op], acc->a_size);
+            return 1;
+        }
+    }
+    if (strcmp(name, "subgroup") == 0) {
+        if (!d->nvidia_ptx && !d->subgroups) {
+            snprintf(why, n, "variant 'subgroup' needs sub-groups (NVIDIA PTX "
+                     "shfl.sync or cl_khr_subgroups); device '%s' has neither",
+                     d->name);
+            return 1;
+        }
+        if (!d->nvidia_ptx && !native_ok(op, acc)) {
+            snprintf(why, n, "variant 'subgroup' through cl_khr_subgroups uses "
+                     "sub_group_scan_exclusive_add/min/max on 32- and 64-bit "
+                     "values (not %s on %d-byte values)", gr_op_names[op],
+                     acc->a_size);
+            return 1;
+        }
+    }
+    if (strcmp(name, "decoupled_lookback") == 0 && !d->atomics64) {
+        snprintf(why, n, "variant 'decoupled_lookback' publishes tile status "
+                 "with 64-bit atomics (cl_khr_int64_base_atomics); device "
+                 "'%s' lacks them", d->name);
+        return 1;
+    }
+    return 0;
+}
+
+int gr_scan_variant_available(const gr_device *d, gr_op op,
+                              const gr_accum *acc, const char *name,
+                              char *why, size_t n)
+{
+    int known = 0;
+    for (int i = 0; scan_variants[i] != NULL; ++i) {
+        known |= strcmp(scan_variants[i], name) == 0;
+    }
+    if (!known) {
+        snprintf(why, n, "unknown variant '%s'", name);
+        return 0;
+    }
+    return !unavailable(d, op, acc, name, why, n);
+}
+
+/* The work-group scan inside tiles when the caller did not pick one. */
+static int best_local(const gr_device *d, gr_op op, const gr_accum *acc,
+                      int *sg)
+{
+    *sg = 0;
+    if (d->nvidia_ptx) {
+        *sg = 1;
+        return LOC_SUBGROUP;
+    }
+    if (d->is_gpu && d->wg_collectives && native_ok(op, acc)) {
+        return LOC_WORKGROUP;
+    }
+    return LOC_BLELLOCH;
+}
+
+static int pow2_at_least(size_t x)
+{
+    int p = 1;
+    while ((size_t)p < x && p < (1 << 30)) {
+        p *= 2;
+    }
+    return p;
+}
+
+int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
+                 const gr_layout *lay, int out_contig,
+                 const gr_knobs *ov, gr_scan_plan *plan)
+{
+    const char *name = (ov->variant && ov->variant[0]) ? ov->variant : "auto";
+    const int tsize = gr_dtypes[acc->t].size;
+    const size_t cu = d->compute_units ? d->compute_units : 1;
+    const int rows_contig = lay->elem_stride == 1 && out_contig;
+    int known = 0;
+
+    memset(plan, 0, sizeof *plan);
+    for (int i = 0; scan_variants[i] != NULL; ++i) {
+        if (strcmp(scan_variants[i], name) == 0) {
+            plan->variant = scan_variants[i];
+            known = 1;
+        }
+    }
+    if (!known) {
+        snprintf(plan->why, sizeof plan->why,
+                 "unknown variant '%s' (gpured.variants('cumsum') lists them)",
+                 name);
+        return -1;
+    }
+    if (ov->wg_size != 0 &&
+        (!is_pow2(ov->wg_size) || (size_t)ov->wg_size > d->max_wg)) {
+        snprintf(plan->why, sizeof plan->why,
+                 "wg_size must be a power of two in [1, %zu]", d->max_wg);
+        return -1;
+    }
+    if (ov->items != 0 && (ov->items > 65536 || !is_pow2((int)ov->items))) {
+        snprintf(plan->why, sizeof plan->why,
+                 "items must be a power of two in [1, 65536]");
+        return -1;
+    }
+    if (ov->groups < 0 || ov->groups > 65535) {
+        snprintf(plan->why, sizeof plan->why, "groups must be in [1, 65535]");
+        return -1;
+    }
+    if (ov->ilp < 0 || ov->ilp > 8) {
+        snprintf(plan->why, sizeof plan->why, "ilp must be in [1, 8]");
+        return -1;
+    }
+    if (strcmp(name, "auto") == 0) {
+        const size_t short_row = d->is_gpu ? ROW_ITEMS_GPU : ROW_ITEMS_CPU;
+        if (!rows_contig || (lay->L <= short_row && lay->M > 1)) {
+            name = "row_per_item";
+        } else if (d->atomics64) {
+            name = "decoupled_lookback";
+        } else {
+            name = "reduce_then_scan";
+        }
+        plan->variant = name;
+    }
+    if (unavailable(d, op, acc, name, plan->why, sizeof plan->why)) {
+        return -2;
+    }
+    plan->spin = ov->spins >= 0 ? ov->spins : DEFAULT_SPIN;
+    plan->ilp = 1;
+
+    if (strcmp(name, "row_per_item") == 0) {
+        plan->kind = GR_SK_ROW_ITEMS;
+        plan->wg = ov->wg_size ? ov->wg_size : (d->is_gpu ? 128 : 16);
+        plan->items = 1;
+        plan->parts = 1;
+        plan->chunk = lay->L;
+        snprintf(plan->why, sizeof plan->why,
+                 "%s rows: one work-item per row (%zu rows), sequential "
+                 "along the row, consecutive work-items on consecutive rows",
+                 rows_contig ? "short" : "strided", lay->M);
+        return 0;
+    }
+    if (!rows_contig) {
+        /* Tile kernels read and write whole rows: the caller copies. */
+        snprintf(plan->why, sizeof plan->why,
+                 "variant '%s' needs contiguous rows", name);
+        return -1;
+    }
+
+    /* Tile-based variants: local method, work-group size, items. */
+    const int ladder = strcmp(name, "naive") == 0 ||
+                       strcmp(name, "blelloch") == 0 ||
+                       strcmp(name, "workgroup") == 0 ||
+                       strcmp(name, "subgroup") == 0;
+    const int vec_items = (int)max_sz(1, 16 / (size_t)tsize);
+    int wg = 256, items = vec_items;
+    if (strcmp(name, "naive") == 0) {
+        plan->local = LOC_NAIVE;
+        wg = 64;
+        items = 1;
+    } else if (strcmp(name, "blelloch") == 0) {
+        plan->local = LOC_BLELLOCH;
+        items = 2; /* the seed's two elements per work-item */
+    } else if (strcmp(name, "workgroup") == 0) {
+        plan->local = LOC_WORKGROUP;
+        items = 1;
+    } else if (strcmp(name, "subgroup") == 0) {
+        plan->local = LOC_SUBGROUP;
+        plan->sg = d->nvidia_ptx ? 1 : 2;
+    } else {
+        plan->local = best_local(d, op, acc, &plan->sg);
+        /* H100 look-back tiles: 64 bytes per work-item in registers;
+         * 128 when elements and results are 4 bytes (warp-striped loads
+         * and stores, kernels/scan.cl): 256 x 32 float32, 1 GiB cumsum
+         * 1.027 ms vs 1.186 ms at 256 x 16 (2026-11-23). */
+        items = (int)max_sz(4, min_sz(16, 64 / (size_t)tsize));
+        if (tsize == 4 && gr_dtypes[acc->r].size == 4) {
+            items = 32;
+        }
+    }
+    if (!d->is_gpu && !ladder) {
+        /* CPUs: a work-group is one work-item with a long contiguous run. */
+        wg = 1;
+        items = strcmp(name, "decoupled_lookback") == 0
+                    ? (int)max_sz(16, (size_t)CPU_TILE_BYTES / (size_t)tsize)
+                    : vec_items;
+        plan->local = LOC_NONE;
+        plan->sg = 0;
+    }
+    if (ov->wg_size) {
+        wg = ov->wg_size;
+    }
+    if (ov->items) {
+        items = (int)ov->items;
+    }
+    wg = (int)min_sz((size_t)wg, d->max_wg);
+    if (wg == 1) {
+        plan->local = LOC_NONE; /* nothing to combine across work-items */
+        plan->sg = 0;
+    } else if (plan->local == LOC_NONE) {
+        plan->local = best_local(d, op, acc, &plan->sg);
+    }
+    if (plan->sg == 1 && wg < 32) {
+        if (ov->wg_size) {
+            snprintf(plan->why, sizeof plan->why,
+                     "variant '%s' on NVIDIA scans whole warps: wg_size at "
+                     "least 32", name);
+            return -1;
+        }
+        wg = 32;
+    }
+    plan->wg = wg;
+    plan->items = items;
+    const size_t tile = (size_t)wg * (size_t)items;
+
+    if (strcmp(name, "decoupled_lookback") == 0) {
+        plan->kind = GR_SK_LOOKBACK;
+        if (!d->is_gpu && wg == 1) {
+            plan->cpu_tile = 1;
+            plan->ilp = ov->ilp ? ov->ilp : 4;
+        } else if (!ov->wg_size && d->is_gpu && lay->L < tile) {
+            /* Shorter rows: a smaller tile per row. */
+            size_t w = (size_t)pow2_at_least(ceil_div(lay->L, (size_t)items));
+            plan->wg = (int)max_sz(plan->sg == 1 ? 32 : 1, min_sz(w, (size_t)wg));
+        }
+        const size_t t2 = (size_t)plan->wg * (size_t)plan->items;
+        plan->tiles = ceil_div(lay->L, t2);
+        plan->parts = plan->tiles;
+        plan->chunk = t2;
+        if (lay->M * plan->tiles >= ((size_t)1 << 32)) {
+            snprintf(plan->why, sizeof plan->why,
+                     "decoupled_lookback numbers tiles with 32 bits: %zu "
+                     "tiles is too many (use a larger items)",
+                     lay->M * plan->tiles);
+            return -1;
+        }
+        snprintf(plan->why, sizeof plan->why,
+                 "single pass, decoupled look-back: %zu tile(s) of %d x %d "
+                 "element(s) per row, %s; %s combine",
+                 plan->tiles, plan->wg, plan->items,
+                 plan->cpu_tile ? "one contiguous run per tile, reduced then "
+                                  "scanned from cache in sub-blocks"
+                                : "elements in registers",
+                 (const char *[]){"no", "naive", "Blelloch", "work_group_scan",
+                                  "sub-group scan"}[plan->local]);
+        return 0;
+    }
+
+    /* Chunks of rows: the ladder variants run one work-group per row (the
+     * seed's loop) unless the rows are too few to fill the device, then
+     * reduce_then_scan splits each row in chunks carrying prefixes. */
+    size_t parts;
+    const size_t target = d->is_gpu ? cu * max_sz(1, 2048 / (size_t)wg) : cu * 4;
+    if (ov->groups) {
+        parts = (size_t)ov->groups;
+    } else if (ladder && lay->M >= target) {
+        parts = 1;
+    } else {
+        parts = ceil_div(target, lay->M);
+        parts = min_sz(parts, max_sz(1, lay->L / (tile * 4)));
+    }
+    parts = max_sz(1, min_sz(parts, 65535));
+    plan->chunk = round_up(ceil_div(lay->L, parts), tile);
+    plan->parts = ceil_div(lay->L, plan->chunk);
+    plan->kind = plan->parts > 1 || strcmp(name, "reduce_then_scan") == 0
+                     ? GR_SK_RTS
+                     : GR_SK_CHUNKS;
+    snprintf(plan->why, sizeof plan->why,
+             "%s: %d work-items x %d element(s) per tile, %s combine; %zu "
+             "chunk(s) of %zu per row%s",
+             plan->kind == GR_SK_RTS ? "reduce_then_scan (reduce chunks, scan "
+                                       "their states, scan chunks)"
+                                     : "one work-group per row",
+             plan->wg, plan->items,
+             (const char *[]){"no", "naive", "Blelloch", "work_group_scan",
+                              "sub-group scan"}[plan->local],
+             plan->parts, plan->chunk,
+             plan->kind == GR_SK_RTS ? ", 3 passes" : ", 1 pass");
+    return 0;
+}
+
+/* ---------------------------------------------------- accumulators
+ * One rule for every family: what a (op, input, result) folds in.  The
+ * scan's float32 products also run in double; reduce-by-key keeps no
+ * compensation term (its atomic kernels fold into result-sized words; the
+ * sorted-segment kernels widen float32 sums to double as reductions do). */
+int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
+                 gr_dtype r, gr_accum *acc, char *err, size_t errlen)
+{
+    switch (fam) {
+    case GR_FAM_SCAN:
+        return accum_scan(d, op, t, r, acc, err, errlen);
+    case GR_FAM_BYKEY:
+        if (accum_reduce(d, op, t, r, acc, err, errlen) != 0) {
+            return -1;
+        }
+        if (acc->comp) {
+            /* no TwoSum in by-key kernels: plain float in the result type */
+            acc->comp = 0;
+            acc->x_size = 0;
+        }
+        return 0;
+    default:
+        return accum_reduce(d, op, t, r, acc, err, errlen);
+    }
+}
+
+/* ========================================================= reduce-by-key */
+
+const char *const gr_bk_variant_names[] = {
+    "atomic", "warp_aggregated", "local_hash", "sorted_segments",
+    "private_bins", "lookback", NULL};
+const char *const gr_bk_func_names[] = {"reduce_by_key", "sum_by_key",
+                                            "scan_by_key"};
+
+int gr_bk_types_init(const gr_device *d, gr_bk_types *ty, char *err,
+                     size_t n)
+{
+    const gr_dtype_info *vi = &gr_dtypes[ty->v];
+    if (!(ty->k == GR_INT32 || ty->k == GR_UINT32 || ty->k == GR_INT64 ||
+          ty->k == GR_UINT64)) {
+        snprintf(err, n, "keys must be int32, int64, uint32 or uint64 (got %s)",
+                 gr_dtypes[ty->k].name);
+        return -1;
+    }
+    if (!ty->count && !(ty->v >= GR_INT32 && ty->v <= GR_FLOAT64)) {
+        snprintf(err, n, "values must be int32, int64, uint32, uint64, "
+                 "float32 or float64 (got %s)", vi->name);
+        return -1;
+    }
+    if (!ty->count && ty->v == GR_FLOAT64 && !d->fp64) {
+        snprintf(err, n, "dtype float64 is not supported by device '%s' "
+                 "(no fp64)", d->name);
+        return -1;
+    }
+    if (ty->count) {
+        ty->r = GR_INT64;
+    } else if (ty->op == GR_ADD || ty->op == GR_MUL) {
+        ty->r = vi->is_float ? ty->v
+                : vi->is_signed ? GR_INT64 : GR_UINT64; /* NumPy's add.reduce */
+    } else {
+        ty->r = ty->v;
+    }
+    return 0;
+}
+
+int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *ty,
+               const gr_bk_facts *facts, const gr_bk_overrides *ov,
+               gr_bk_plan *p)
+{
+    const int a_size = ty->count ? 8 : gr_dtypes[ty->r].size;
+    const char *want = ov->variant && strcmp(ov->variant, "auto") != 0
+                           ? ov->variant : NULL;
+    int v = -1;
+    memset(p, 0, sizeof *p);
+    p->ptx = d->nvidia_ptx;
+    p->match = d->nvidia_ptx && sm >= 7;
+    if (want != NULL) {
+        for (int i = 0; gr_bk_variant_names[i] != NULL; ++i) {
+            if (strcmp(want, gr_bk_variant_names[i]) == 0) {
+                v = i;
+            }
+        }
+        if (v < 0) {
+            snprintf(p->why, sizeof p->why, "unknown variant '%s' (known: "
+                     "auto, atomic, warp_aggregated, local_hash, "
+                     "sorted_segments, private_bins, lookback)", want);
+            return -1;
+        }
+        if (v == GR_BKV_LOOKBACK && f != GR_BK_REDUCE) {
+            snprintf(p->why, sizeof p->why, "variant 'lookback' runs "
+                     "reduce_by_key only (asked for it in %s)",
+                     gr_bk_func_names[f]);
+            return -2;
+        }
+        if (f != GR_BK_DENSE && v != GR_BKV_SEGMENTS &&
+            v != GR_BKV_LOOKBACK) {
+            snprintf(p->why, sizeof p->why, "%s keeps every run of keys in "
+                     "input order: only variant 'sorted_segments'%s (asked "
+                     "for '%s')", gr_bk_func_names[f],
+                     f == GR_BK_REDUCE ? " or 'lookback'" : "", want);
+            return -2;
+        }
+        if (v == GR_BKV_LOOKBACK && !d->atomics64) {
+            snprintf(p->why, sizeof p->why, "variant 'lookback' needs "
+                     "cl_khr_int64_base_atomics (status words); device '%s' "
+                     "has none", d->name);
+            return -2;
+        }
+        if (v != GR_BKV_SEGMENTS && v != GR_BKV_PRIV &&
+            v != GR_BKV_LOOKBACK && a_size == 8 &&
+            !d->atomics64) {
+            snprintf(p->why, sizeof p->why, "variant '%s' on 64-bit results "
+                     "needs cl_khr_int64_base_atomics; device '%s' has none",
+                     want, d->name);
+            return -2;
+        }
+        if (ov->deterministic && v != GR_BKV_SEGMENTS) {
+            snprintf(p->why, sizeof p->why, "deterministic=True runs "
+                     "'sorted_segments' (no atomics); '%s' is not "
+                     "reproducible", want);
+            return -2;
+        }
+        snprintf(p->why, sizeof p->why, "variant '%s' requested", want);
+    } else if (f == GR_BK_REDUCE && d->is_gpu && d->atomics64 &&
+               !ov->deterministic) {
+        /* H100, 2^28 int32 keys in runs of 64, f32: lookback 1.95 ms,
+         * sorted_segments 3.43 ms. */
+        v = GR_BKV_LOOKBACK;
+        snprintf(p->why, sizeof p->why, "reduce_by_key on a GPU: one pass, "
+                 "decoupled look-back over the tiles' head counts");
+    } else if (f != GR_BK_DENSE) {
+        v = GR_BKV_SEGMENTS;
+        snprintf(p->why, sizeof p->why, "%s: head flags + segmented scan",
+                 gr_bk_func_names[f]);
+    } else if (ov->deterministic) {
+        v = GR_BKV_SEGMENTS;
+        snprintf(p->why, sizeof p->why, "deterministic: sorted segments, "
+                 "no atomics");
+    } else {
+        /* Auto for sum_by_key.  Mean run length (n / heads) says how much
+         * aggregating equal neighbours saves; descents say whether runs
+         * are complete (sorted keys). */
+        const double n = facts->n ? (double)facts->n : 1.0;
+        const double run = facts->heads ? n / (double)facts->heads : 1.0;
+        const int sorted = facts->sorted >= 0 ? facts->sorted
+                                              : facts->descents == 0;
+        const size_t parts = d->compute_units ? d->compute_units : 1;
+        const double priv_bytes = (double)parts * (double)facts->num_keys * 8;
+        if (!d->is_gpu && priv_bytes <= 512.0 * 1024 * 1024 &&
+            (double)facts->num_keys <= 4.0 * n) {
+            v = GR_BKV_PRIV;
+            snprintf(p->why, sizeof p->why, "CPU: one private copy of the "
+                     "%zu bins per core (%.0f MiB), no atomics",
+                     facts->num_keys, priv_bytes / 1048576.0);
+        } else if (!d->is_gpu || (a_size == 8 && !d->atomics64)) {
+            v = GR_BKV_SEGMENTS;
+            snprintf(p->why, sizeof p->why, "%s: sorted segments",
+                     d->is_gpu ? "no 64-bit atomics" : "CPU, bins too many "
+                     "to privatise");
+        } else if (facts->unmeasured) {
+            /* NVIDIA, num_keys given: no pass over the keys before the
+             * kernel (the key check is fused into it), so no run length;
+             * warp_aggregated falls back to plain atomics in warps whose
+             * keys all differ. */
+            v = GR_BKV_WARP;
+            snprintf(p->why, sizeof p->why, "GPU, keys not measured (check "
+                     "fused into the kernel): one atomic per run of equal "
+                     "keys per warp, plain atomics where keys all differ");
+        } else if (run >= 2.0) {
+            /* H100, 10 Mi f64 into 1 Mi keys, runs of 10: warp_aggregated
+             * 0.128 ms, atomic 0.164, sorted_segments 0.295 (sorted);
+             * 0.126 vs 0.153 (partly sorted). */
+            v = GR_BKV_WARP;
+            snprintf(p->why, sizeof p->why, "GPU, runs of %.1f equal keys "
+                     "(%s): one atomic per key per warp", run,
+                     sorted ? "sorted" : "not sorted");
+        } else {
+            v = GR_BKV_ATOMIC;
+            /* H100, random keys: atomic 0.196 ms, warp_aggregated 0.246. */
+            snprintf(p->why, sizeof p->why, "GPU, keys in no order (runs of "
+                     "%.1f): one atomic per element", run);
+        }
+        (void)sorted;
+    }
+    p->variant = v;
+    p->name = gr_bk_variant_names[v];
+    /* Geometry. */
+    const size_t n = facts->n ? facts->n : 1;
+    const size_t cu = d->compute_units ? d->compute_units : 1;
+    int wg = ov->wg_size;
+    if (wg == 0) {
+        /* lookback, H100, 2^28 int32 keys / f32: wg 128 x 16 items
+         * 1.954 ms, 256 x 16 2.124, 256 x 8 2.071, 512 x 8 2.038. */
+        wg = !d->is_gpu ? (v == GR_BKV_HASH || v == GR_BKV_WARP ? 64 : 1)
+             : v == GR_BKV_LOOKBACK ? 128 : 256;
+    }
+    if (wg < 1 || (wg & (wg - 1)) != 0 || (size_t)wg > d->max_wg) {
+        snprintf(p->why, sizeof p->why, "wg_size must be a power of two "
+                 "no larger than %zu (got %d)", d->max_wg, wg);
+        return -1;
+    }
+    if (v == GR_BKV_WARP && d->nvidia_ptx && wg < 32) {
+        snprintf(p->why, sizeof p->why, "warp_aggregated on NVIDIA needs "
+                 "wg_size >= 32 (whole warps)");
+        return -1;
+    }
+    p->wg = wg;
+    if (v == GR_BKV_LOOKBACK) {
+        /* Keys and values of a tile in local memory: at most 32 KiB. */
+        const size_t esz = gr_dtypes[ty->k].size +
+                           (ty->count ? 0 : gr_dtypes[ty->v].size);
+        size_t it = ov->items;
+        if (it == 0) {
+            it = 32768 / ((size_t)wg * esz);
+            it = it > 16 ? 16 : it < 1 ? 1 : it;
+        }
+        if (it > 32) {
+            snprintf(p->why, sizeof p->why, "variant 'lookback' takes items "
+                     "<= 32 (got %zu)", it);
+            return -1;
+        }
+        p->items = it;
+        p->groups = (n + (size_t)wg * it - 1) / ((size_t)wg * it);
+    } else if (v == GR_BKV_SEGMENTS) {
+        size_t it = ov->items;
+        if (it == 0) {
+            /* H100, 2^28 int32 keys in runs of 64: items 8 3.40 ms, 16
+             * 4.47 ms, 32 22.3 ms. */
+            it = d->is_gpu ? 8
+                           : (n + cu * 8 - 1) / (cu * 8);
+            if (!d->is_gpu && it < 4096) {
+                it = 4096;
+            }
+        }
+        p->items = it;
+        p->groups = (n + (size_t)wg * it - 1) / ((size_t)wg * it);
+    } else if (v == GR_BKV_PRIV) {
+        p->parts = ov->items ? (n + ov->items - 1) / ov->items : cu;
+        if (p->parts < 1) {
+            p->parts = 1;
+        }
+        p->items = (n + p->parts - 1) / p->parts;
+        p->groups = p->parts;
+        p->wg = 1;
+    } else {
+        size_t it = ov->items;
+        if (it == 0) {
+            size_t groups = d->is_gpu ? cu * 32 : cu * 4;
+            it = (n + (size_t)wg * groups - 1) / ((size_t)wg * groups);
+            if (v == GR_BKV_HASH && it < 8) {
+                it = 8; /* a tile of several elements per bin window */
+            }
+        }
+        p->items = it ? it : 1;
+        p->groups = (n + (size_t)wg * p->items - 1) / ((size_t)wg * p->items);
+    }
+    if (p->groups == 0) {
+        p->groups = 1;
+    }
+    p->hash_bins = a_size == 8 ? 1024 : 2048;
+    return 0;
+}
+
