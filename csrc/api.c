@@ -422,6 +422,10 @@ static int device_arg(PyObject *v, int *dev)
  * taken), or host memory (an aligned, native-order ndarray kept alive in
  * *keep; copies are made where NumPy's memory is not that).  *dev: the
  * device of a device array, else unchanged. */
+static int is_pyopencl_array(PyObject *obj);
+static int pyopencl_operand(PyObject *obj, gr_operand *o, PyObject **keep,
+                            int *dev, const char *what);
+
 static int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
                       const char *what)
 {
@@ -447,6 +451,8 @@ static int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
     PyArrayObject *arr;
     if (PyArray_Check(obj)) {
         arr = (PyArrayObject *)Py_NewRef(obj);
+    } else if (is_pyopencl_array(obj)) {
+        return pyopencl_operand(obj, o, keep, dev, what);
     } else {
         arr = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
         if (arr == NULL) {
@@ -488,6 +494,136 @@ static int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
     o->host = PyArray_DATA(arr);
     *keep = (PyObject *)arr;
     return 0;
+}
+
+/* ------------------------------------------------- PyOpenCL, DLPack */
+
+/* Whether obj is a pyopencl.array.Array (only if PyOpenCL is loaded). */
+static int is_pyopencl_array(PyObject *obj)
+{
+    PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
+    PyObject *m = PyDict_GetItemString(mods, "pyopencl.array"); /* borrowed */
+    if (m == NULL) {
+        return 0;
+    }
+    PyObject *cls = PyObject_GetAttrString(m, "Array");
+    int r = cls ? PyObject_IsInstance(obj, cls) : -1;
+    Py_XDECREF(cls);
+    if (r < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return r;
+}
+
+/* obj.a.b (or obj.a when b is NULL) as an integer (int_ptr, sizes). */
+static int attr_int(PyObject *obj, const char *a, const char *b,
+                    long long *v)
+{
+    PyObject *x = PyObject_GetAttrString(obj, a);
+    if (x != NULL && b != NULL) {
+        Py_SETREF(x, PyObject_GetAttrString(x, b));
+    }
+    if (x == NULL) {
+        return -1;
+    }
+    *v = PyLong_AsLongLong(x);
+    Py_DECREF(x);
+    return (*v == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* A PyOpenCL array: its buffer in place when gpured runs on its context
+ * (gpured.use_queue / set_device(queue=...)), else a copy through the
+ * host (its get()).  A queue of the context other than gpured's is
+ * finished first, so that gpured sees what PyOpenCL enqueued. */
+static int pyopencl_operand(PyObject *obj, gr_operand *o, PyObject **keep,
+                            int *dev, const char *what)
+{
+    long long ctx = 0, q = 0, mem = 0, size = 0, off = 0;
+    if (attr_int(obj, "context", "int_ptr", &ctx) != 0) {
+        return -1;
+    }
+    const int di = gr_device_of_context((cl_context)(intptr_t)ctx);
+    if (di < 0) {
+        PyObject *host = PyObject_CallMethod(obj, "get", NULL);
+        if (host == NULL) {
+            return -1;
+        }
+        int rc = operand_of(host, o, keep, dev, what);
+        Py_DECREF(host);
+        return rc;
+    }
+    if (*dev >= 0 && *dev != di) {
+        PyErr_Format(PyExc_ValueError,
+                     "arrays on two devices (%s and %s): move one first",
+                     gr_device_get(*dev)->name, gr_device_get(di)->name);
+        return -1;
+    }
+    PyObject *shape = PyObject_GetAttrString(obj, "shape");
+    PyObject *strides = shape ? PyObject_GetAttrString(obj, "strides") : NULL;
+    PyObject *dto = strides ? PyObject_GetAttrString(obj, "dtype") : NULL;
+    PyArray_Descr *descr = NULL;
+    gr_status st = {0};
+    int rc = -1, t;
+    if (dto == NULL || !PyArray_DescrConverter(dto, &descr) ||
+        (t = gr_dtype_of(descr, what)) < 0 ||
+        attr_int(obj, "base_data", "int_ptr", &mem) != 0 ||
+        attr_int(obj, "base_data", "size", &size) != 0 ||
+        attr_int(obj, "offset", NULL, &off) != 0 ||
+        attr_int(obj, "queue", "int_ptr", &q) != 0) {
+        goto done;
+    }
+    if (!PyArray_ISNBO(descr->byteorder)) {
+        PyErr_SetString(PyExc_TypeError, "byte-swapped PyOpenCL arrays are "
+                        "not supported");
+        goto done;
+    }
+    memset(o, 0, sizeof *o);
+    o->present = 1;
+    o->t = (gr_dtype)t;
+    o->nd = (int)PyTuple_GET_SIZE(shape);
+    if (o->nd > GR_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "at most %d dimensions", GR_MAXDIMS);
+        goto done;
+    }
+    for (int i = 0; i < o->nd; ++i) {
+        o->shape[i] = (size_t)PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        o->strides[i] = (ptrdiff_t)PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+    }
+    if (PyErr_Occurred()) {
+        goto done;
+    }
+    gr_device *d = gr_device_get(di);
+    cl_command_queue theirs = (cl_command_queue)(intptr_t)q;
+    cl_mem m = (cl_mem)(intptr_t)mem;
+    Py_BEGIN_ALLOW_THREADS
+    if (theirs != d->queue) {
+        rc = gr_queue_finish(theirs, &st);
+    } else {
+        rc = 0;
+    }
+    if (rc == 0) {
+        clRetainMemObject(m);
+        o->blk = gr_block_wrap(d, m, (size_t)size, NULL, NULL, &st);
+        if (o->blk == NULL) {
+            clReleaseMemObject(m);
+            rc = -1;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        goto done;
+    }
+    o->off = (size_t)off;
+    *dev = di;
+    rc = 0;
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(dto);
+    Py_XDECREF(descr);
+    return rc;
 }
 
 static size_t operand_size(const gr_operand *o)
@@ -2903,6 +3039,142 @@ static PyObject *py_busy(PyObject *self, PyObject *args)
     return PyBool_FromLong(rc);
 }
 
+/* use_queue(queue_int_ptr) -> device index: gpured runs that device on
+ * the caller's context and queue (PyOpenCL's) from now on. */
+static PyObject *py_use_queue(PyObject *self, PyObject *arg)
+{
+    gr_status st = {0};
+    void *q = PyLong_AsVoidPtr(arg);
+    int dev, rc;
+    if (q == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "a queue handle (int_ptr)");
+        }
+        return NULL;
+    }
+    if (forked_check() != 0) {
+        return NULL;
+    }
+    dev = gr_device_of_queue((cl_command_queue)q);
+    if (dev < 0) {
+        PyErr_SetString(PyExc_ValueError, "the queue's device is not among "
+                        "gpured.devices()");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_device_adopt(dev, (cl_command_queue)q, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        return NULL;
+    }
+    return PyLong_FromLong(dev);
+}
+
+/* handles(device=None) -> the raw OpenCL handles gpured uses (ints, as
+ * PyOpenCL's int_ptr): context, queue, device, platform. */
+static PyObject *py_handles(PyObject *self, PyObject *args)
+{
+    PyObject *devo = Py_None;
+    gr_status st = {0};
+    int dev = -1, rc;
+    if (!PyArg_ParseTuple(args, "|O", &devo) || dev_of_arg(devo, &dev) != 0 ||
+        forked_check() != 0) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_device_ready(dev, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        return NULL;
+    }
+    gr_device *d = gr_device_get(dev);
+    return Py_BuildValue("{s:N, s:N, s:N, s:N}", "context",
+                         PyLong_FromVoidPtr(d->ctx), "queue",
+                         PyLong_FromVoidPtr(d->queue), "device",
+                         PyLong_FromVoidPtr(d->id), "platform",
+                         PyLong_FromVoidPtr(d->platform));
+}
+
+/* export(buffer): the Buffer's memory is shared outside gpured (a PyOpenCL
+ * array over it): the pool never serves it to another allocation. */
+static PyObject *py_export(PyObject *self, PyObject *arg)
+{
+    gr_buffer *b = gr_buffer_check(arg);
+    if (b == NULL) {
+        return NULL;
+    }
+    b->blk->no_cache = 1;
+    Py_RETURN_NONE;
+}
+
+/* from_pyopencl(a) -> Array: a PyOpenCL array's buffer in place when
+ * gpured runs on its context, else a copy to gpured's device. */
+static PyObject *py_from_pyopencl(PyObject *self, PyObject *obj)
+{
+    gr_operand o;
+    PyObject *keep = NULL, *res = NULL;
+    int dev = -1;
+    if (!is_pyopencl_array(obj)) {
+        PyErr_SetString(PyExc_TypeError, "from_pyopencl takes a "
+                        "pyopencl.array.Array");
+        return NULL;
+    }
+    if (forked_check() != 0 || pyopencl_operand(obj, &o, &keep, &dev,
+                                                "array") != 0) {
+        return NULL;
+    }
+    if (o.blk == NULL) {
+        /* another context: the host copy, uploaded */
+        if (gr_current_device() == NULL) {
+            Py_XDECREF(keep);
+            return NULL;
+        }
+        res = upload((PyArrayObject *)keep, gr_current_index());
+        Py_XDECREF(keep);
+        return res;
+    }
+    npy_intp shape[GR_MAXDIMS], strides[GR_MAXDIMS];
+    for (int i = 0; i < o.nd; ++i) {
+        shape[i] = (npy_intp)o.shape[i];
+        strides[i] = (npy_intp)o.strides[i];
+    }
+    PyObject *buf = gr_buffer_wrap(o.blk, o.blk->size);
+    PyArray_Descr *descr = buf ? gr_descr_of(o.t) : NULL;
+    res = descr ? gr_array_new(buf, descr, o.nd, shape, strides,
+                               (npy_intp)o.off)
+                : NULL;
+    Py_XDECREF(buf);
+    Py_XDECREF(descr);
+    return res;
+}
+
+/* from_dlpack(obj, device=None) -> Array (in place on CPU devices). */
+static PyObject *py_from_dlpack(PyObject *self, PyObject *args)
+{
+    PyObject *obj = NULL, *devo = Py_None;
+    int dev = -1;
+    if (!PyArg_ParseTuple(args, "O|O", &obj, &devo) ||
+        dev_of_arg(devo, &dev) != 0 || forked_check() != 0) {
+        return NULL;
+    }
+    PyObject *r = gr_array_from_dlpack(obj, dev);
+    if (r != NULL || PyErr_Occurred()) {
+        return r;
+    }
+    /* a GPU device: NumPy's view of the exporter, uploaded */
+    PyObject *fd = PyObject_GetAttrString(np_module, "from_dlpack");
+    PyObject *h = fd ? PyObject_CallOneArg(fd, obj) : NULL;
+    Py_XDECREF(fd);
+    if (h == NULL) {
+        return NULL;
+    }
+    r = upload((PyArrayObject *)h, dev);
+    Py_DECREF(h);
+    return r;
+}
+
 /* device_index(device=None) -> its position in devices(). */
 static PyObject *py_device_index(PyObject *self, PyObject *arg)
 {
@@ -2987,6 +3259,16 @@ static PyMethodDef methods[] = {
      "set_staging(chunk_bytes, buffers, min_bytes, force, threads)."},
     {"staging", py_staging, METH_NOARGS,
      "Staging settings and counters (streams, chunks)."},
+    {"from_dlpack", py_from_dlpack, METH_VARARGS,
+     "from_dlpack(obj, device=None): host memory as an Array (CPU: in place)."},
+    {"use_queue", py_use_queue, METH_O,
+     "use_queue(queue_int_ptr): run that queue's device on its context."},
+    {"handles", py_handles, METH_VARARGS,
+     "handles(device=None): raw context/queue/device/platform handles."},
+    {"export", py_export, METH_O,
+     "export(buffer): shared outside gpured, never recycled."},
+    {"from_pyopencl", py_from_pyopencl, METH_O,
+     "from_pyopencl(a): a PyOpenCL array as an Array (in place if it can)."},
     {"_gate", py_gate, METH_VARARGS,
      "_gate(device=None): shut the device's queue behind a user event."},
     {"_gate_open", py_gate_open, METH_O, "_gate_open(gate): let it run."},

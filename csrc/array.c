@@ -414,6 +414,8 @@ static PyObject *array_get_device_index(gr_array *a, void *c)
     return PyLong_FromLong(((gr_buffer *)a->buf)->dev);
 }
 
+static PyMethodDef array_methods[];
+
 static PyGetSetDef array_getset[] = {
     {"shape", (getter)array_get_shape, NULL, "Tuple of dimensions.", NULL},
     {"strides", (getter)array_get_strides, NULL, "Byte strides.", NULL},
@@ -444,9 +446,259 @@ PyTypeObject gr_ArrayType = {
     .tp_traverse = (traverseproc)array_traverse,
     .tp_clear = (inquiry)array_clear,
     .tp_getset = array_getset,
+    .tp_methods = array_methods,
     .tp_dictoffset = offsetof(gr_array, dict),
     .tp_init = (initproc)array_init,
     .tp_new = PyType_GenericNew,
+};
+
+/* ---------------------------------------------------------- DLPack
+ * Arrays on CPU devices are host memory: __dlpack__ maps the block (a
+ * blocking map, after everything enqueued on it) and hands NumPy & co. a
+ * view of it; the deleter unmaps and drops the reference.  GPU memory is
+ * not host memory: BufferError there, as the protocol asks. */
+
+typedef struct {
+    int32_t device_type;
+    int32_t device_id;
+} DLDevice;
+typedef struct {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+} DLDataType;
+typedef struct {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+enum { kDLCPU = 1, kDLOpenCL = 4 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
+
+typedef struct {
+    DLManagedTensor t;
+    gr_block *blk;
+    void *mapped;
+    int64_t shape[GR_MAXDIMS];
+    int64_t strides[GR_MAXDIMS];
+} dl_export;
+
+static void dl_export_free(DLManagedTensor *self)
+{
+    dl_export *e = (dl_export *)self;
+    gr_block_unmap(e->blk, e->mapped);
+    gr_block_put(e->blk);
+    free(e);
+}
+
+static void dl_capsule_free(PyObject *cap)
+{
+    if (PyCapsule_IsValid(cap, "dltensor")) { /* never consumed */
+        DLManagedTensor *t = PyCapsule_GetPointer(cap, "dltensor");
+        if (t != NULL && t->deleter != NULL) {
+            t->deleter(t);
+        }
+    }
+}
+
+static PyObject *array_dlpack_device(gr_array *a, PyObject *noargs)
+{
+    gr_buffer *b = gr_buffer_check(a->buf);
+    if (b == NULL) {
+        return NULL;
+    }
+    const gr_device *d = gr_device_get(b->dev);
+    return Py_BuildValue("(ii)", d->is_gpu ? kDLOpenCL : kDLCPU,
+                         d->is_gpu ? b->dev : 0);
+}
+
+static PyObject *array_dlpack(gr_array *a, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy",
+                             NULL};
+    PyObject *stream = Py_None, *maxv = Py_None, *dld = Py_None,
+             *copy = Py_None;
+    gr_status st = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO", kwlist, &stream,
+                                     &maxv, &dld, &copy)) {
+        return NULL;
+    }
+    gr_buffer *b = gr_buffer_check(a->buf);
+    if (b == NULL) {
+        return NULL;
+    }
+    if (gr_device_get(b->dev)->is_gpu) {
+        PyErr_SetString(PyExc_BufferError, "DLPack: only arrays on CPU "
+                        "devices are host memory (use get() for GPU "
+                        "arrays)");
+        return NULL;
+    }
+    if (copy == Py_True) {
+        PyErr_SetString(PyExc_BufferError, "DLPack: copy=True is not "
+                        "supported (use get())");
+        return NULL;
+    }
+    const int t = gr_dtype_of(a->descr, "array");
+    if (t < 0) {
+        return NULL;
+    }
+    dl_export *e = calloc(1, sizeof *e);
+    if (e == NULL) {
+        return PyErr_NoMemory();
+    }
+    e->blk = b->blk;
+    gr_block_retain(e->blk);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_block_map(e->blk, &e->mapped, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_block_put(e->blk);
+        free(e);
+        gr_raise(&st);
+        return NULL;
+    }
+    const npy_intp isz = PyDataType_ELSIZE(a->descr);
+    const gr_dtype_info *ti = &gr_dtypes[t];
+    e->t.dl_tensor.data = e->mapped;
+    e->t.dl_tensor.device.device_type = kDLCPU;
+    e->t.dl_tensor.device.device_id = 0;
+    e->t.dl_tensor.ndim = a->nd;
+    e->t.dl_tensor.dtype.code = t == GR_BOOL ? kDLBool
+                                : ti->is_float ? kDLFloat
+                                : ti->is_signed ? kDLInt
+                                                : kDLUInt;
+    e->t.dl_tensor.dtype.bits = (uint8_t)(8 * ti->size);
+    e->t.dl_tensor.dtype.lanes = 1;
+    for (int i = 0; i < a->nd; ++i) {
+        e->shape[i] = a->shape[i];
+        e->strides[i] = a->strides[i] / isz;
+    }
+    e->t.dl_tensor.shape = e->shape;
+    e->t.dl_tensor.strides = e->strides;
+    e->t.dl_tensor.byte_offset = (uint64_t)a->offset;
+    e->t.manager_ctx = e;
+    e->t.deleter = dl_export_free;
+    PyObject *cap = PyCapsule_New(&e->t, "dltensor", dl_capsule_free);
+    if (cap == NULL) {
+        dl_export_free(&e->t);
+    }
+    return cap;
+}
+
+/* _core.from_dlpack(obj, device=None): host memory that obj exports
+ * (kDLCPU) as an Array of a CPU device, in place; on a GPU device, a copy
+ * (to_device).  The exporter's deleter runs when the Array's memory goes. */
+static void dl_import_free(void *ctx)
+{
+    DLManagedTensor *t = ctx;
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (t->deleter != NULL) {
+        t->deleter(t);
+    }
+    PyGILState_Release(g);
+}
+
+PyObject *gr_array_from_dlpack(PyObject *obj, int dev)
+{
+    gr_status st = {0};
+    PyObject *cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
+    if (cap == NULL) {
+        return NULL;
+    }
+    DLManagedTensor *t = PyCapsule_GetPointer(cap, "dltensor");
+    if (t == NULL) {
+        Py_DECREF(cap);
+        return NULL;
+    }
+    DLTensor *x = &t->dl_tensor;
+    int gt = -1;
+    for (int i = 0; i < GR_NDTYPES; ++i) {
+        const gr_dtype_info *ti = &gr_dtypes[i];
+        const int code = i == GR_BOOL ? kDLBool
+                         : ti->is_float ? kDLFloat
+                         : ti->is_signed ? kDLInt
+                                         : kDLUInt;
+        if (x->dtype.code == code && x->dtype.bits == 8 * ti->size &&
+            x->dtype.lanes == 1) {
+            gt = i;
+        }
+    }
+    if (x->device.device_type != kDLCPU || gt < 0 || x->ndim > GR_MAXDIMS ||
+        x->ndim < 0) {
+        Py_DECREF(cap);
+        PyErr_SetString(PyExc_BufferError, "from_dlpack: host (kDLCPU) "
+                        "arrays of bool, int8-uint64, float32 or float64");
+        return NULL;
+    }
+    const size_t isz = (size_t)gr_dtypes[gt].size;
+    npy_intp shape[GR_MAXDIMS], strides[GR_MAXDIMS];
+    npy_intp lo = 0, hi = 0, acc = (npy_intp)isz, n = 1;
+    for (int i = x->ndim - 1; i >= 0; --i) {
+        shape[i] = (npy_intp)x->shape[i];
+        strides[i] = x->strides ? (npy_intp)x->strides[i] * (npy_intp)isz : acc;
+        acc *= shape[i];
+        n *= shape[i];
+        npy_intp ext = (shape[i] - 1) * strides[i];
+        if (shape[i] > 0) {
+            if (ext < 0) {
+                lo += ext;
+            } else {
+                hi += ext;
+            }
+        }
+    }
+    char *base = (char *)x->data + x->byte_offset;
+    const size_t span = n > 0 ? (size_t)(hi - lo) + isz : isz;
+    size_t lead = 0;
+    gr_block *blk = NULL;
+    int rc;
+    /* the capsule is consumed: the block's end calls the deleter */
+    PyCapsule_SetName(cap, "used_dltensor");
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_device_ready(dev, &st);
+    if (rc == 0) {
+        blk = gr_block_from_host(dev, base + lo, span, &lead, dl_import_free,
+                                 t, &st);
+    }
+    Py_END_ALLOW_THREADS
+    Py_DECREF(cap);
+    if (blk == NULL) {
+        if (rc != 0 || st.call != NULL) {
+            dl_import_free(t);
+            gr_raise(&st);
+            return NULL;
+        }
+        /* a GPU: copy through NumPy's view of the exporter */
+        dl_import_free(t);
+        return NULL; /* the caller copies */
+    }
+    PyObject *buf = gr_buffer_wrap(blk, blk->size);
+    PyArray_Descr *descr = buf ? gr_descr_of((gr_dtype)gt) : NULL;
+    PyObject *res = descr ? gr_array_new(buf, descr, x->ndim, shape, strides,
+                                         (npy_intp)lead - lo)
+                          : NULL;
+    Py_XDECREF(buf);
+    Py_XDECREF(descr);
+    return res;
+}
+
+static PyMethodDef array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "DLPack export (arrays on CPU devices: host memory, no copy)."},
+    {"__dlpack_device__", (PyCFunction)array_dlpack_device, METH_NOARGS,
+     "DLPack device: (kDLCPU, 0) on CPU devices, (kDLOpenCL, index) else."},
+    {NULL, NULL, 0, NULL},
 };
 
 /* obj as a live device array; NULL (no exception) if it is not one. */

@@ -55,4 +55,8 @@ gr_array *gr_array_of(PyObject *obj);   /* NULL: not a device array     */
  * exception (released, unsupported dtype, view outside its buffer). */
 int gr_array_operand(gr_array *a, gr_operand *o, int *dev);
 
+/* DLPack import: host memory of obj as an Array of CPU device dev (in
+ * place); NULL without an exception when dev is a GPU (copy instead). */
+PyObject *gr_array_from_dlpack(PyObject *obj, int dev);
+
 #endif

@@ -1943,3 +1943,173 @@ fail:
     gr_unlock();
     return rc;
 }
+
+/* Use the caller's context and queue (PyOpenCL's) for device dev: the
+ * queue must belong to this device and be in order.  Memory of the old
+ * context cannot meet kernels of the new one, so adoption is refused while
+ * any of it is in use; the cache, the programs and the staging pool of the
+ * old context are dropped. */
+int gr_device_adopt(int dev, cl_command_queue q, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    cl_device_id qd = NULL;
+    cl_context qc = NULL;
+    cl_command_queue_properties props = 0;
+    gr_pool_stats ps;
+    int rc = -1;
+    if (clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof qd, &qd, NULL) !=
+            CL_SUCCESS ||
+        clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof qc, &qc, NULL) !=
+            CL_SUCCESS ||
+        clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props,
+                              NULL) != CL_SUCCESS) {
+        gr_status_kind(st, GR_E_VALUE, "not an OpenCL command queue");
+        return -1;
+    }
+    if (qd != d->id) {
+        gr_status_kind(st, GR_E_VALUE, "the queue belongs to another device "
+                       "than '%s'", d->name);
+        return -1;
+    }
+    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
+        gr_status_kind(st, GR_E_VALUE, "gpured needs an in-order queue");
+        return -1;
+    }
+    gr_lock();
+    if (d->queue == q) {
+        gr_unlock();
+        return 0;
+    }
+    gr_pool_stats_get(d, &ps);
+    if (ps.in_use_blocks > 0) {
+        gr_status_kind(st, GR_E_VALUE, "device '%s' holds %ld arrays or "
+                       "buffers of its own context: adopt a queue before "
+                       "creating any (or release them)", d->name,
+                       ps.in_use_blocks);
+        goto done;
+    }
+    if (d->queue != NULL) {
+        clFinish(d->queue);
+    }
+    gr_pool_empty(d);
+    gr_stream_forget(d);
+    gr_programs_forget(d);
+    clRetainContext(qc);
+    clRetainCommandQueue(q);
+    /* The old context and queue are not released: kernels built for them
+     * stay referenced by the forgotten program cache entries. */
+    d->ctx = qc;
+    __atomic_store_n(&d->queue, q, __ATOMIC_RELEASE);
+    rc = 0;
+done:
+    gr_unlock();
+    return rc;
+}
+
+/* Host access to a block of a CPU device (DLPack): a blocking map, after
+ * everything enqueued before it; gr_block_unmap ends it. */
+int gr_block_map(gr_block *b, void **ptr, gr_status *st)
+{
+    gr_device *d = gr_device_get(b->dev);
+    cl_int e = CL_SUCCESS;
+    int rc = -1;
+    gr_lock();
+    if (gr_device_open(d, st) == 0) {
+        *ptr = clEnqueueMapBuffer(d->queue, b->mem, CL_TRUE,
+                                  CL_MAP_READ | CL_MAP_WRITE, 0, b->size, 0,
+                                  NULL, NULL, &e);
+        if (e != CL_SUCCESS) {
+            st->call = "clEnqueueMapBuffer";
+            st->err = e;
+        } else {
+            rc = 0;
+        }
+    }
+    gr_unlock();
+    return rc;
+}
+
+void gr_block_unmap(gr_block *b, void *ptr)
+{
+    gr_device *d = gr_device_get(b->dev);
+    if (gr_forked()) {
+        return;
+    }
+    gr_lock();
+    clEnqueueUnmapMemObject(d->queue, b->mem, ptr, 0, NULL, NULL);
+    clFlush(d->queue);
+    gr_unlock();
+}
+
+/* Host memory [ptr, ptr + nbytes) as a block of a CPU device, in place
+ * (CL_MEM_USE_HOST_PTR, from the 128-byte boundary below ptr: *lead bytes
+ * before it); on_free(ctx) when the block goes.  NULL where the device
+ * cannot use it in place (a GPU; or a failure: st set). */
+gr_block *gr_block_from_host(int dev, void *ptr, size_t nbytes, size_t *lead,
+                             void (*on_free)(void *), void *ctx,
+                             gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    cl_int e = CL_SUCCESS;
+    gr_block *b = NULL;
+    const uintptr_t addr = (uintptr_t)ptr;
+    *lead = addr % ZC_ALIGN;
+    gr_lock();
+    if (gr_device_open(d, st) == 0 && !d->is_gpu) {
+        cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                                  nbytes + *lead ? nbytes + *lead : 1,
+                                  (void *)(addr - *lead), &e);
+        if (e == CL_SUCCESS) {
+            b = gr_block_wrap(d, m, nbytes + *lead, on_free, ctx, st);
+            if (b == NULL) {
+                clReleaseMemObject(m);
+            }
+        } else {
+            st->call = "clCreateBuffer";
+            st->err = e;
+        }
+    }
+    gr_unlock();
+    return b;
+}
+
+/* The device whose (opened) context is ctx, or -1. */
+int gr_device_of_context(cl_context ctx)
+{
+    for (int i = 0; i < gr_device_count(); ++i) {
+        gr_device *d = gr_device_get(i);
+        if (d->ctx == ctx && ctx != NULL) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Wait for another queue of a device's context (PyOpenCL's) to finish
+ * what it has before gpured uses its memory. */
+int gr_queue_finish(cl_command_queue q, gr_status *st)
+{
+    cl_int e = clFinish(q);
+    if (e != CL_SUCCESS) {
+        st->call = "clFinish";
+        st->err = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* The device a queue belongs to, or -1. */
+int gr_device_of_queue(cl_command_queue q)
+{
+    cl_device_id qd = NULL;
+    if (clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof qd, &qd, NULL) !=
+        CL_SUCCESS) {
+        return -1;
+    }
+    for (int i = 0; i < gr_device_count(); ++i) {
+        if (gr_device_get(i)->id == qd) {
+            return i;
+        }
+    }
+    return -1;
+}

@@ -189,6 +189,7 @@ extern const char *const gr_kernel_families[];   /* NULL-terminated      */
 const char *gr_kernel_text(const char *family);  /* NULL if unknown       */
 char *gr_program_source(const char *family, const char *defines); /* malloc */
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds);
+void gr_programs_forget(const gr_device *d);     /* its context changes  */
 /* The kernel `name` of family + defines built with options.  Borrowed:
  * programs live as long as the process.  gr_lock held. */
 cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
@@ -215,6 +216,10 @@ typedef struct gr_block {
     int dev;           /* device index                                     */
     int refs;          /* atomic                                           */
     struct gr_block *next;
+    int no_cache;      /* shared outside gpured (PyOpenCL, DLPack): never
+                        * served to another allocation                     */
+    void (*on_free)(void *ctx);   /* foreign memory: called at the end     */
+    void *on_free_ctx;
 } gr_block;
 
 typedef struct {
@@ -226,6 +231,10 @@ typedef struct {
 /* A block of at least nbytes on d (one reference).  No lock needed. */
 gr_block *gr_block_get(gr_device *d, size_t nbytes, gr_status *st);
 void gr_block_retain(gr_block *b);
+/* Foreign memory as a block (one reference; mem retained by the caller is
+ * released at the end, then on_free(ctx) if given).  Never cached. */
+gr_block *gr_block_wrap(gr_device *d, cl_mem mem, size_t size,
+                        void (*on_free)(void *), void *ctx, gr_status *st);
 void gr_block_put(gr_block *b);            /* drop one reference           */
 void gr_pool_stats_get(gr_device *d, gr_pool_stats *s);
 void gr_pool_empty(gr_device *d);          /* release every cached block   */
@@ -465,6 +474,7 @@ int gr_stream_drain(gr_stream_pool *p, int slot, cl_event done, void *dst,
                     size_t n, gr_status *st);
 int gr_stream_idle(gr_stream_pool *p, gr_status *st);
 void gr_par_memcpy(void *dst, const void *src, size_t n);
+void gr_stream_forget(const gr_device *d);      /* gr_lock held         */
 
 /* ------------------------------------------------------------------ scans
  * A scan runs along the rows of an M x L layout (gr_layout: elements,
@@ -687,6 +697,19 @@ int gr_block_copy(gr_block *src, size_t soff, gr_block *dst, size_t doff,
 int gr_operand_copy(const gr_operand *src, const gr_operand *dst,
                     const gr_epilogue *epi, gr_status *st);
 int gr_device_ready(int dev, gr_status *st);   /* opened (takes gr_lock) */
+/* Use the caller's context and in-order queue (PyOpenCL's) for device dev
+ * from now on.  Refused while device memory of the old context is in use. */
+int gr_device_adopt(int dev, cl_command_queue q, gr_status *st);
+int gr_device_of_context(cl_context ctx);      /* index, or -1          */
+int gr_device_of_queue(cl_command_queue q);    /* index, or -1          */
+int gr_queue_finish(cl_command_queue q, gr_status *st);
+/* DLPack on CPU devices: map a block for host access, unmap it; host
+ * memory as a block used in place (NULL on GPUs). */
+int gr_block_map(gr_block *b, void **ptr, gr_status *st);
+void gr_block_unmap(gr_block *b, void *ptr);
+gr_block *gr_block_from_host(int dev, void *ptr, size_t nbytes, size_t *lead,
+                             void (*on_free)(void *), void *ctx,
+                             gr_status *st);
 int gr_device_finish(int dev, int (*interrupted)(void *), void *ictx,
                      gr_status *st);
 /* Tests of asynchrony: a user event the queue waits behind, and whether

@@ -223,7 +223,7 @@ void gr_block_put(gr_block *b)
     pthread_mutex_lock(&p->mu);
     p->s.in_use_bytes -= b->size;
     p->s.in_use_blocks--;
-    if (c >= 0 && size == b->size && !gr_forked() &&
+    if (c >= 0 && size == b->size && !gr_forked() && !b->no_cache &&
         p->s.cached_bytes + b->size <= p->s.limit_bytes) {
         b->next = p->free[c];
         p->free[c] = b;
@@ -238,8 +238,34 @@ void gr_block_put(gr_block *b)
         if (!gr_forked()) {
             clReleaseMemObject(b->mem);
         }
+        if (b->on_free != NULL) {
+            b->on_free(b->on_free_ctx);
+        }
         free(b);
     }
+}
+
+gr_block *gr_block_wrap(gr_device *d, cl_mem mem, size_t size,
+                        void (*on_free)(void *), void *ctx, gr_status *st)
+{
+    gr_pool *p = pool_of(d);
+    gr_block *b = p ? calloc(1, sizeof *b) : NULL;
+    if (b == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return NULL;
+    }
+    b->mem = mem;
+    b->size = size;
+    b->dev = d->index;
+    b->refs = 1;
+    b->no_cache = 1;
+    b->on_free = on_free;
+    b->on_free_ctx = ctx;
+    pthread_mutex_lock(&p->mu);
+    p->s.in_use_bytes += size;
+    p->s.in_use_blocks++;
+    pthread_mutex_unlock(&p->mu);
+    return b;
 }
 
 void gr_pool_stats_get(gr_device *d, gr_pool_stats *s)

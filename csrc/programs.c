@@ -511,3 +511,29 @@ cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
     }
     return k;
 }
+
+/* The device's context is replaced (gr_device_adopt): programs and kernels
+ * built for the old one must not be found again.  They are not released:
+ * a kernel may still be referenced by work in flight on the old queue. */
+void gr_programs_forget(const gr_device *d)
+{
+    for (gr_program **pp = &programs; *pp != NULL;) {
+        if ((*pp)->dev == d) {
+            *pp = (*pp)->next; /* unlinked, kept alive */
+        } else {
+            pp = &(*pp)->next;
+        }
+    }
+    for (int i = 0; i < KC_SIZE; ++i) {
+        if (kc[i].d == d) {
+            kc[i].k = NULL;
+            kc[i].d = NULL;
+        }
+    }
+    for (int i = 0; i < MEMO_SIZE; ++i) {
+        if (memo[i].d == d) {
+            memo[i].d = NULL; /* a tombstone: probing goes on past it */
+            memo[i].keylen = (size_t)-1;
+        }
+    }
+}

@@ -103,6 +103,14 @@ void gr_stream_set_cfg(const gr_stream_cfg *c)
     }
 }
 
+void gr_stream_forget(const gr_device *d)
+{
+    if (d->index >= 0 && d->index < (int)(sizeof pools / sizeof *pools)) {
+        pool_free(pools[d->index]);
+        pools[d->index] = NULL;
+    }
+}
+
 int gr_stream_wanted(const gr_device *d, size_t nbytes)
 {
     return (d->is_gpu || cfg.force) && nbytes >= cfg.min_bytes &&

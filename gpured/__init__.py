@@ -18,9 +18,9 @@ and ``vw``; :func:`explain` shows what would run and why.
 from . import _core
 from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
                       prod, sum, timeit, variants)
-from ._array import (Array, asnumpy, empty, empty_cache, memory_info,
-                     set_memory_limit, set_staging, staging, synchronize,
-                     to_device, zeros)
+from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
+                     handles, memory_info, set_memory_limit, set_staging,
+                     staging, synchronize, to_device, use_queue, zeros)
 from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
 from ._tune import tune
@@ -41,7 +41,7 @@ __all__ = [
     "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
     "set_staging", "staging", "memory_info", "empty_cache",
-    "set_memory_limit",
+    "set_memory_limit", "from_dlpack", "use_queue", "handles",
 ]
 
 
@@ -61,14 +61,20 @@ def get_device():
     return _core.get_device()
 
 
-def set_device(spec):
+def set_device(spec=None, queue=None):
     """Make another device current.
 
     ``spec`` is ``"platform:device"`` (indices, as in ``devices()[i]["index"]``),
     a case-insensitive part of the device or platform name, or a position in
-    :func:`devices`.  Returns the device's dict; ValueError if nothing
+    :func:`devices`.  ``queue`` (a ``pyopencl.CommandQueue``) makes its
+    device current and runs gpured on its context and queue
+    (:func:`use_queue`).  Returns the device's dict; ValueError if nothing
     matches.
     """
+    if queue is not None:
+        spec = use_queue(queue) if spec is None else spec
+        if spec != _core.device_index(spec):
+            use_queue(queue)
     return _core.set_device(spec)
 
 

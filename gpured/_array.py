@@ -236,6 +236,36 @@ class Array(_core.ArrayBase):
         _core.device_copy(self, out)
         return out
 
+    # ------------------------------------------------- OpenCL neighbours
+    def to_pyopencl(self, queue=None):
+        """This array as a ``pyopencl.array.Array`` over the same device
+        memory (no copy).  The memory is never recycled by gpured's pool
+        afterwards.  ``queue`` defaults to gpured's own queue (PyOpenCL
+        objects made from :func:`gpured.handles`)."""
+        import pyopencl as cl
+        import pyopencl.array as cla
+        self._live()
+        if queue is None:
+            h = _core.handles(self.device_index)
+            queue = cl.CommandQueue.from_int_ptr(h["queue"], retain=True)
+        _core.export(self.buffer)
+        buf = cl.Buffer.from_int_ptr(self.buffer.int_ptr, retain=True)
+        return cla.Array(queue, self.shape, self.dtype, strides=self.strides,
+                         data=buf, offset=self.offset)
+
+    @classmethod
+    def from_pyopencl(cls, a):
+        """A ``pyopencl.array.Array`` as a gpured Array: its buffer in place
+        when gpured runs on its context (:func:`gpured.use_queue`), else a
+        copy through the host."""
+        return _core.from_pyopencl(a)
+
+    @classmethod
+    def from_dlpack(cls, x, device=None):
+        """Host memory exported by ``x`` (DLPack, e.g. a NumPy array) as an
+        Array: in place on a CPU device, copied to a GPU."""
+        return _core.from_dlpack(x, device)
+
     # ---------------------------------------- gpured functions as methods
     def _call(self, name, *args, **kw):
         import gpured
@@ -281,6 +311,33 @@ def to_device(a, dtype=None, device=None):
 
 def _device_index(device):
     return _core.device_index(device)
+
+
+def from_dlpack(x, device=None):
+    """Host memory exported by ``x`` through DLPack (a NumPy array, a torch
+    CPU tensor, ...) as a gpured Array on a CPU device, in place (no copy);
+    on a GPU device (``device`` or the current one) a copy.  Arrays on CPU
+    devices export themselves the same way: ``np.from_dlpack(array)``."""
+    return _core.from_dlpack(x, device)
+
+
+def use_queue(queue):
+    """Run gpured on the caller's OpenCL context and in-order queue (a
+    ``pyopencl.CommandQueue`` or its ``int_ptr``) for that queue's device,
+    so that PyOpenCL arrays of that context are reduced in place and the
+    two libraries' work is ordered on one queue.  Call it before creating
+    gpured Arrays on that device.  Returns the device's position in
+    :func:`gpured.devices`."""
+    ptr = getattr(queue, "int_ptr", queue)
+    return _core.use_queue(int(ptr))
+
+
+def handles(device=None):
+    """The raw OpenCL handles gpured uses on the current device (or
+    ``device``), as integers (PyOpenCL's ``int_ptr``): ``context``,
+    ``queue``, ``device``, ``platform``.  E.g.
+    ``pyopencl.CommandQueue.from_int_ptr(gpured.handles()["queue"])``."""
+    return _core.handles(device)
 
 
 def asnumpy(a):
