@@ -238,6 +238,52 @@ static int fp64_check(const gr_device *d, gr_dtype t)
     return 0;
 }
 
+/* Work that an interrupt (Ctrl-C) left running on a device, and the
+ * Python objects whose memory it reads or writes: kept until the device
+ * is done with it, released by the next call that finds it done. */
+typedef struct pend {
+    cl_event ev;
+    PyObject *objs[3];
+    struct pend *next;
+} pend;
+static pend *pending_list = NULL;
+
+static void pending_add(cl_event ev, PyObject *a, PyObject *b, PyObject *c)
+{
+    pend *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        /* nothing else can keep the memory alive: wait for the device */
+        Py_BEGIN_ALLOW_THREADS
+        clWaitForEvents(1, &ev);
+        Py_END_ALLOW_THREADS
+        clReleaseEvent(ev);
+        return;
+    }
+    p->ev = ev;
+    p->objs[0] = Py_XNewRef(a);
+    p->objs[1] = Py_XNewRef(b);
+    p->objs[2] = Py_XNewRef(c);
+    p->next = pending_list;
+    pending_list = p;
+}
+
+static void pending_reap(void)
+{
+    for (pend **pp = &pending_list; *pp != NULL;) {
+        pend *p = *pp;
+        if (!gr_event_done(p->ev)) {
+            pp = &p->next;
+            continue;
+        }
+        *pp = p->next;
+        clReleaseEvent(p->ev);
+        for (int i = 0; i < 3; ++i) {
+            Py_XDECREF(p->objs[i]);
+        }
+        free(p);
+    }
+}
+
 /* Interrupt check for dispatch (called without the GIL). */
 static int signals_pending(void *ctx)
 {
@@ -905,6 +951,9 @@ static gr_device *request_begin(const fdef *f, PyObject *a, PyObject *out,
     if (forked_check() != 0) {
         return NULL;
     }
+    if (pending_list != NULL) {
+        pending_reap();
+    }
     if (!is_none(out) && gr_array_of(out) != NULL) {
         gr_buffer *b = gr_buffer_check(((gr_array *)out)->buf);
         if (b == NULL) {
@@ -1210,6 +1259,10 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         goto done;
     }
     if (run_request(&req, &res) != 0) {
+        if (res.pending != NULL) {
+            pending_add(res.pending, keep, tmp, out);
+            res.pending = NULL;
+        }
         goto done;
     }
     if (mode == 1) {
@@ -1559,6 +1612,10 @@ static PyObject *scan_impl(const fdef *f, PyObject *a, PyObject *axis,
         goto done;
     }
     if (run_request(&req, &res) != 0) {
+        if (res.pending != NULL) {
+            pending_add(res.pending, keep, tmp, is_none(out) ? dres : out);
+            res.pending = NULL;
+        }
         goto done;
     }
     if (mode == 1) {
@@ -1705,11 +1762,15 @@ static PyObject *host_from_block(gr_block *b, gr_dtype t, size_t n)
     gr_status st = {0};
     int rc;
     void *p = PyArray_DATA((PyArrayObject *)arr);
+    cl_event pend_ev = NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = gr_block_read(b, 0, p, n * (size_t)gr_dtypes[t].size, NULL, NULL,
-                       &st);
+    rc = gr_block_read(b, 0, p, n * (size_t)gr_dtypes[t].size,
+                       signals_pending, NULL, &pend_ev, &st);
     Py_END_ALLOW_THREADS
     if (rc != 0) {
+        if (pend_ev != NULL) {
+            pending_add(pend_ev, arr, NULL, NULL);
+        }
         gr_raise(&st);
         Py_DECREF(arr);
         return NULL;
@@ -2540,7 +2601,7 @@ static PyObject *transfer(PyObject *args, int write)
     gr_block_retain(blk);
     Py_BEGIN_ALLOW_THREADS
     rc = write ? gr_block_write(blk, (size_t)off, ptr, n, &st)
-               : gr_block_read(blk, (size_t)off, ptr, n, NULL, NULL, &st);
+               : gr_block_read(blk, (size_t)off, ptr, n, NULL, NULL, NULL, &st);
     Py_END_ALLOW_THREADS
     gr_block_put(blk);
     if (rc != 0) {
@@ -2773,6 +2834,7 @@ static PyObject *array_get(gr_array *a)
     int dev = -1, rc = 0;
     PyObject *host = NULL;
     gr_block *tmp = NULL;
+    cl_event pend_ev = NULL;
     if (forked_check() != 0 || gr_array_operand(a, &s, &dev) != 0) {
         return NULL;
     }
@@ -2796,7 +2858,8 @@ static PyObject *array_get(gr_array *a)
     }
     Py_BEGIN_ALLOW_THREADS
     if (contiguous) {
-        rc = gr_block_read(s.blk, s.off, p, n * isz, NULL, NULL, &st);
+        rc = gr_block_read(s.blk, s.off, p, n * isz, signals_pending, NULL,
+                           &pend_ev, &st);
     } else {
         /* a C-ordered copy on the device, then one read */
         rc = gr_device_ready(dev, &st);
@@ -2817,13 +2880,17 @@ static PyObject *array_get(gr_array *a)
             rc = gr_operand_copy(&s, &d, NULL, &st);
         }
         if (rc == 0) {
-            rc = gr_block_read(tmp, 0, p, n * isz, NULL, NULL, &st);
+            rc = gr_block_read(tmp, 0, p, n * isz, signals_pending, NULL,
+                               &pend_ev, &st);
         }
     }
     Py_END_ALLOW_THREADS
     gr_block_put(tmp);
     gr_block_put(s.blk);
     if (rc != 0) {
+        if (pend_ev != NULL) {
+            pending_add(pend_ev, host, NULL, NULL);
+        }
         gr_raise(&st);
         Py_DECREF(host);
         return NULL;
@@ -2852,7 +2919,7 @@ static PyObject *py_finish(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = gr_device_finish(dev, NULL, NULL, &st);
+    rc = gr_device_finish(dev, signals_pending, NULL, &st);
     Py_END_ALLOW_THREADS
     if (rc != 0) {
         gr_raise(&st);

@@ -166,10 +166,15 @@ static int stop(gr_status *st)
 }
 
 /* Wait for ev without gr_lock held; 0, or -1 with st set.  It spins
- * briefly (short calls finish in microseconds), then sleeps. */
-static int wait_event(cl_event ev, gr_status *st)
+ * briefly (short calls finish in microseconds), then sleeps in growing
+ * steps (at most 1 ms).  With an interrupt check (intr, every ~50 ms):
+ * -1 with GR_E_INTERRUPT when it fires; the work goes on on the device,
+ * and whatever it uses must outlive it (the caller's *pending event). */
+static int wait_event_intr(cl_event ev, int (*intr)(void *), void *ictx,
+                           gr_status *st)
 {
     cl_int s = CL_QUEUED;
+    long slept = 0, step = 2000;
     for (int i = 0;; ++i) {
         cl_int e = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
                                   sizeof s, &s, NULL);
@@ -186,25 +191,52 @@ static int wait_event(cl_event ev, gr_status *st)
             st->err = s;
             return -1;
         }
-        if (i > 2000) {
-            /* long waits: block in the driver */
-            e = clWaitForEvents(1, &ev);
-            if (e != CL_SUCCESS) {
-                st->call = "clWaitForEvents";
-                st->err = e;
+        if (i < 64) {
+            continue; /* spin: most waits end here */
+        }
+        struct timespec ts = {0, step};
+        nanosleep(&ts, NULL);
+        slept += step;
+        step = step < 1000000 ? step * 2 : 1000000;
+        if (intr != NULL && slept >= 50000000) {
+            slept = 0;
+            if (intr(ictx)) {
+                gr_status_kind(st, GR_E_INTERRUPT, "interrupted");
                 return -1;
             }
-            return 0;
-        }
-        if (i > 50) {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
         }
     }
 }
 
+static int wait_event(cl_event ev, gr_status *st)
+{
+    return wait_event_intr(ev, NULL, NULL, st);
+}
+
+/* Host memory handed to work that an interrupt left running: freed by the
+ * driver's callback once that work is complete. */
+static void CL_CALLBACK free_when_done(cl_event ev, cl_int status, void *p)
+{
+    (void)ev;
+    (void)status;
+    free(p);
+}
+
+int gr_event_done(cl_event ev)
+{
+    cl_int s = CL_QUEUED;
+    if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s,
+                       NULL) != CL_SUCCESS) {
+        return 1;
+    }
+    return s == CL_COMPLETE || s < 0;
+}
+
 static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
                          void *dst, gr_status *st);
+static int read_unlocked_intr(gr_device *d, cl_mem m, size_t off, size_t n,
+                              void *dst, int (*intr)(void *), void *ictx,
+                              cl_event *pending, gr_status *st);
 
 /* Devices and their lock.  dev_begin opens the device under gr_lock. */
 static gr_device *dev_begin(gr_request *req, gr_status *st)
@@ -1215,17 +1247,44 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
             goto done;
         }
     } else if (out->host != NULL && hout != NULL) {
+        /* written in place: map (so the host sees it), then wait for it
+         * without the lock, interruptibly */
         void *p = NULL;
         cl_int e = CL_SUCCESS;
-        p = clEnqueueMapBuffer(d->queue, hout, CL_TRUE, CL_MAP_READ, 0,
+        cl_event ev = NULL;
+        p = clEnqueueMapBuffer(d->queue, hout, CL_FALSE, CL_MAP_READ, 0,
                                (M * L + io.out_base) * rsz, 0, NULL, NULL, &e);
         GR_CL_CHECK_AS(st, "clEnqueueMapBuffer", e);
         GR_CL_CHECK(st, clEnqueueUnmapMemObject(d->queue, hout, p, 0, NULL,
-                                                NULL));
-        GR_CL_CHECK(st, clFinish(d->queue));
+                                                &ev));
+        clFlush(d->queue);
+        gr_unlock();
+        int wrc = wait_event_intr(ev, req->interrupted, req->ictx, st);
+        gr_lock();
+        if (wrc != 0) {
+            if (st->kind == GR_E_INTERRUPT) {
+                res->pending = ev;
+                if (host_copy != NULL &&
+                    clSetEventCallback(ev, CL_COMPLETE, free_when_done,
+                                       host_copy) == CL_SUCCESS) {
+                    host_copy = NULL;
+                }
+            } else {
+                clReleaseEvent(ev);
+            }
+            goto done;
+        }
+        clReleaseEvent(ev);
     } else if (out->host != NULL) {
         /* dense host out (non-negative strides): one read of its span */
-        if (read_unlocked(d, tout->mem, 0, M * L * rsz, out->host, st) != 0) {
+        if (read_unlocked_intr(d, tout->mem, 0, M * L * rsz, out->host,
+                               req->interrupted, req->ictx, &res->pending,
+                               st) != 0) {
+            if (res->pending != NULL && host_copy != NULL &&
+                clSetEventCallback(res->pending, CL_COMPLETE, free_when_done,
+                                   host_copy) == CL_SUCCESS) {
+                host_copy = NULL;
+            }
             goto done;
         }
     }
@@ -1235,6 +1294,9 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
     rc = 0;
 fail:
 done:
+    if (rc != 0 && res->pending == NULL && host_copy != NULL) {
+        clFinish(d->queue); /* nothing may read the gather after it goes */
+    }
     gr_input_release(&hin);
     if (hout != NULL) {
         clReleaseMemObject(hout);
@@ -1250,21 +1312,33 @@ done:
 
 /* Read n bytes of a block at off into dst after what is enqueued, waiting
  * without gr_lock (other threads keep enqueuing).  gr_lock held on entry
- * and on return. */
-static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
-                         void *dst, gr_status *st)
+ * and on return.  With an interrupt check: on an interrupt the read goes
+ * on, and its event is handed out in *pending (dst must outlive it). */
+static int read_unlocked_intr(gr_device *d, cl_mem m, size_t off, size_t n,
+                              void *dst, int (*intr)(void *), void *ictx,
+                              cl_event *pending, gr_status *st)
 {
     cl_event ev = NULL;
     GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, m, CL_FALSE, off, n, dst, 0,
                                         NULL, &ev));
     clFlush(d->queue);
     gr_unlock();
-    int rc = wait_event(ev, st);
+    int rc = wait_event_intr(ev, intr, ictx, st);
     gr_lock();
-    clReleaseEvent(ev);
+    if (rc != 0 && st->kind == GR_E_INTERRUPT && pending != NULL) {
+        *pending = ev;
+    } else {
+        clReleaseEvent(ev);
+    }
     return rc;
 fail:
     return -1;
+}
+
+static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
+                         void *dst, gr_status *st)
+{
+    return read_unlocked_intr(d, m, off, n, dst, NULL, NULL, NULL, st);
 }
 
 /* The ValueError of a bad key: its index and value (read from the host
@@ -1758,15 +1832,15 @@ int gr_block_write(gr_block *b, size_t off, const void *src, size_t n,
 }
 
 int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
-                  int (*intr)(void *), void *ictx, gr_status *st)
+                  int (*intr)(void *), void *ictx, cl_event *pending,
+                  gr_status *st)
 {
     gr_device *d = gr_device_get(b->dev);
     int rc = -1;
-    (void)intr;
-    (void)ictx;
     gr_lock();
     if (gr_device_open(d, st) == 0) {
-        rc = read_unlocked(d, b->mem, off, n, dst, st);
+        rc = read_unlocked_intr(d, b->mem, off, n, dst, intr, ictx, pending,
+                                st);
     }
     gr_unlock();
     return rc;
@@ -1829,8 +1903,6 @@ int gr_device_finish(int dev, int (*intr)(void *), void *ictx, gr_status *st)
     gr_device *d = gr_device_get(dev);
     cl_event ev = NULL;
     int rc = -1;
-    (void)intr;
-    (void)ictx;
     gr_lock();
     if (gr_device_open(d, st) != 0) {
         gr_unlock();
@@ -1839,7 +1911,7 @@ int gr_device_finish(int dev, int (*intr)(void *), void *ictx, gr_status *st)
     GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev));
     clFlush(d->queue);
     gr_unlock();
-    rc = wait_event(ev, st);
+    rc = wait_event_intr(ev, intr, ictx, st);
     clReleaseEvent(ev);
     return rc;
 fail:

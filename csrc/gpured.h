@@ -676,6 +676,8 @@ typedef struct {
     gr_bk_result bk;
     int copied;          /* the input was copied into a layout the plan
                           * reads                                          */
+    cl_event pending;    /* an interrupt left this work running: the host
+                          * memory it uses must outlive the event          */
 } gr_result;
 
 /* Runs req (GIL released; takes gr_lock itself).  0, or -1 with st set. */
@@ -688,7 +690,9 @@ void gr_result_clear(gr_result *res);
 int gr_block_write(gr_block *b, size_t off, const void *src, size_t n,
                    gr_status *st);
 int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
-                  int (*interrupted)(void *), void *ictx, gr_status *st);
+                  int (*interrupted)(void *), void *ictx, cl_event *pending,
+                  gr_status *st);
+int gr_event_done(cl_event ev);            /* complete (or failed)?       */
 int gr_block_fill(gr_block *b, size_t off, size_t n, const void *pat,
                   size_t plen, gr_status *st);
 int gr_block_copy(gr_block *src, size_t soff, gr_block *dst, size_t doff,
