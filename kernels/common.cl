@@ -297,6 +297,7 @@ inline gr_state gr_lload(__local GR_A *lv, __local GR_X *lx, uint i)
 #define GR_SG_SIZE 32u
 #define GR_SG_LANE() (get_local_id(0) & 31u)
 #define GR_SG_ID() (get_local_id(0) >> 5)
+#define GR_SG_COUNT() ((GR_WG + 31u) >> 5)
 inline void gr_sg_barrier(void)
 {
     __asm__ volatile("bar.warp.sync 0xffffffff;" ::: "memory");
@@ -325,6 +326,7 @@ inline ulong gr_shfl_down_u64(ulong v, uint d)
 #define GR_SG_SIZE get_max_sub_group_size()
 #define GR_SG_LANE() get_sub_group_local_id()
 #define GR_SG_ID() get_sub_group_id()
+#define GR_SG_COUNT() get_num_sub_groups()
 inline void gr_sg_barrier(void) { sub_group_barrier(CLK_LOCAL_MEM_FENCE); }
 #endif
 
@@ -432,20 +434,40 @@ inline gr_state gr_sg_reduce(gr_state s, __local GR_A *lv, __local GR_X *lx)
 #endif
 }
 
+/* Sub-groups reduce in registers; their leaders' n states then meet in
+ * rounds: in each, sub-group k folds states [2 k sg, 2 (k + 1) sg) (two per
+ * lane, so that rounds shrink n even for sub-groups of one lane), leaving
+ * ceil(n / 2 sg).  One round for up to 2 sg sub-groups (NVIDIA: at most
+ * 1024 / 32 = 32 warps); several where sub-groups are small (Intel's CPU
+ * runtime: 8 lanes, 32 sub-groups at wg_size 256, where sub-group 0 alone
+ * used to fold lv[0..8) of 32 and lose the rest).  States are indexed by
+ * (sub-group id, lane), whatever the mapping of local ids to sub-groups. */
 inline gr_state gr_combine_subgroup(gr_state s, __local GR_A *lv, __local GR_X *lx)
 {
-    const uint lid = get_local_id(0);
-    const uint nsg = (GR_WG + GR_SG_SIZE - 1) / GR_SG_SIZE;
+    const uint sg = GR_SG_SIZE;
+    const uint id = GR_SG_ID();
+    const uint lane = GR_SG_LANE();
     s = gr_sg_reduce(s, lv, lx);
-    barrier(CLK_LOCAL_MEM_FENCE); /* the generic tree reuses lv */
-    if (GR_SG_LANE() == 0) {
-        gr_lstore(lv, lx, GR_SG_ID(), s);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    gr_state t = lid < nsg ? gr_lload(lv, lx, lid) : gr_identity();
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (GR_SG_ID() == 0) { /* the whole of sub-group 0, or none of it */
-        s = gr_sg_reduce(t, lv, lx);
+    for (uint n = GR_SG_COUNT(); n > 1;) {
+        const uint m = (n + 2 * sg - 1) / (2 * sg);
+        const uint i = 2 * (id * sg + lane);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the generic tree reuses lv */
+        if (lane == 0 && id < n) {
+            gr_lstore(lv, lx, id, s);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        gr_state t = gr_identity();
+        if (i < n) {
+            t = gr_lload(lv, lx, i);
+        }
+        if (i + 1 < n) {
+            gr_merge(&t, gr_lload(lv, lx, i + 1));
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (id < m) { /* whole sub-groups: id is uniform in each */
+            s = gr_sg_reduce(t, lv, lx);
+        }
+        n = m;
     }
     return s;
 }
