@@ -410,67 +410,8 @@ __kernel void gr_bk_init(__global GR_R *out, ulong n, __global ulong *flag)
     }
 }
 
-/* NVIDIA inline PTX: warp shuffles and votes (warp_aggregated, the
- * look-back window of reduce_by_key's single pass). */
-#if GR_BK_PTX
-inline uint bk_shfl_down_u32(uint v, uint d)
-{
-    uint r;
-    __asm__ volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                     : "=r"(r) : "r"(v), "r"(d));
-    return r;
-}
-inline uint bk_shfl_up1_u32(uint v)
-{
-    uint r;
-    __asm__ volatile("shfl.sync.up.b32 %0, %1, 1, 0x0, 0xffffffff;"
-                     : "=r"(r) : "r"(v));
-    return r;
-}
-inline uint bk_shfl_up_u32(uint v, uint d)
-{
-    uint r;
-    __asm__ volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
-                     : "=r"(r) : "r"(v), "r"(d));
-    return r;
-}
-inline ulong bk_shfl_up_u64(ulong v, uint d)
-{
-    uint2 w = as_uint2(v);
-    w.x = bk_shfl_up_u32(w.x, d);
-    w.y = bk_shfl_up_u32(w.y, d);
-    return as_ulong(w);
-}
-inline ulong bk_shfl_down_u64(ulong v, uint d)
-{
-    uint2 w = as_uint2(v);
-    w.x = bk_shfl_down_u32(w.x, d);
-    w.y = bk_shfl_down_u32(w.y, d);
-    return as_ulong(w);
-}
-inline ulong bk_shfl_up1_u64(ulong v)
-{
-    uint2 w = as_uint2(v);
-    w.x = bk_shfl_up1_u32(w.x);
-    w.y = bk_shfl_up1_u32(w.y);
-    return as_ulong(w);
-}
-#define BK_DOWN_4(T, v, d) GR_AS(T, bk_shfl_down_u32(GR_AS(uint, v), d))
-#define BK_DOWN_8(T, v, d) GR_AS(T, bk_shfl_down_u64(GR_AS(ulong, v), d))
-#define BK_DOWN(T, SIZE, v, d) GR_CAT(BK_DOWN_, SIZE)(T, v, d)
-#define BK_UP1_4(T, v) GR_AS(T, bk_shfl_up1_u32(GR_AS(uint, v)))
-#define BK_UP1_8(T, v) GR_AS(T, bk_shfl_up1_u64(GR_AS(ulong, v)))
-#define BK_UP1(T, SIZE, v) GR_CAT(BK_UP1_, SIZE)(T, v)
-
-inline uint bk_ballot(uint pred)
-{
-    uint r;
-    __asm__ volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; "
-                     "vote.sync.ballot.b32 %0, p, 0xffffffff; }"
-                     : "=r"(r) : "r"(pred));
-    return r;
-}
-#endif
+/* NVIDIA inline PTX (GR_BK_PTX): common.cl's warp shuffles and votes
+ * (warp_aggregated, the look-back window of reduce_by_key's single pass). */
 
 /* ----------------------------------------------------------- atomics */
 
@@ -649,14 +590,14 @@ __kernel void gr_bk_warp(__global const GR_K *keys, ulong koff,
             x = GR_IDENT_V;
         }
         /* Heads: invalid lanes are runs of their own that write nothing. */
-        const GR_K prev = BK_UP1(GR_K, GR_K_SIZE, key);
-        const uint vm = bk_ballot(valid);
+        const GR_K prev = GR_SHFL_UP1(GR_K, GR_K_SIZE, key);
+        const uint vm = gr_ballot(valid);
         const uint head = !valid || lane == 0 || prev != key ||
                           ((vm >> (lane - 1)) & 1u) == 0;
-        const uint hb = bk_ballot(head);
+        const uint hb = gr_ballot(head);
         if (hb != 0xffffffffu) { /* uniform: some lane continues a run */
             for (uint d = 1; d < 32; d <<= 1) {
-                const GR_A y = BK_DOWN(GR_A, GR_A_SIZE, x, d);
+                const GR_A y = GR_SHFL_DOWN(GR_A, GR_A_SIZE, x, d);
                 /* add lane + d's partial if no head in (lane, lane + d] */
                 if (lane + d < 32 &&
                     ((hb >> (lane + 1)) & ((1u << d) - 1u)) == 0) {
@@ -807,31 +748,11 @@ __kernel void gr_bk_priv_merge(__global const GR_A *bins, ulong nk, ulong P,
 #define BK_TILE (GR_WG * GR_BK_ITEMS)
 #define BK_PAD(i) ((i) + (i) / 32u) /* no bank conflicts at stride ITEMS */
 #define BK_LOCAL (BK_TILE + BK_TILE / 32)
-#define BK_SA 1ul
-#define BK_SP 2ul
+/* status[t] = flag << 62 | count: common.cl's GR_STATUS_A / GR_STATUS_P
+ * (X: 0) tag a tile's head count (A) or the heads of tiles 0..t (P). */
+#define BK_SA ((ulong)GR_STATUS_A)
+#define BK_SP ((ulong)GR_STATUS_P)
 #define BK_CNT(w) ((w) & ((1ul << 62) - 1ul))
-
-#if GR_BK_PTX
-inline ulong bk_read64(__global ulong *p)
-{
-    ulong v;
-    __asm__ volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
-                     : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-inline void bk_write64(__global ulong *p, ulong v)
-{
-    __asm__ volatile("st.relaxed.gpu.global.u64 [%0], %1;"
-                     :: "l"(p), "l"(v) : "memory");
-}
-#define BK_READ64(p) bk_read64(p)
-#define BK_WRITE64(p, v) bk_write64(p, v)
-#define BK_BACKOFF() __asm__ volatile("nanosleep.u32 32;")
-#else
-#define BK_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
-#define BK_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
-#define BK_BACKOFF()
-#endif
 
 #if GR_BK_COUNT
 #define BK_LV(q) ((GR_A)1)
@@ -863,21 +784,18 @@ inline ulong bk_lookback(__global ulong *status, ulong t)
     while (j >= 0) {
         ulong w = (ulong)BK_SP << 62; /* past tile 0: P of nothing */
         if ((long)lane <= j) {
-            w = BK_READ64(status + (j - (long)lane));
+            w = GR_READ64(status + (j - (long)lane));
         }
-        const uint f = (uint)(w >> 62);
-        const uint xs = bk_ballot(f == 0);
-        const uint ps = bk_ballot(f == BK_SP);
-        const uint fx = xs ? 31u - clz(xs & (0u - xs)) : 32u;
-        const uint fp = ps ? 31u - clz(ps & (0u - ps)) : 32u;
+        uint fx, fp;
+        gr_window((uint)(w >> 62), &fx, &fp);
         if (fx == 0) {
-            BK_BACKOFF();
+            GR_BACKOFF(32);
             continue;
         }
         const uint take = fp < fx ? fp + 1 : fx;
         ulong c = lane < take ? BK_CNT(w) : 0;
         for (uint d = 16; d > 0; d >>= 1) {
-            c += bk_shfl_down_u64(c, d);
+            c += gr_shfl_down_u64(c, d);
         }
         acc += c; /* lane 0's total is the one used */
         if (fp < fx) {
@@ -893,10 +811,10 @@ inline ulong bk_lookback(__global ulong *status, ulong t)
     ulong acc = 0;
     long j = (long)t - 1;
     while (j >= 0) {
-        const ulong w = BK_READ64(status + j);
+        const ulong w = GR_READ64(status + j);
         const ulong f = w >> 62;
-        if (f == 0) {
-            BK_BACKOFF();
+        if (f == GR_STATUS_X) {
+            GR_BACKOFF(32);
             continue;
         }
         acc += BK_CNT(w);
@@ -910,9 +828,6 @@ inline ulong bk_lookback(__global ulong *status, ulong t)
 #endif
 
 #if GR_BK_PTX && GR_WG >= 32
-#define BK_UPD_4(T, v, d) GR_AS(T, bk_shfl_up_u32(GR_AS(uint, v), d))
-#define BK_UPD_8(T, v, d) GR_AS(T, bk_shfl_up_u64(GR_AS(ulong, v), d))
-#define BK_UPD(T, SIZE, v, d) GR_CAT(BK_UPD_, SIZE)(T, v, d)
 /* bk_wg_scan with warp shuffles: each warp scans its 32 pairs, warp w
  * folds the totals of warps 0 .. w-1 from local memory (one barrier). */
 inline void bk_lb_scan(bk_pair p, __local uint *lf, __local ulong *lh,
@@ -922,8 +837,8 @@ inline void bk_lb_scan(bk_pair p, __local uint *lf, __local ulong *lh,
     uint h = (uint)p.h;
     GR_A v = p.s.v;
     for (uint d = 1; d < 32; d <<= 1) {
-        const uint hu = bk_shfl_up_u32(h, d);
-        const GR_A vu = BK_UPD(GR_A, GR_A_SIZE, v, d);
+        const uint hu = gr_shfl_up_u32(h, d);
+        const GR_A vu = GR_SHFL_UP(GR_A, GR_A_SIZE, v, d);
         if (lane >= d) {
             if (h == 0) {
                 gr_state s;
@@ -953,8 +868,8 @@ inline void bk_lb_scan(bk_pair p, __local uint *lf, __local ulong *lh,
     }
     *tot = wp;
     bk_pair me = bk_empty(); /* this warp's pairs before the lane */
-    const uint he = bk_shfl_up_u32(h, 1);
-    const GR_A ve = BK_UPD(GR_A, GR_A_SIZE, v, 1);
+    const uint he = gr_shfl_up_u32(h, 1);
+    const GR_A ve = GR_SHFL_UP(GR_A, GR_A_SIZE, v, 1);
     if (lane > 0) {
         me.h = he;
         me.f = he != 0;
@@ -1036,25 +951,25 @@ __kernel void gr_bk_lb_tiles(__global const GR_K *keys, ulong koff,
     const ulong H = tot.h; /* heads in the tile */
     /* 2. runs before the tile */
     if (lid == 0 && t == 0) {
-        BK_WRITE64(status, (BK_SP << 62) | H);
+        GR_WRITE64(status, (BK_SP << 62) | H);
         sh[1] = 0;
     }
 #ifdef BK_WARP_LOOKBACK
     if (lid < 32 && t > 0) {
         if (lid == 0) {
-            BK_WRITE64(status + t, (BK_SA << 62) | H);
+            GR_WRITE64(status + t, (BK_SA << 62) | H);
         }
         const ulong pre = bk_lookback(status, t);
         if (lid == 0) {
-            BK_WRITE64(status + t, (BK_SP << 62) | (pre + H));
+            GR_WRITE64(status + t, (BK_SP << 62) | (pre + H));
             sh[1] = pre;
         }
     }
 #else
     if (lid == 0 && t > 0) {
-        BK_WRITE64(status + t, (BK_SA << 62) | H);
+        GR_WRITE64(status + t, (BK_SA << 62) | H);
         const ulong pre = bk_lookback(status, t);
-        BK_WRITE64(status + t, (BK_SP << 62) | (pre + H));
+        GR_WRITE64(status + t, (BK_SP << 62) | (pre + H));
         sh[1] = pre;
     }
 #endif

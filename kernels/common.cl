@@ -292,12 +292,39 @@ inline gr_state gr_lload(__local GR_A *lv, __local GR_X *lx, uint i)
     return o;
 }
 
-#if GR_SG == GR_SG_PTX
-/* NVIDIA: a warp is the sub-group; only the .sync forms exist on sm_70+. */
-#define GR_SG_SIZE 32u
-#define GR_SG_LANE() (get_local_id(0) & 31u)
-#define GR_SG_ID() (get_local_id(0) >> 5)
-inline void gr_sg_barrier(void)
+/* ---------------------------------------------------------------------
+ * NVIDIA inline PTX, shared by every family.  Warp operations exist only
+ * in their .sync forms on sm_70+; every lane of the warp takes part (mask
+ * 0xffffffff).  GR_PTX is on in the programs built for an NVIDIA device
+ * that use it: reductions with GR_SG == GR_SG_PTX, every scan (GR_NVIDIA),
+ * every reduce-by-key pass but the key check (GR_BK_PTX).
+ *
+ *   gr_warp_sync()          bar.warp.sync: the warp's own barrier
+ *   gr_shfl_down_u32/u64    lane l gets lane l + d's value (its own past
+ *                           lane 31: clamp 0x1f)
+ *   gr_shfl_up_u32/u64      lane l gets lane l - d's value (its own below
+ *                           lane 0); gr_shfl_up1_*: d = 1, immediate
+ *   GR_SHFL_DOWN/UP(T, size, v, d), GR_SHFL_UP1(T, size, v)  the same
+ *                           for any 1-, 2-, 4- or 8-byte type T (UP1: 4, 8),
+ *                           through 32-bit lanes
+ *   gr_shfl_down/up_state   a gr_state, value and auxiliary part
+ *   gr_ballot(p)            vote.sync.ballot: bit l is lane l's p != 0
+ *   gr_ld/st_relaxed64      ld/st.relaxed.gpu: "strong" operations of
+ *                           PTX's memory model, single-copy atomic and
+ *                           coherent at device scope, without the
+ *                           read-modify-write traffic of atomics
+ *   GR_NANOSLEEP(ns)        back-off of a polling loop
+ * --------------------------------------------------------------------- */
+#ifndef GR_NVIDIA
+#define GR_NVIDIA 0
+#endif
+#ifndef GR_BK_PTX
+#define GR_BK_PTX 0
+#endif
+#define GR_PTX (GR_SG == GR_SG_PTX || GR_NVIDIA || GR_BK_PTX)
+
+#if GR_PTX
+inline void gr_warp_sync(void)
 {
     __asm__ volatile("bar.warp.sync 0xffffffff;" ::: "memory");
 }
@@ -308,6 +335,21 @@ inline uint gr_shfl_down_u32(uint v, uint d)
                      : "=r"(r) : "r"(v), "r"(d));
     return r;
 }
+inline uint gr_shfl_up_u32(uint v, uint d)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+/* Up by one lane, the distance an immediate operand. */
+inline uint gr_shfl_up1_u32(uint v)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.up.b32 %0, %1, 1, 0x0, 0xffffffff;"
+                     : "=r"(r) : "r"(v));
+    return r;
+}
 inline ulong gr_shfl_down_u64(ulong v, uint d)
 {
     uint2 w = as_uint2(v);
@@ -315,16 +357,96 @@ inline ulong gr_shfl_down_u64(ulong v, uint d)
     w.y = gr_shfl_down_u32(w.y, d);
     return as_ulong(w);
 }
-/* Shuffle any 1-, 2-, 4- or 8-byte value through 32-bit lanes. */
-#define GR_SHFL_1(T, v, d) GR_AS(T, (uchar)gr_shfl_down_u32((uint)as_uchar(v), d))
-#define GR_SHFL_2(T, v, d) GR_AS(T, (ushort)gr_shfl_down_u32((uint)as_ushort(v), d))
-#define GR_SHFL_4(T, v, d) GR_AS(T, gr_shfl_down_u32(as_uint(v), d))
-#define GR_SHFL_8(T, v, d) GR_AS(T, gr_shfl_down_u64(as_ulong(v), d))
-#define GR_SHFL(T, SIZE, v, d) GR_CAT(GR_SHFL_, SIZE)(T, v, d)
+inline ulong gr_shfl_up_u64(ulong v, uint d)
+{
+    uint2 w = as_uint2(v);
+    w.x = gr_shfl_up_u32(w.x, d);
+    w.y = gr_shfl_up_u32(w.y, d);
+    return as_ulong(w);
+}
+inline ulong gr_shfl_up1_u64(ulong v)
+{
+    uint2 w = as_uint2(v);
+    w.x = gr_shfl_up1_u32(w.x);
+    w.y = gr_shfl_up1_u32(w.y);
+    return as_ulong(w);
+}
+#define GR_SHFL_DOWN_1(T, v, d) GR_AS(T, (uchar)gr_shfl_down_u32((uint)as_uchar(v), d))
+#define GR_SHFL_DOWN_2(T, v, d) GR_AS(T, (ushort)gr_shfl_down_u32((uint)as_ushort(v), d))
+#define GR_SHFL_DOWN_4(T, v, d) GR_AS(T, gr_shfl_down_u32(as_uint(v), d))
+#define GR_SHFL_DOWN_8(T, v, d) GR_AS(T, gr_shfl_down_u64(as_ulong(v), d))
+#define GR_SHFL_DOWN(T, SIZE, v, d) GR_CAT(GR_SHFL_DOWN_, SIZE)(T, v, d)
+#define GR_SHFL_UP_1(T, v, d) GR_AS(T, (uchar)gr_shfl_up_u32((uint)as_uchar(v), d))
+#define GR_SHFL_UP_2(T, v, d) GR_AS(T, (ushort)gr_shfl_up_u32((uint)as_ushort(v), d))
+#define GR_SHFL_UP_4(T, v, d) GR_AS(T, gr_shfl_up_u32(as_uint(v), d))
+#define GR_SHFL_UP_8(T, v, d) GR_AS(T, gr_shfl_up_u64(as_ulong(v), d))
+#define GR_SHFL_UP(T, SIZE, v, d) GR_CAT(GR_SHFL_UP_, SIZE)(T, v, d)
+#define GR_SHFL_UP1_4(T, v) GR_AS(T, gr_shfl_up1_u32(as_uint(v)))
+#define GR_SHFL_UP1_8(T, v) GR_AS(T, gr_shfl_up1_u64(as_ulong(v)))
+#define GR_SHFL_UP1(T, SIZE, v) GR_CAT(GR_SHFL_UP1_, SIZE)(T, v)
+
+inline gr_state gr_shfl_down_state(gr_state s, uint d)
+{
+    gr_state o;
+    o.v = GR_SHFL_DOWN(GR_A, GR_A_SIZE, s.v, d);
+#if GR_HAS_X
+    o.x = GR_SHFL_DOWN(GR_X, GR_X_SIZE, s.x, d);
+#else
+    o.x = 0;
+#endif
+    return o;
+}
+inline gr_state gr_shfl_up_state(gr_state s, uint d)
+{
+    gr_state o;
+    o.v = GR_SHFL_UP(GR_A, GR_A_SIZE, s.v, d);
+#if GR_HAS_X
+    o.x = GR_SHFL_UP(GR_X, GR_X_SIZE, s.x, d);
+#else
+    o.x = 0;
+#endif
+    return o;
+}
+
+inline uint gr_ballot(uint p)
+{
+    uint r;
+    __asm__ volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; "
+                     "vote.sync.ballot.b32 %0, p, 0xffffffff; }"
+                     : "=r"(r) : "r"(p));
+    return r;
+}
+
+inline ulong gr_ld_relaxed64(__global ulong *p)
+{
+    ulong v;
+    __asm__ volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+                     : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+inline void gr_st_relaxed64(__global ulong *p, ulong v)
+{
+    __asm__ volatile("st.relaxed.gpu.global.u64 [%0], %1;"
+                     :: "l"(p), "l"(v) : "memory");
+}
+#define GR_NANOSLEEP(ns) __asm__ volatile("nanosleep.u32 %0;" :: "n"(ns))
+#endif /* GR_PTX */
+
+/* Index of the lowest set bit of x (x != 0). */
+inline uint gr_lowest(uint x) { return 31u - clz(x & (0u - x)); }
+
+#if GR_SG == GR_SG_PTX
+/* NVIDIA: a warp is the sub-group. */
+#define GR_SG_SIZE 32u
+#define GR_SG_LANE() (get_local_id(0) & 31u)
+#define GR_SG_ID() (get_local_id(0) >> 5)
+#define GR_SG_COUNT() ((GR_WG + 31u) >> 5)
+inline void gr_sg_barrier(void) { gr_warp_sync(); }
 #elif GR_SG == GR_SG_KHR
 #define GR_SG_SIZE get_max_sub_group_size()
 #define GR_SG_LANE() get_sub_group_local_id()
 #define GR_SG_ID() get_sub_group_id()
+#define GR_SG_COUNT() get_num_sub_groups()
 inline void gr_sg_barrier(void) { sub_group_barrier(CLK_LOCAL_MEM_FENCE); }
 #endif
 
@@ -386,14 +508,7 @@ inline gr_state gr_sg_reduce(gr_state s, __local GR_A *lv, __local GR_X *lx)
 #if GR_SG == GR_SG_PTX
 #pragma unroll
     for (uint d = 16; d > 0; d >>= 1) {
-        gr_state o;
-        o.v = GR_SHFL(GR_A, GR_A_SIZE, s.v, d);
-#if GR_HAS_X
-        o.x = GR_SHFL(GR_X, GR_X_SIZE, s.x, d);
-#else
-        o.x = 0;
-#endif
-        gr_merge(&s, o);
+        gr_merge(&s, gr_shfl_down_state(s, d));
     }
     return s;
 #elif GR_SG_NATIVE
@@ -432,20 +547,40 @@ inline gr_state gr_sg_reduce(gr_state s, __local GR_A *lv, __local GR_X *lx)
 #endif
 }
 
+/* Sub-groups reduce in registers; their leaders' n states then meet in
+ * rounds: in each, sub-group k folds states [2 k sg, 2 (k + 1) sg) (two per
+ * lane, so that rounds shrink n even for sub-groups of one lane), leaving
+ * ceil(n / 2 sg).  One round for up to 2 sg sub-groups (NVIDIA: at most
+ * 1024 / 32 = 32 warps); several where sub-groups are small (Intel's CPU
+ * runtime: 8 lanes, 32 sub-groups at wg_size 256, where sub-group 0 alone
+ * used to fold lv[0..8) of 32 and lose the rest).  States are indexed by
+ * (sub-group id, lane), whatever the mapping of local ids to sub-groups. */
 inline gr_state gr_combine_subgroup(gr_state s, __local GR_A *lv, __local GR_X *lx)
 {
-    const uint lid = get_local_id(0);
-    const uint nsg = (GR_WG + GR_SG_SIZE - 1) / GR_SG_SIZE;
+    const uint sg = GR_SG_SIZE;
+    const uint id = GR_SG_ID();
+    const uint lane = GR_SG_LANE();
     s = gr_sg_reduce(s, lv, lx);
-    barrier(CLK_LOCAL_MEM_FENCE); /* the generic tree reuses lv */
-    if (GR_SG_LANE() == 0) {
-        gr_lstore(lv, lx, GR_SG_ID(), s);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    gr_state t = lid < nsg ? gr_lload(lv, lx, lid) : gr_identity();
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (GR_SG_ID() == 0) { /* the whole of sub-group 0, or none of it */
-        s = gr_sg_reduce(t, lv, lx);
+    for (uint n = GR_SG_COUNT(); n > 1;) {
+        const uint m = (n + 2 * sg - 1) / (2 * sg);
+        const uint i = 2 * (id * sg + lane);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the generic tree reuses lv */
+        if (lane == 0 && id < n) {
+            gr_lstore(lv, lx, id, s);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        gr_state t = gr_identity();
+        if (i < n) {
+            t = gr_lload(lv, lx, i);
+        }
+        if (i + 1 < n) {
+            gr_merge(&t, gr_lload(lv, lx, i + 1));
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (id < m) { /* whole sub-groups: id is uniform in each */
+            s = gr_sg_reduce(t, lv, lx);
+        }
+        n = m;
     }
     return s;
 }
@@ -529,3 +664,168 @@ inline void gr_atomic_merge(__global GR_A *p, gr_state s)
     }
 }
 #endif
+
+/* ---------------------------------------------------------------------
+ * Look-back tile status: the single-pass scans (scan.cl, GR_LOOKBACK) and
+ * reduce_by_key's single pass (bykey.cl, GR_BK_LOOKBACK).  A tile's status
+ * is published once as A (its aggregate) and once as P (its inclusive
+ * prefix); X (0) means nothing yet.
+ *
+ *   GR_READ64 / GR_WRITE64   every poll and every publication of a status
+ *                            word; GR_BACKOFF(ns) between polls (NVIDIA)
+ *   gr_status_publish/poll   a gr_state as GR_STATUS_NW flag-tagged words
+ *                            (scans; reduce_by_key publishes head counts
+ *                            as one word, flag << 62 | count)
+ *   gr_window                NVIDIA: the warp-wide window of 32 tiles
+ *
+ * Status of tile i (scans): GR_STATUS_NW 64-bit words, word w = flag << 32
+ * | bits 32w..32w+31 of the state (value, then compensation).  A state of
+ * 32 bits or less (int32/float32 min/max, bytes, ...) is one word: flag and
+ * value can never be seen apart.  A wider state (float64, int64 sums, the
+ * float64 accumulator of float32 sums, TwoSum pairs) spans several words,
+ * each tagged with the flag: a reader takes the state only when every word
+ * carries the same flag (A or P), otherwise it polls again.  Each tile
+ * publishes A once and P once, so equal tags mean one publication: no
+ * fence and no ordering between the words is needed.
+ *
+ * What this relies on (OpenCL 1.2 gives no memory model between
+ * work-groups; OpenCL 2.0's would be memory_scope_device):
+ *  1. 64-bit atomics (cl_khr_int64_base_atomics) on one address are
+ *     atomic and coherent across the device (OpenCL 1.2 s6.12.11: "atomic
+ *     across all work-items of the device").  Every publication is an
+ *     atom_xchg, every look-back read an atom_add(p, 0): no plain load can
+ *     read a stale cache line and no word is ever torn.  On NVIDIA the
+ *     same guarantees come from PTX ld/st.relaxed.gpu (gr_ld_relaxed64),
+ *     without read-modify-write traffic on the status words (atom_add(p, 0)
+ *     polls by many tiles serialise at L2).
+ *  2. Forward progress: a tile takes its index from an atomic counter
+ *     when it starts, so it only ever waits for tiles that started before
+ *     it (scans on NVIDIA, GR_GID_TILE, take get_group_id() instead, and
+ *     may wait for a tile not started yet).  OpenCL promises nothing about
+ *     a started work-group progressing, nor about the order groups start,
+ *     so a scan's look-back that polls a predecessor GR_SPIN times without
+ *     news reduces that tile from the input itself ("decoupled fallback")
+ *     and goes on: no tile waits forever, whatever the scheduler does.
+ * The previous design (64-bit values in their own array, then a fence,
+ * then the flag) needed mem_fence to order atomics as seen by other
+ * work-groups, which OpenCL 1.2 does not promise; on the H100 it failed
+ * look-back chains of 10,000 tiles.
+ * --------------------------------------------------------------------- */
+#ifndef GR_LOOKBACK
+#define GR_LOOKBACK 0
+#endif
+#ifndef GR_BK_LOOKBACK
+#define GR_BK_LOOKBACK 0
+#endif
+#if GR_LOOKBACK || GR_BK_LOOKBACK
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
+#define GR_STATUS_X 0u /* nothing published     */
+#define GR_STATUS_A 1u /* aggregate of the tile */
+#define GR_STATUS_P 2u /* inclusive prefix      */
+
+#if GR_PTX
+#define GR_READ64(p) gr_ld_relaxed64(p)
+#define GR_WRITE64(p, v) gr_st_relaxed64(p, v)
+#define GR_BACKOFF(ns) GR_NANOSLEEP(ns)
+#else
+#define GR_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
+#define GR_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
+#define GR_BACKOFF(ns)
+#endif
+
+#if GR_PTX
+/* The warp's look-back window: lane l holds the flag f of tile j - l (P
+ * for lanes past tile 0).  *first_x, *first_p: the lowest lane showing X,
+ * P (32: none).  The lanes to fold are those before the first X, through
+ * the first P; none while lane 0's tile shows X. */
+inline void gr_window(uint f, uint *first_x, uint *first_p)
+{
+    const uint xs = gr_ballot(f == GR_STATUS_X);
+    const uint ps = gr_ballot(f == GR_STATUS_P);
+    *first_x = xs ? gr_lowest(xs) : 32u;
+    *first_p = ps ? gr_lowest(ps) : 32u;
+}
+#endif
+
+#if GR_LOOKBACK
+#define GR_STATUS_NW ((GR_A_SIZE * (1 + GR_HAS_X) + 3) / 4)
+
+inline void gr_status_to_words(gr_state s, uint *w)
+{
+#if GR_A_SIZE == 8
+    ulong b = as_ulong(s.v);
+    w[0] = (uint)b;
+    w[1] = (uint)(b >> 32);
+#if GR_HAS_X
+    ulong c = as_ulong(s.x);
+    w[2] = (uint)c;
+    w[3] = (uint)(c >> 32);
+#endif
+#elif GR_A_SIZE == 4
+    w[0] = as_uint(s.v);
+#if GR_HAS_X
+    w[1] = as_uint(s.x);
+#endif
+#elif GR_A_SIZE == 2
+    w[0] = (uint)as_ushort(s.v);
+#else
+    w[0] = (uint)as_uchar(s.v);
+#endif
+}
+
+inline gr_state gr_status_from_words(const uint *w)
+{
+    gr_state s;
+    s.x = 0;
+#if GR_A_SIZE == 8
+    s.v = GR_AS(GR_A, (ulong)w[0] | ((ulong)w[1] << 32));
+#if GR_HAS_X
+    s.x = GR_AS(GR_X, (ulong)w[2] | ((ulong)w[3] << 32));
+#endif
+#elif GR_A_SIZE == 4
+    s.v = GR_AS(GR_A, w[0]);
+#if GR_HAS_X
+    s.x = GR_AS(GR_X, w[1]);
+#endif
+#elif GR_A_SIZE == 2
+    s.v = GR_AS(GR_A, (ushort)w[0]);
+#else
+    s.v = GR_AS(GR_A, (uchar)w[0]);
+#endif
+    return s;
+}
+
+inline void gr_status_publish(__global ulong *status, ulong i, uint flag,
+                              gr_state s)
+{
+    uint w[GR_STATUS_NW];
+    gr_status_to_words(s, w);
+    for (uint k = 0; k < GR_STATUS_NW; ++k) {
+        GR_WRITE64(status + i * GR_STATUS_NW + k,
+                   ((ulong)flag << 32) | (ulong)w[k]);
+    }
+}
+
+/* The flag of tile i (X unless every word carries the same A or P) and,
+ * when not X, its state. */
+inline uint gr_status_poll(__global ulong *status, ulong i, gr_state *s)
+{
+    uint w[GR_STATUS_NW];
+    uint flag = 0;
+    int same = 1;
+    for (uint k = 0; k < GR_STATUS_NW; ++k) {
+        ulong x = GR_READ64(status + i * GR_STATUS_NW + k);
+        uint f = (uint)(x >> 32);
+        w[k] = (uint)x;
+        same &= k == 0 || f == flag;
+        flag = k == 0 ? f : flag;
+    }
+    if (!same) {
+        return GR_STATUS_X; /* a publication in progress: poll again */
+    }
+    *s = gr_status_from_words(w);
+    return flag;
+}
+#endif /* GR_LOOKBACK */
+#endif /* GR_LOOKBACK || GR_BK_LOOKBACK */

@@ -261,44 +261,12 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
 /* NVIDIA: Kogge-Stone scan of each warp in registers (shfl.sync.up: lane
  * i reads lane i - d), the warps' totals meet in local memory, warp 0 scans
  * them the same way. */
-inline uint grs_shfl_up_u32(uint v, uint d)
-{
-    uint r;
-    __asm__ volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
-                     : "=r"(r) : "r"(v), "r"(d));
-    return r;
-}
-inline ulong grs_shfl_up_u64(ulong v, uint d)
-{
-    uint2 w = as_uint2(v);
-    w.x = grs_shfl_up_u32(w.x, d);
-    w.y = grs_shfl_up_u32(w.y, d);
-    return as_ulong(w);
-}
-#define GRS_UP_1(T, v, d) GR_AS(T, (uchar)grs_shfl_up_u32((uint)as_uchar(v), d))
-#define GRS_UP_2(T, v, d) GR_AS(T, (ushort)grs_shfl_up_u32((uint)as_ushort(v), d))
-#define GRS_UP_4(T, v, d) GR_AS(T, grs_shfl_up_u32(as_uint(v), d))
-#define GRS_UP_8(T, v, d) GR_AS(T, grs_shfl_up_u64(as_ulong(v), d))
-#define GRS_UP(T, SIZE, v, d) GR_CAT(GRS_UP_, SIZE)(T, v, d)
-
-inline gr_state grs_shfl_up(gr_state s, uint d)
-{
-    gr_state o;
-    o.v = GRS_UP(GR_A, GR_A_SIZE, s.v, d);
-#if GR_HAS_X
-    o.x = GRS_UP(GR_X, GR_X_SIZE, s.x, d);
-#else
-    o.x = 0;
-#endif
-    return o;
-}
-
 /* Inclusive scan within the warp. */
 inline gr_state grs_warp_scan(gr_state s, uint lane)
 {
 #pragma unroll
     for (uint d = 1; d < 32; d <<= 1) {
-        gr_state o = grs_shfl_up(s, d);
+        gr_state o = gr_shfl_up_state(s, d);
         if (lane >= d) {
             s = grs_cat(o, s);
         }
@@ -312,7 +280,7 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
     const uint lid = get_local_id(0), lane = lid & 31u, warp = lid >> 5;
     const uint nw = GR_WG / 32;
     gr_state incl = grs_warp_scan(s, lane);
-    gr_state e = grs_shfl_up(incl, 1);
+    gr_state e = gr_shfl_up_state(incl, 1);
     if (lane == 0) {
         e = gr_identity();
     }
@@ -428,7 +396,7 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
 #define GRS_XCH_N (GRS_PAD((uint)GR_WG * GR_ITEMS) / GR_MV)
 #define GRS_XT GR_TVEC
 #if GR_NVIDIA && GR_WG % 32 == 0
-#define GRS_WARP_SYNC() __asm__ volatile("bar.warp.sync 0xffffffff;" ::: "memory")
+#define GRS_WARP_SYNC() gr_warp_sync()
 #else
 #define GRS_WARP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
@@ -734,184 +702,34 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
 
 /* ------------------------------------------------ decoupled look-back
  *
- * Status of tile i: GRS_NW 64-bit words, word w = flag << 32 | bits 32w..
- * 32w+31 of the state (value, then compensation).  A state of 32 bits or
- * less (int32/float32 min/max, bytes, ...) is one word: flag and value
- * can never be seen apart.  A wider state (float64, int64 sums, the
- * float64 accumulator of float32 sums, TwoSum pairs) spans several words,
- * each tagged with the flag: a reader takes the state only when every
- * word carries the same flag (A or P), otherwise it polls again.  Each
- * tile publishes A once and P once, so equal tags mean one publication:
- * no fence and no ordering between the words is needed.
- *
- * What this relies on (OpenCL 1.2 gives no memory model between
- * work-groups; OpenCL 2.0's would be memory_scope_device):
- *  1. 64-bit atomics (cl_khr_int64_base_atomics) on one address are
- *     atomic and coherent across the device (OpenCL 1.2 s6.12.11: "atomic
- *     across all work-items of the device").  Every publication is an
- *     atom_xchg, every look-back read an atom_add(p, 0): no plain load can
- *     read a stale cache line and no word is ever torn.  On NVIDIA the
- *     same guarantees come from PTX ld/st.relaxed.gpu (see GRS_READ64).
- *  2. Forward progress: a tile takes its index from an atomic counter
- *     when it starts, so it only ever waits for tiles that started before
- *     it (on NVIDIA, GR_GID_TILE, it takes get_group_id() instead, and may
- *     wait for a tile not started yet).  OpenCL promises nothing about a
- *     started work-group progressing, nor about the order groups start,
- *     so a look-back that polls a predecessor GR_SPIN
- *     times without news reduces that tile from the input itself
- *     ("decoupled fallback") and goes on: no tile waits forever, whatever
- *     the scheduler does.
- * The previous design (64-bit values in their own array, then a fence,
- * then the flag) needed mem_fence to order atomics as seen by other
- * work-groups, which OpenCL 1.2 does not promise; on the H100 it failed
- * look-back chains of 10,000 tiles.
+ * Tile status words, their publication and polling, and what the
+ * look-back relies on (coherent 64-bit atomics or PTX relaxed loads and
+ * stores; forward progress through the decoupled fallback) are common.cl's
+ * (gr_status_publish / gr_status_poll), shared with reduce_by_key.
  */
 #if GR_LOOKBACK
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-
-#define GRS_X 0u /* nothing published     */
-#define GRS_A 1u /* aggregate of the tile */
-#define GRS_P 2u /* inclusive prefix      */
-
-#if GR_NVIDIA
-/* PTX's memory model (sm_70+): relaxed.gpu loads and stores are "strong"
- * operations, single-copy atomic and coherent at device scope -- what the
- * look-back needs, without read-modify-write traffic on the status words
- * (atom_add(p, 0) polls by many tiles serialise at L2). */
-inline ulong grs_read64(__global ulong *p)
-{
-    ulong v;
-    __asm__ volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
-                     : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-inline void grs_write64(__global ulong *p, ulong v)
-{
-    __asm__ volatile("st.relaxed.gpu.global.u64 [%0], %1;"
-                     :: "l"(p), "l"(v) : "memory");
-}
-#define GRS_READ64(p) grs_read64(p)
-#define GRS_WRITE64(p, v) grs_write64(p, v)
+/* Pause between polls of a predecessor (NVIDIA; GR_BACKOFF_NS 0: none). */
 #ifndef GR_BACKOFF_NS
 #define GR_BACKOFF_NS 64
 #endif
 #if GR_BACKOFF_NS > 0
-#define GRS_BACKOFF() __asm__ volatile("nanosleep.u32 %0;" :: "n"(GR_BACKOFF_NS))
+#define GRS_BACKOFF() GR_BACKOFF(GR_BACKOFF_NS)
 #else
 #define GRS_BACKOFF()
 #endif
-#else
-#define GRS_READ64(p) atom_add((volatile __global ulong *)(p), (ulong)0)
-#define GRS_WRITE64(p, v) atom_xchg((volatile __global ulong *)(p), (ulong)(v))
-#define GRS_BACKOFF()
-#endif
-
-#define GRS_NW ((GR_A_SIZE * (1 + GR_HAS_X) + 3) / 4)
-
-inline void grs_to_words(gr_state s, uint *w)
-{
-#if GR_A_SIZE == 8
-    ulong b = as_ulong(s.v);
-    w[0] = (uint)b;
-    w[1] = (uint)(b >> 32);
-#if GR_HAS_X
-    ulong c = as_ulong(s.x);
-    w[2] = (uint)c;
-    w[3] = (uint)(c >> 32);
-#endif
-#elif GR_A_SIZE == 4
-    w[0] = as_uint(s.v);
-#if GR_HAS_X
-    w[1] = as_uint(s.x);
-#endif
-#elif GR_A_SIZE == 2
-    w[0] = (uint)as_ushort(s.v);
-#else
-    w[0] = (uint)as_uchar(s.v);
-#endif
-}
-
-inline gr_state grs_from_words(const uint *w)
-{
-    gr_state s;
-    s.x = 0;
-#if GR_A_SIZE == 8
-    s.v = GR_AS(GR_A, (ulong)w[0] | ((ulong)w[1] << 32));
-#if GR_HAS_X
-    s.x = GR_AS(GR_X, (ulong)w[2] | ((ulong)w[3] << 32));
-#endif
-#elif GR_A_SIZE == 4
-    s.v = GR_AS(GR_A, w[0]);
-#if GR_HAS_X
-    s.x = GR_AS(GR_X, w[1]);
-#endif
-#elif GR_A_SIZE == 2
-    s.v = GR_AS(GR_A, (ushort)w[0]);
-#else
-    s.v = GR_AS(GR_A, (uchar)w[0]);
-#endif
-    return s;
-}
-
-inline void grs_publish(__global ulong *status, ulong i, uint flag, gr_state s)
-{
-    uint w[GRS_NW];
-    grs_to_words(s, w);
-    for (uint k = 0; k < GRS_NW; ++k) {
-        GRS_WRITE64(status + i * GRS_NW + k, ((ulong)flag << 32) | (ulong)w[k]);
-    }
-}
-
-/* The flag of tile i (X unless every word carries the same A or P) and,
- * when not X, its state. */
-inline uint grs_poll(__global ulong *status, ulong i, gr_state *s)
-{
-    uint w[GRS_NW];
-    uint flag = 0;
-    int same = 1;
-    for (uint k = 0; k < GRS_NW; ++k) {
-        ulong x = GRS_READ64(status + i * GRS_NW + k);
-        uint f = (uint)(x >> 32);
-        w[k] = (uint)x;
-        same &= k == 0 || f == flag;
-        flag = k == 0 ? f : flag;
-    }
-    if (!same) {
-        return GRS_X; /* a publication in progress: poll again */
-    }
-    *s = grs_from_words(w);
-    return flag;
-}
 
 #if GR_SG == GR_SG_PTX && GR_WG >= 32
 /* NVIDIA: warp 0 looks back through a window of 32 predecessors at once
  * (lane l reads tile j - l), as CUB's DeviceScan does. */
 #define GRS_WARP_LOOKBACK 1
-inline uint grs_ballot(int p)
-{
-    uint r;
-    __asm__ volatile("{ .reg .pred q; setp.ne.s32 q, %1, 0; "
-                     "vote.sync.ballot.b32 %0, q, 0xffffffff; }"
-                     : "=r"(r) : "r"(p));
-    return r;
-}
-/* Index of the lowest set bit (x != 0). */
-inline uint grs_lowest(uint x) { return 31u - clz(x & (0u - x)); }
 
 /* Fold of the lanes' states (lane 0 ends with it). */
 inline gr_state grs_warp_fold(gr_state s)
 {
 #pragma unroll
     for (uint d = 16; d > 0; d >>= 1) {
-        gr_state o;
-        o.v = GR_SHFL(GR_A, GR_A_SIZE, s.v, d);
-#if GR_HAS_X
-        o.x = GR_SHFL(GR_X, GR_X_SIZE, s.x, d);
-#else
-        o.x = 0;
-#endif
         /* lanes l and l + d: the higher lane is the earlier tile */
-        s = grs_cat(o, s);
+        s = grs_cat(gr_shfl_down_state(s, d), s);
     }
     return s;
 }
@@ -936,16 +754,14 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
             uint spins = 0;
             while (j >= 0) {
                 gr_state s = gr_identity();
-                uint f = GRS_P;
+                uint f = GR_STATUS_P;
                 if ((long)lid <= j) {
-                    f = grs_poll(status, t - (k - (ulong)(j - (long)lid)), &s);
+                    f = gr_status_poll(status, t - (k - (ulong)(j - (long)lid)), &s);
                 } else {
                     s = gr_identity();
                 }
-                const uint xs = grs_ballot(f == GRS_X);
-                const uint ps = grs_ballot(f == GRS_P);
-                const uint first_x = xs ? grs_lowest(xs) : 32u;
-                const uint first_p = ps ? grs_lowest(ps) : 32u;
+                uint first_x, first_p;
+                gr_window(f, &first_x, &first_p);
                 if (first_x == 0) {
                     if (++spins > GR_SPIN) {
                         break; /* stalled: the group reduces tile j */
@@ -977,8 +793,8 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
             uint spins = 0;
             while (j >= 0) {
                 gr_state s;
-                uint f = grs_poll(status, t - (k - (ulong)j), &s);
-                if (f == GRS_X) {
+                uint f = gr_status_poll(status, t - (k - (ulong)j), &s);
+                if (f == GR_STATUS_X) {
                     if (++spins > GR_SPIN) {
                         break; /* stalled: the group reduces tile j */
                     }
@@ -986,7 +802,7 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
                 }
                 spins = 0;
                 acc = grs_cat(s, acc);
-                if (f == GRS_P) {
+                if (f == GR_STATUS_P) {
                     j = -1;
                     break;
                 }
@@ -1093,12 +909,12 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
         gr_merge(&total, agg[b]);
     }
     if (k > 0) {
-        grs_publish(status, t, GRS_A, total);
+        gr_status_publish(status, t, GR_STATUS_A, total);
         prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch);
     } else {
         prefix = gr_identity();
     }
-    grs_publish(status, t, GRS_P, grs_cat(prefix, total));
+    gr_status_publish(status, t, GR_STATUS_P, grs_cat(prefix, total));
     gr_state run[GR_ILP];
     run[0] = prefix;
     for (uint b = 1; b < GR_ILP; ++b) {
@@ -1130,16 +946,16 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     const gr_state e = grs_group_scan(a, lv, lx, &total);
     if (k == 0) {
         if (lid == 0) {
-            grs_publish(status, t, GRS_P, total);
+            gr_status_publish(status, t, GR_STATUS_P, total);
         }
         prefix = gr_identity();
     } else {
         if (lid == 0) {
-            grs_publish(status, t, GRS_A, total);
+            gr_status_publish(status, t, GR_STATUS_A, total);
         }
         prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch);
         if (lid == 0) {
-            grs_publish(status, t, GRS_P, grs_cat(prefix, total));
+            gr_status_publish(status, t, GR_STATUS_P, grs_cat(prefix, total));
         }
     }
     grs_tile_store(rout, pos, end, nv, x, grs_cat(prefix, e), excl, xch);

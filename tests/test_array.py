@@ -329,6 +329,32 @@ def test_streamed_variants(tiny_staging):
                                        a.sum(dtype=np.float64), rtol=1e-6)
 
 
+@pytest.mark.parametrize("threads", [2, 16])
+def test_streamed_parallel_copies_cover_every_byte(threads):
+    """Chunks of 2 MiB and more are copied to and from pinned memory by
+    several threads; sizes whose share per thread is a whole number of pages
+    plus a remainder used to lose the remainder (inputs and scan results)."""
+    old = gpured.set_staging(chunk_bytes=4 << 20, buffers=2, min_bytes=0,
+                             force=True, threads=threads)
+    try:
+        for n in ((2 << 20) + 3, (2 << 20) + 1, (4 << 20) + (4 << 20) + 5):
+            junk = np.full(n, 0xAB, np.uint8)
+            assert int(gpured.max(junk)) == 0xAB
+            a = np.zeros(n, np.uint8)
+            a[-1] = 7
+            assert int(gpured.argmax(a)) == n - 1, n
+            assert int(gpured.sum(a)) == 7, n
+            np.testing.assert_array_equal(gpured.to_device(a).get(), a)
+        for n in ((1 << 18) + 1, (1 << 19) + 1):  # int64: 2 MiB + 8 bytes
+            a = np.arange(n, dtype=np.int64)
+            got = gpured.cumsum(a)
+            np.testing.assert_array_equal(got, np.cumsum(a))
+    finally:
+        gpured.set_staging(**{k: old[k] for k in ("chunk_bytes", "buffers",
+                                                  "min_bytes", "force",
+                                                  "threads")})
+
+
 def test_staging_settings():
     old = gpured.staging()
     assert old["chunk_bytes"] >= 4096 and old["buffers"] >= 2

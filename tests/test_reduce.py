@@ -461,6 +461,47 @@ def test_more_than_2_24_elements():
     check("argmax", b)
 
 
+def _bool_past_2_24(n, at):
+    b = np.zeros(n, np.bool_)
+    b[list(at)] = True
+    return b
+
+
+@pytest.mark.parametrize("threads", [2, 16])
+def test_bool_argmax_past_2_24_streamed(threads):
+    """Host arrays past 16 MiB stream through the pinned pool on GPUs (on
+    every device here: force), copied by `threads` threads: the copy used to
+    drop the last n % threads bytes when n / threads rounded down to whole
+    pages, so bool argmax of 2^24 + 3 elements on the H100 read 3 stale bytes
+    (16777217 instead of 16777218).  Junk goes through the pool first."""
+    old = gpured.set_staging(force=True, threads=threads)
+    try:
+        for n in (2 ** 24 + 3, 2 ** 24 + 1, 2 ** 25 + 1):
+            junk = np.full(n, 0xAB, np.uint8)
+            assert int(gpured.max(junk)) == 0xAB
+            for at in ((n - 1,), (2 ** 24, n - 1), (n - 2, n - 1)):
+                b = _bool_past_2_24(n, at)
+                assert int(gpured.argmax(b)) == at[0], (n, at)
+                assert int(gpured.argmin(~b)) == at[0], (n, at)
+            assert int(gpured.sum(junk)) == 0xAB * n
+    finally:
+        gpured.set_staging(**{k: old[k] for k in ("chunk_bytes", "buffers",
+                                                  "min_bytes", "force",
+                                                  "threads")})
+
+
+def test_bool_argmax_past_2_24_every_variant():
+    """Every variant the device offers for bool argmax, the first maximum
+    past 2^24 (index arithmetic past float's 24-bit mantissa)."""
+    n = 2 ** 24 + 5
+    b = _bool_past_2_24(n, (2 ** 24 + 2, n - 1))
+    d = gpured.to_device(b)
+    for variant in gpured.variants("argmax", "bool"):
+        assert int(gpured.argmax(b, variant=variant)) == 2 ** 24 + 2, variant
+        assert int(gpured.argmin(~b, variant=variant)) == 2 ** 24 + 2, variant
+        assert int(gpured.argmax(d, variant=variant)) == 2 ** 24 + 2, variant
+
+
 @pytest.mark.huge
 def test_huge_more_than_2_31_elements():
     n = 2 ** 31 + 3

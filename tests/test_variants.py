@@ -14,7 +14,8 @@ import pytest
 
 import gpured
 from gpured import _core
-from conftest import DTYPES, OPS, compare, dtype_id, make_data, np_call, gp_call
+from conftest import (DTYPES, OPS, compare, data_kinds, dtype_id, make_data,
+                      np_call, gp_call)
 
 ALL_VARIANTS = ["naive", "divergence_free", "unroll_last", "unroll_complete",
                 "stride_global", "stride_local", "vector", "workgroup",
@@ -60,6 +61,55 @@ def test_nan_propagates_in_every_variant():
             got = getattr(gpured, op)(a, variant=v)
             want = getattr(np, op)(a)
             assert np.array_equal(got, want, equal_nan=True), (op, v, got, want)
+
+
+def _subgroup_wg_sizes():
+    """Every legal wg_size of the subgroup variant on this device, or None
+    where it has no sub-groups."""
+    info = gpured.get_device()
+    if not (info.get("subgroups") or info.get("nvidia_ptx")):
+        return None
+    lo = 32 if info.get("nvidia_ptx") else 1  # whole warps on NVIDIA
+    sizes, wg = [], lo
+    while wg <= int(info["max_work_group_size"]):
+        sizes.append(wg)
+        wg *= 2
+    return sizes
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_subgroup_variant_every_wg_size(op):
+    """The subgroup variant at every legal wg_size, for every dtype it
+    offers for op: a work-group of more sub-groups than a sub-group has
+    lanes (Intel's CPU runtime: 8 lanes, so from wg_size 128) must fold all
+    of them (it used to keep a quarter of the sum at 256)."""
+    sizes = _subgroup_wg_sizes()
+    if sizes is None:
+        pytest.skip("no sub-groups on this device (variant 'subgroup' "
+                    "unavailable)")
+    ran = 0
+    for dtype in DTYPES:
+        if "subgroup" not in gpured.variants(op, dtype):
+            continue
+        for wg in sizes:
+            n = 3 * wg * 16 + 7  # three groups of 16-byte tiles and a tail
+            for kind in data_kinds(op):
+                a = make_data(dtype, (n,), kind, seed=wg)
+                if op in ("sum", "mean") and np.dtype(dtype).kind == "f":
+                    a = make_data(dtype, (n,), "general", seed=wg)
+                for shape, axis in (((n,), None), ((3, n // 3), 1)):
+                    x = a[: int(np.prod(shape))].reshape(shape)
+                    expected = np_call(op, x, axis=axis)
+                    got = gp_call(op, x, axis=axis, variant="subgroup",
+                                  wg_size=wg)
+                    compare(op, x, got, expected, {"axis": axis},
+                            "gpured.%s(%s %s, axis=%s, variant='subgroup', "
+                            "wg_size=%d)" % (op, np.dtype(dtype).name,
+                                             shape, axis, wg))
+                    ran += 1
+    if ran == 0:
+        pytest.skip("variant 'subgroup' offers no dtype for %s on this "
+                    "device" % op)
 
 
 def test_unavailable_variants_raise_with_reason():
