@@ -126,9 +126,9 @@ def main():
           ("per call 1 KiB: device array + .get()", lambda: gpured.sum(ds).get()),
           ("per call 1 KiB: NumPy array in, scalar out", lambda: gpured.sum(small)),
           ("per call 1 KiB: numpy.sum", lambda: np.sum(small))]
-    view = (ds.buffer, ds.dtype, 0, 1, 256, 256, 1)
-    f32 = np.dtype(np.float32)
-    oc += [("  of which _core.reduce (C, enqueue)", lambda: _core.reduce(view, "add", f32)),
+    nov = np._NoValue
+    oc += [("  of which _core.reduce (C, enqueue)",
+            lambda: _core.reduce("sum", ds, None, None, None, False, nov, None)),
            ("  of which a result buffer", lambda: _core.buffer_alloc(4))]
     for name, f in oc:
         rows.append((name, per_call(f, args.calls) * 1e6, "us", ""))

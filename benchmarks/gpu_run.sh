@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: register the NVIDIA OpenCL driver, build in
-# place, check against NumPy, time every family, print a short table last.
-#   bash benchmarks/gpu_run.sh [tests|bench|all|quick]
+# place, check against NumPy, time every family beside the peers, print a
+# short table last.
+#   bash benchmarks/gpu_run.sh [tests|bench|peers|all|quick|exp SCRIPT]
 #     tests  the whole pytest suite on the GPU (GPURED_DEVICE=nvidia)
-#     bench  reductions (issues 2-3), device arrays and the staged host path
-#            (issue 6), scans (issue 4), reduce-by-key (issue 5)
-#     quick  the reductions' 1 GiB table only
-# Full logs land in $OUT (bench_*.txt, pytest.txt); the table comes last.
+#     peers  benchmarks/peers.py: gpured beside torch, CuPy, PyOpenCL
+#     bench  peers, then the per-family scripts (device arrays, scans, by-key)
+#     quick  peers.py --quick
+#     exp S  run python3 S after the set-up (experiments)
+# PyOpenCL comes from wheels carried in .whl/ (benchmarks/README: how to
+# fetch them); without them the PyOpenCL columns are empty.
+# Full logs land in $OUT (pytest.txt, peers.txt, bench_*.txt).
 set -u
 what=${1:-all}
 mkdir -p /tmp/icd && cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null
@@ -15,6 +19,11 @@ export OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=${PYTHONPATH:-.}
 export PYTHONUNBUFFERED=1
 export GPURED_CACHE_DIR=${GPURED_CACHE_DIR:-/tmp/gpured-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --upgrade --target /tmp/site .whl/*.whl 2>&1 | tail -1
+  export PYTHONPATH=$PYTHONPATH:/tmp/site
+fi
 python3 setup.py -q build_ext --inplace 2>&1 | grep -E "error|warning:" || true
 python3 - <<'PY'
 import gpured
@@ -25,24 +34,23 @@ PY
 export GPURED_DEVICE=${GPURED_DEVICE:-nvidia}
 if [ "$what" = tests ] || [ "$what" = all ]; then
   timeout ${TESTS_TIMEOUT:-540} python3 -m pytest -q tests -p no:cacheprovider \
-    -k "not two_devices" 2>&1 | tail -5 | tee "$OUT/pytest.txt"
+    -x -k "${TESTS_K:-not two_devices}" 2>&1 | tee "$OUT/pytest.txt" | tail -25
 fi
-if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quick ]; then
-  timeout 120 python3 -m gpured.bench --ops sum,min,max --dtypes float32,float64,int32 \
-    --sizes 1GiB 2>&1 > "$OUT/bench_reduce.txt"; tail -14 "$OUT/bench_reduce.txt"
+if [ "$what" = peers ] || [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quick ]; then
+  q=""; [ "$what" = quick ] && q=--quick
+  timeout ${PEERS_TIMEOUT:-400} python3 benchmarks/peers.py $q --json "$OUT/peers.json" \
+    2>&1 | tee "$OUT/peers.txt" | tail -40
 fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
+if [ "$what" = bench ]; then
   timeout 150 python3 benchmarks/array_bench.py > "$OUT/bench_array.txt" 2>&1
   tail -16 "$OUT/bench_array.txt"
   timeout 150 python3 benchmarks/scan_bench.py --gpu > "$OUT/bench_scan.txt" 2>&1
   tail -20 "$OUT/bench_scan.txt"
   timeout 200 python3 benchmarks/bykey_gpu.py > "$OUT/bench_bykey.txt" 2>&1
   grep TARGET "$OUT/bench_bykey.txt" | cut -c1-160
-  echo
-  echo "=== short table ($(date -u +%F), $(python3 -c 'import gpured; print(gpured.get_device()["name"])')) ==="
-  grep -hE "copy bandwidth|^\| (sum|min|max) \| float32" "$OUT/bench_reduce.txt" | head -4
-  grep -hE "^e2e|^device-resident|^per call 1 KiB: device array, enq" "$OUT/bench_array.txt"
-  grep -hE "copy bandwidth|^cumsum|auto|torch.cumsum|cupy.cumsum" "$OUT/bench_scan.txt" | head -8
-  grep -h TARGET "$OUT/bench_bykey.txt" | cut -c8-130 | head -6
-  [ -f "$OUT/pytest.txt" ] && tail -1 "$OUT/pytest.txt"
 fi
+if [ "$what" = exp ]; then
+  shift
+  timeout ${EXP_TIMEOUT:-300} python3 "$@" 2>&1 | tee "$OUT/exp.txt" | tail -60
+fi
+if [ -f "$OUT/pytest.txt" ]; then tail -1 "$OUT/pytest.txt"; fi

@@ -108,8 +108,13 @@ typedef struct {
     GR_X x;
 } gr_state;
 
-/* Identity of each operator (for min/max: the dtype's extreme or +-inf). */
-#if GR_OP == GR_OP_ADD || GR_OP == GR_OP_ANY
+/* Identity of each operator (for min/max: the dtype's extreme or +-inf).
+ * Float sums in scans start from -0.0, the exact identity (-0.0 + x == x
+ * for every x, signed zeros included): NumPy's cumsum([-0.0, 1.0]) begins
+ * with -0.0.  Reductions keep +0.0, as np.sum([-0.0]) == +0.0 does. */
+#if GR_OP == GR_OP_ADD && GR_A_FLOAT && defined(GR_ITEMS)
+#define GR_IDENT_V ((GR_A)(-0.0))
+#elif GR_OP == GR_OP_ADD || GR_OP == GR_OP_ANY
 #define GR_IDENT_V ((GR_A)0)
 #elif GR_OP == GR_OP_MUL
 #define GR_IDENT_V ((GR_A)1)
@@ -216,8 +221,9 @@ inline GR_R gr_finish(gr_state s)
 #elif GR_OP == GR_OP_ALL || GR_OP == GR_OP_ANY
     return (GR_R)(s.v != 0);
 #elif GR_OP == GR_OP_ADD && GR_COMP
-    /* An infinite sum has a NaN error term (inf - inf): keep the infinity. */
-    return (GR_R)(isinf(s.v) ? s.v : s.v + s.x);
+    /* An infinite sum has a NaN error term (inf - inf): keep the infinity;
+     * a zero error term leaves the sum as it is (-0.0 stays -0.0). */
+    return (GR_R)((isinf(s.v) || s.x == 0) ? s.v : s.v + s.x);
 #elif GR_CVT == GR_CVT_WRAP
     return GR_AS(GR_R, s.v);
 #else

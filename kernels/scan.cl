@@ -490,8 +490,11 @@ inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
     GR_R y[GR_ITEMS];
 #if GR_TSUM
     const float hi = (float)run.v;
-    const float lo = isinf(hi) ? 0.0f : (float)(run.v - (double)hi);
-    float q = 0.0f; /* the run's float32 partial sums */
+    /* lo's zero takes hi's sign and q starts from -0.0: a prefix of -0.0
+     * stays -0.0 (NumPy's cumsum keeps the first element as it is) */
+    const float l0 = isinf(hi) ? 0.0f : (float)(run.v - (double)hi);
+    const float lo = l0 != 0.0f ? l0 : copysign(0.0f, hi);
+    float q = -0.0f; /* the run's float32 partial sums */
 #pragma unroll
     for (uint j = 0; j < GR_ITEMS; ++j) {
         const float before = q;
