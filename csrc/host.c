@@ -54,7 +54,7 @@
 #endif
 
 #define CH 1024        /* elements per gathered chunk (generic layouts)     */
-#define COLB 64        /* adjacent segments folded together (columns)       */
+#define COLB 512       /* adjacent segments folded together (columns)       */
 #define ARG_BLOCK 512  /* argmin/argmax: extreme per block, then its index  */
 
 /* ------------------------------------------------------------------ types
@@ -323,9 +323,14 @@ typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
  * Elements widened 4 at a time to uint64_t lanes (sign-extended for signed
  * types: congruent modulo every power of two, so the cast to any result
  * type is its low bytes); bool counts 0/1. */
-#define CV_SIGNED(q) ((v_u64)__builtin_convertvector((q), v_i64))
-#define CV_UNSIGNED(q) (__builtin_convertvector((q), v_u64))
-#define CV_BOOL(q) ((v_u64)(-(__builtin_convertvector((q), v_u64) != 0)))
+/* (Vectors built from 4 cast elements: GCC 12 turns these into one
+ * vpmovsx/vpmovzx/vcvtps2pd from memory, but splits the equivalent
+ * __builtin_convertvector in halves, or through the stack.) */
+#define CV4(T, p, CS) ((T){CS((p)[0]), CS((p)[1]), CS((p)[2]), CS((p)[3])})
+#define CV_SIGNED(p) CV4(v_u64, p, CS_SIGNED)
+#define CV_UNSIGNED(p) CV4(v_u64, p, CS_UNSIGNED)
+#define CV_BOOL(p) CV4(v_u64, p, CS_BOOL)
+#define CV_F64(p) CV4(v_f64, p, (double))
 #define CS_SIGNED(y) ((uint64_t)(int64_t)(y))
 #define CS_UNSIGNED(y) ((uint64_t)(y))
 #define CS_BOOL(y) ((uint64_t)((y) != 0))
@@ -343,14 +348,14 @@ typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
         (void)base;                                                          \
         /* 16 elements a step into 4 independent accumulators */            \
         for (; i + 16 <= n; i += 16) {                                       \
-            a0 = OP(a0, CV(LD(q_##X, p + i)));                               \
-            a1 = OP(a1, CV(LD(q_##X, p + i + 4)));                           \
-            a2 = OP(a2, CV(LD(q_##X, p + i + 8)));                           \
-            a3 = OP(a3, CV(LD(q_##X, p + i + 12)));                          \
+            a0 = OP(a0, CV(p + i));                               \
+            a1 = OP(a1, CV(p + i + 4));                           \
+            a2 = OP(a2, CV(p + i + 8));                           \
+            a3 = OP(a3, CV(p + i + 12));                          \
         }                                                                    \
         /* the remaining whole vectors, then the lanes, then the tail */    \
         for (; i + 4 <= n; i += 4) {                                         \
-            a0 = OP(a0, CV(LD(q_##X, p + i)));                               \
+            a0 = OP(a0, CV(p + i));                               \
         }                                                                    \
         a0 = OP(OP(a0, a1), OP(a2, a3));                                     \
         acc = OP(OP(acc, a0[0]), OP(a0[1], OP(a0[2], a0[3])));               \
@@ -380,7 +385,7 @@ typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
         for (i = 0; i < L; ++i) {                                            \
             const s_##X *row = p + (ptrdiff_t)i * es;                        \
             for (k = 0; k < nv; ++k) {                                       \
-                a[k] = OP(a[k], CV(LD(q_##X, row + 4 * k)));                 \
+                a[k] = OP(a[k], CV(row + 4 * k));                 \
             }                                                                \
             for (j = 4 * nv; j < B; ++j) {                                   \
                 r[j - 4 * nv] = OP(r[j - 4 * nv], CS(row[j]));               \
@@ -421,18 +426,18 @@ static GR_CLONES void fsumw_f32(const void *vp, size_t n, size_t base,
     (void)base;
     /* 32 elements a step, each 4 widened and added to its accumulator */
     for (; i + 32 <= n; i += 32) {
-        a0 += __builtin_convertvector(LD(q_f32, p + i), v_f64);
-        a1 += __builtin_convertvector(LD(q_f32, p + i + 4), v_f64);
-        a2 += __builtin_convertvector(LD(q_f32, p + i + 8), v_f64);
-        a3 += __builtin_convertvector(LD(q_f32, p + i + 12), v_f64);
-        a4 += __builtin_convertvector(LD(q_f32, p + i + 16), v_f64);
-        a5 += __builtin_convertvector(LD(q_f32, p + i + 20), v_f64);
-        a6 += __builtin_convertvector(LD(q_f32, p + i + 24), v_f64);
-        a7 += __builtin_convertvector(LD(q_f32, p + i + 28), v_f64);
+        a0 += CV_F64(p + i);
+        a1 += CV_F64(p + i + 4);
+        a2 += CV_F64(p + i + 8);
+        a3 += CV_F64(p + i + 12);
+        a4 += CV_F64(p + i + 16);
+        a5 += CV_F64(p + i + 20);
+        a6 += CV_F64(p + i + 24);
+        a7 += CV_F64(p + i + 28);
     }
     /* the remaining groups of 4 */
     for (; i + 4 <= n; i += 4) {
-        a0 += __builtin_convertvector(LD(q_f32, p + i), v_f64);
+        a0 += CV_F64(p + i);
     }
     a0 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
     acc = (a0[0] + a0[1]) + (a0[2] + a0[3]);
@@ -458,7 +463,7 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
     for (i = 0; i < L; ++i) {
         const float *row = p + (ptrdiff_t)i * es;
         for (k = 0; k < nv; ++k) {
-            a[k] += __builtin_convertvector(LD(q_f32, row + 4 * k), v_f64);
+            a[k] += CV_F64(row + 4 * k);
         }
         for (j = 4 * nv; j < B; ++j) {
             r[j - 4 * nv] += (double)row[j];
@@ -713,7 +718,7 @@ DEF_FMUL(f64)
  * Blocks of ARG_BLOCK elements: the block's extreme by the min/max kernel
  * (from cache-hot memory), and only when it beats the best so far, its
  * first index.  A block with a NaN ends the reduction at its first NaN. */
-#define DEF_ARG(NAME, X, MM, CMP, IDENT)                                     \
+#define DEF_ARG(NAME, X, MM, FIND, CMP, IDENT)                               \
     static void NAME(const void *vp, size_t n, size_t base, gr_hstate *s)    \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
@@ -735,12 +740,35 @@ DEF_FMUL(f64)
                 s->flag = 1;                                                 \
             } else if (s->i < 0 || b.v.X CMP s->v.X) {                       \
                 /* a better extreme: its first index in the block */        \
-                for (j = 0; q[j] != b.v.X; ++j) {                            \
-                }                                                            \
                 s->v.X = b.v.X;                                              \
-                s->i = (int64_t)(base + b0 + j);                             \
+                s->i = (int64_t)(base + b0 + FIND(q, nb, b.v.X));            \
             }                                                                \
         }                                                                    \
+    }
+
+/* Index of the first element of p[0..n) equal to v (v is there and is not
+ * NaN; -0.0 equals 0.0): a vector compare at a time, then its lanes. */
+#define DEF_FINDEQ(NAME, X)                                                  \
+    static GR_CLONES size_t NAME(const s_##X *p, size_t n, s_##X v)          \
+    {                                                                        \
+        const size_t W = LANES(X);                                           \
+        const v_##X vv = (v_##X){0} + v;                                     \
+        size_t i = 0;                                                        \
+        /* 4 vectors a step until one holds v (the lane test is costly) */  \
+        for (; i + 4 * W <= n; i += 4 * W) {                                 \
+            v_u64 u = (v_u64)((LD(v_##X, p + i) == vv) |                     \
+                              (LD(v_##X, p + i + W) == vv) |                 \
+                              (LD(v_##X, p + i + 2 * W) == vv) |             \
+                              (LD(v_##X, p + i + 3 * W) == vv));             \
+            if (u[0] | u[1] | u[2] | u[3]) {                                 \
+                break;                                                       \
+            }                                                                \
+        }                                                                    \
+        /* element by element from there */                                 \
+        while (p[i] != v) {                                                  \
+            ++i;                                                             \
+        }                                                                    \
+        return i;                                                            \
     }
 
 /* Columns: value and index per segment, scalar (one compare a segment). */
@@ -779,8 +807,9 @@ DEF_FMUL(f64)
     DEF_MM(max_##X, X, >, LO_##X)                                            \
     DEF_MMC(minc_##X, X, <, HI_##X)                                          \
     DEF_MMC(maxc_##X, X, >, LO_##X)                                          \
-    DEF_ARG(argmin_##X, X, min_##X, <, HI_##X)                               \
-    DEF_ARG(argmax_##X, X, max_##X, >, LO_##X)                               \
+    DEF_FINDEQ(findeq_##X, X)                                                \
+    DEF_ARG(argmin_##X, X, min_##X, findeq_##X, <, HI_##X)                   \
+    DEF_ARG(argmax_##X, X, max_##X, findeq_##X, >, LO_##X)                   \
     DEF_ARGC(argminc_##X, X, <)                                              \
     DEF_ARGC(argmaxc_##X, X, >)
 DEF_MINMAX_KERNELS(b)
@@ -1259,7 +1288,7 @@ typedef void (*scanc_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
             const s_##X *row = p + (ptrdiff_t)i * es;                        \
             uint64_t *orow = o + (ptrdiff_t)i * oes;                         \
             for (k = 0; k < nv; ++k) {                                       \
-                a[k] = OP(a[k], CV(LD(q_##X, row + 4 * k)));                 \
+                a[k] = OP(a[k], CV(row + 4 * k));                 \
                 ST(v_u64, orow + 4 * k, a[k]);                               \
             }                                                                \
             for (j = 4 * nv; j < B; ++j) {                                   \
@@ -1327,9 +1356,10 @@ DEF_WSCAN(wscan_mul, *=)
             const float *row = p + (ptrdiff_t)i * es;                        \
             float *orow = o + (ptrdiff_t)i * oes;                            \
             for (k = 0; k < nv; ++k) {                                       \
-                a[k] OPEQ __builtin_convertvector(LD(q_f32, row + 4 * k),    \
-                                                  v_f64);                    \
-                ST(q_f32, orow + 4 * k, __builtin_convertvector(a[k], q_f32)); \
+                a[k] OPEQ CV_F64(row + 4 * k);                               \
+                ST(q_f32, orow + 4 * k,                                      \
+                   ((q_f32){(float)a[k][0], (float)a[k][1], (float)a[k][2],  \
+                            (float)a[k][3]}));                               \
             }                                                                \
             for (j = 4 * nv; j < B; ++j) {                                   \
                 r[j - 4 * nv] OPEQ (double)row[j];                           \
@@ -1343,9 +1373,33 @@ DEF_WSCAN(wscan_mul, *=)
 DEF_WSCANC(wscanc_add, +=)
 DEF_WSCANC(wscanc_mul, *=)
 
-/* A compensated prefix: v + x, but v itself where x is zero (keeps -0.0)
- * or v infinite (x may be NaN: inf - inf). */
-#define COMP_OUT(v, x) (((x) == 0 || isinf(v)) ? (v) : (v) + (x))
+/* A compensated prefix: w = v + x where that is a nonzero number, else v.
+ * (|x| <= ulp(v)/2, so w is zero only if v and x are: v keeps the sign of
+ * a -0.0 prefix; w is NaN with v infinite and x NaN (inf - inf): v.)
+ * Branch-free: a bit mask picks one of the two. */
+static inline float comp_out_f32(float v, float x)
+{
+    const float w = v + x;
+    const uint32_t m = -(uint32_t)((w > 0) | (w < 0));
+    uint32_t bw, bv;
+    memcpy(&bw, &w, 4);
+    memcpy(&bv, &v, 4);
+    bw = (bw & m) | (bv & ~m);
+    memcpy(&v, &bw, 4);
+    return v;
+}
+
+static inline double comp_out_f64(double v, double x)
+{
+    const double w = v + x;
+    const uint64_t m = -(uint64_t)((w > 0) | (w < 0));
+    uint64_t bw, bv;
+    memcpy(&bw, &w, 8);
+    memcpy(&bv, &v, 8);
+    bw = (bw & m) | (bv & ~m);
+    memcpy(&v, &bw, 8);
+    return v;
+}
 
 /* Compensated cumsum (float64; float32 when not wide). */
 #define DEF_CSCAN(X)                                                         \
@@ -1358,7 +1412,7 @@ DEF_WSCANC(wscanc_mul, *=)
         /* TwoSum element by element, every prefix finished */             \
         for (i = 0; i < n; ++i) {                                            \
             TWOSUM(s_##X, v, x, p[i]);                                       \
-            o[i] = COMP_OUT(v, x);                                           \
+            o[i] = comp_out_##X(v, x);                                       \
         }                                                                    \
         s->v.X = v;                                                          \
         s->x.X = x;                                                          \
@@ -1390,18 +1444,16 @@ DEF_WSCANC(wscanc_mul, *=)
             for (k = 0; k < nv; ++k) {                                       \
                 v_##X y = LD(v_##X, row + W * k);                            \
                 TWOSUM(v_##X, v[k], x[k], y);                                \
-                /* v + x, or v where x == 0 or v is infinite */             \
+                /* v + x where that is a nonzero number, else v */          \
                 {                                                            \
-                    m_##X keep = (x[k] == 0) |                               \
-                                 (((v[k] - v[k]) != (v[k] - v[k])) &         \
-                                  (v[k] == v[k]));                           \
+                    v_##X w = v[k] + x[k];                                   \
                     ST(v_##X, orow + W * k,                                  \
-                       SEL(v_##X, m_##X, v[k] + x[k], v[k], keep));          \
+                       SEL(v_##X, m_##X, v[k], w, (w > 0) | (w < 0)));       \
                 }                                                            \
             }                                                                \
             for (j = W * nv; j < B; ++j) {                                   \
                 TWOSUM(s_##X, rv[j - W * nv], rx[j - W * nv], row[j]);       \
-                orow[j] = COMP_OUT(rv[j - W * nv], rx[j - W * nv]);          \
+                orow[j] = comp_out_##X(rv[j - W * nv], rx[j - W * nv]);      \
             }                                                                \
         }                                                                    \
         for (j = 0; j < B; ++j) {                                            \
@@ -1411,6 +1463,112 @@ DEF_WSCANC(wscanc_mul, *=)
     }
 DEF_CSCAN(f32)
 DEF_CSCAN(f64)
+
+/* ------------------------------------------------- 4-chain cumsums
+ * A one-chain cumsum waits for one add per element.  For float32 (wide)
+ * and float64 cumsums, each tile of 4 * SUB elements is cut into 4
+ * sub-blocks: the totals of the first three by the reduction kernels
+ * (SIMD) give each sub-block its starting prefix, then the 4 prefix chains
+ * run interleaved, their adds independent (float64: as the lanes of one
+ * vector).  Every prefix is still a double
+ * (or compensated) prefix rounded once; only the association differs from
+ * a single chain (by less than the accumulator's rounding).
+ *
+ *     tile:  | sub 0      | sub 1      | sub 2      | sub 3      |
+ *     start:   c            c+T0         c+T0+T1      c+T0+T1+T2
+ *     step j:  a0 += p[j],  a1 += p[SUB+j], a2 += ..., a3 += ...
+ */
+#define SUB 128
+
+static void wscan4_add(const void *vp, size_t n, gr_hstate *s, void *vo)
+{
+    const float *p = (const float *)vp;
+    float *o = (float *)vo;
+    double c = s->v.f64;
+    size_t j;
+    /* whole tiles: sub-block totals, then 4 chains side by side */
+    while (n >= 4 * SUB) {
+        gr_hstate t0, t1, t2;
+        double a0, a1, a2, a3;
+        t0.v.f64 = t1.v.f64 = t2.v.f64 = 0.0;
+        fsumw_f32(p, SUB, 0, &t0);
+        fsumw_f32(p + SUB, SUB, 0, &t1);
+        fsumw_f32(p + 2 * SUB, SUB, 0, &t2);
+        a0 = c;
+        a1 = a0 + t0.v.f64;
+        a2 = a1 + t1.v.f64;
+        a3 = a2 + t2.v.f64;
+        for (j = 0; j < SUB; ++j) {
+            a0 += (double)p[j];
+            a1 += (double)p[SUB + j];
+            a2 += (double)p[2 * SUB + j];
+            a3 += (double)p[3 * SUB + j];
+            o[j] = (float)a0;
+            o[SUB + j] = (float)a1;
+            o[2 * SUB + j] = (float)a2;
+            o[3 * SUB + j] = (float)a3;
+        }
+        c = a3;
+        p += 4 * SUB;
+        o += 4 * SUB;
+        n -= 4 * SUB;
+    }
+    /* the rest in one chain */
+    s->v.f64 = c;
+    wscan_add(p, n, s, o);
+}
+
+/* float64: the 4 chains are the 4 lanes of one vector state (v, x), each
+ * lane's element loaded from its own sub-block. */
+static GR_CLONES void cscan4_f64(const void *vp, size_t n, gr_hstate *s,
+                                 void *vo)
+{
+    const double *p = (const double *)vp;
+    double *o = (double *)vo;
+    double cv = s->v.f64, cx = s->x.f64;
+    size_t j;
+    /* whole tiles: compensated sub-block totals, then 4 TwoSum lanes */
+    while (n >= 4 * SUB) {
+        gr_hstate t[3];
+        v_f64 v, x;
+        int k;
+        for (k = 0; k < 3; ++k) {
+            t[k].v.f64 = 0.0;
+            t[k].x.f64 = 0.0;
+            fcomp_f64(p + k * SUB, SUB, 0, &t[k]);
+        }
+        /* lane k starts from lane k - 1's start merged with T(k-1) */
+        v[0] = cv;
+        x[0] = cx;
+        for (k = 1; k < 4; ++k) {
+            double a = v[k - 1], b = x[k - 1];
+            TWOMERGE(double, a, b, t[k - 1].v.f64, t[k - 1].x.f64);
+            v[k] = a;
+            x[k] = b;
+        }
+        for (j = 0; j < SUB; ++j) {
+            const v_f64 y = {p[j], p[SUB + j], p[2 * SUB + j], p[3 * SUB + j]};
+            v_f64 w;
+            TWOSUM(v_f64, v, x, y);
+            /* v + x where that is a nonzero number, else v */
+            w = v + x;
+            w = SEL(v_f64, m_f64, v, w, (w > 0) | (w < 0));
+            o[j] = w[0];
+            o[SUB + j] = w[1];
+            o[2 * SUB + j] = w[2];
+            o[3 * SUB + j] = w[3];
+        }
+        cv = v[3];
+        cx = x[3];
+        p += 4 * SUB;
+        o += 4 * SUB;
+        n -= 4 * SUB;
+    }
+    /* the rest in one chain */
+    s->v.f64 = cv;
+    s->x.f64 = cx;
+    cscan_f64(p, n, s, o);
+}
 
 /* Plain float cumprod in the result type. */
 #define DEF_PSCAN(X)                                                         \
@@ -1591,11 +1749,11 @@ static int scan_impl(const gr_host_op *o, gr_scan_impl *k)
             k->kt = t == r ? KT_SAME : (f64 ? KT_F64 : KT_F32);
             k->ksize = f64 ? 8 : 4;
             if (!f64 && o->wide) {
-                k->scan = add ? wscan_add : wscan_mul;
+                k->scan = add ? wscan4_add : wscan_mul;
                 k->col = add ? wscanc_add : wscanc_mul;
                 k->init.v.f64 = add ? -0.0 : 1.0;
             } else if (add) {
-                k->scan = f64 ? cscan_f64 : cscan_f32;
+                k->scan = f64 ? cscan4_f64 : cscan_f32;
                 k->col = f64 ? cscanc_f64 : cscanc_f32;
                 if (f64) {
                     k->init.v.f64 = -0.0;

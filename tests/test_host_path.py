@@ -520,10 +520,9 @@ def check_scan(op, a2, r, label, exclusive=False, wide=1, out=None):
             else:
                 ref[m] = full
         if rd == np.float32:
-            # within one ulp of the exact prefix; wide: exactly the
-            # sequential double prefix rounded (NumPy's float64 cumsum is
-            # sequential), which is the exact prefix unless cancellation
-            # left rounding error in the double (as on the device)
+            # within one ulp of the exact prefix; wide: exactly it, but
+            # where cancellation (+-1e6 terms) left rounding error in the
+            # double prefix (as on the device)
             fin = np.isfinite(ref) & np.isfinite(got)
             assert same(got[~fin], ref[~fin], zero_sign=False), label
             if wide:
@@ -534,11 +533,8 @@ def check_scan(op, a2, r, label, exclusive=False, wide=1, out=None):
                 i = np.arange(1, a2.shape[1] + 1)
                 assert twosum_ok(got, ref, np.cumsum(absx, axis=1), i,
                                  fin), label
-            if wide:
-                with np.errstate(all="ignore"):
-                    dbl = numpy_scan(op, a2.astype(r).astype(np.float64), np.float64,
-                                     exclusive).astype(np.float32)
-                assert same(got, dbl, zero_sign=False), label
+            if wide and not label.startswith("cancel"):
+                assert same(got, ref, zero_sign=False), (label, got, ref)
         else:
             assert same(got, ref, zero_sign=False), (label, got, ref)
     elif op == MUL and rd.kind == "f":
@@ -659,7 +655,7 @@ def test_scan_vs_device(dt):
     rng = np.random.default_rng(99 + code(dt))
     fns = {ADD: gpured.cumsum, MUL: gpured.cumprod, MIN: gpured.cummin,
            MAX: gpured.cummax}
-    exact = total = 0
+    exact = total = nsum = 0
     for label, a2 in cases(dt, rng, with_empty=False):
         if label.endswith("bcast"):
             continue
@@ -682,13 +678,17 @@ def test_scan_vs_device(dt):
                     err = np.abs(got.astype(np.float64) - dev.astype(np.float64))
                 assert (err[fin] <= tol[fin]).all(), label
                 exact += int(same(got, dev, zero_sign=False))
+                nsum += 1
             else:
                 assert same(got, dev, zero_sign=op not in (MIN, MAX)), \
                     (OPNAMES[op], label, got, dev)
             total += 1
-    print("\n%s scans identical to the device: %d of %d"
-          % (np.dtype(dt).name, exact if np.dtype(dt).kind == "f" else total,
-             total))
+    if nsum:
+        print("\n%s cumsums identical to the device: %d of %d; other scans "
+              "identical: %d" % (np.dtype(dt).name, exact, nsum, total - nsum))
+    else:
+        print("\n%s scans identical to the device: %d" % (np.dtype(dt).name,
+                                                          total))
 
 
 def test_device_zero_signs():
