@@ -29,9 +29,10 @@
  *
  *   rows     elem_stride 1: each segment folded by a kernel over contiguous
  *            memory (explicit SIMD, 4 or 8 independent vector accumulators)
- *   columns  seg_stride 1, |elem_stride| >= M: COLB adjacent segments folded
- *            together, row after row, so memory is read in order; one vector
- *            lane per segment
+ *   columns  seg_stride 1, |elem_stride| >= M: up to COLB_MAX adjacent
+ *            segments folded together, row after row, so memory is read in
+ *            order; one vector lane per segment (accumulators in scratch:
+ *            the stack up to COLB segments, else one heap block)
  *   other    chunks of CH elements gathered (and cast, where the kernel's
  *            input type is not t) into a stack buffer, then the rows kernel
  *
@@ -45,6 +46,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GR_HOST_NO_CLONES)
@@ -54,7 +56,8 @@
 #endif
 
 #define CH 1024        /* elements per gathered chunk (generic layouts)     */
-#define COLB 512       /* adjacent segments folded together (columns)       */
+#define COLB 512       /* columns folded together with stack scratch        */
+#define COLB_MAX 8192  /* ... with heap scratch (wider matrices: whole rows)  */
 #define ARG_BLOCK 512  /* argmin/argmax: extreme per block, then its index  */
 
 /* ------------------------------------------------------------------ types
@@ -313,11 +316,15 @@ static void store_int(void *out, size_t m, int size, uint64_t v)
 
 /* ===================================================== reduction kernels
  * Every rows kernel has one signature: fold p[0..n) (element indices base
- * onward) into state s.  Column kernels fold B <= COLB adjacent segments
- * (p[j + i*es], j < B, i < L) into states s[0..B). */
+ * onward) into state s.  Column kernels fold B adjacent segments
+ * (p[j + i*es], j < B, i < L) into states s[0..B), their accumulators in
+ * scratch (32-byte aligned, COL_SCRATCH(B) bytes). */
 typedef void (*fold_fn)(const void *p, size_t n, size_t base, gr_hstate *s);
 typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
-                       gr_hstate *s);
+                       gr_hstate *s, void *scratch);
+/* Every column kernel keeps at most 16 bytes per segment (two vectors of
+ * 8-byte lanes, or value + index), plus a vector of slack. */
+#define COL_SCRATCH(B) (16 * (B) + 64)
 
 /* -------------------------------------------------- integer add and mul
  * Elements widened 4 at a time to uint64_t lanes (sign-extended for signed
@@ -365,13 +372,13 @@ typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
         s->v.u64 = acc;                                                      \
     }
 
-/* Columns: one uint64_t lane per segment, COLB / 4 vectors, row by row. */
+/* Columns: one uint64_t lane per segment, B / 4 vectors, row by row. */
 #define DEF_ICOL(NAME, X, CV, CS, OP, ID)                                    \
     static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
-                               ptrdiff_t es, gr_hstate *s)                   \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
-        v_u64 a[COLB / 4];                                                   \
+        v_u64 *a = (v_u64 *)scratch;                                         \
         uint64_t r[4];                                                       \
         const size_t nv = B / 4;                                             \
         size_t i, k, j;                                                      \
@@ -449,10 +456,10 @@ static GR_CLONES void fsumw_f32(const void *vp, size_t n, size_t base,
 }
 
 static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
-                                 ptrdiff_t es, gr_hstate *s)
+                                 ptrdiff_t es, gr_hstate *s, void *scratch)
 {
     const float *p = (const float *)vp;
-    v_f64 a[COLB / 4];
+    v_f64 *a = (v_f64 *)scratch;
     double r[4] = {0, 0, 0, 0};
     const size_t nv = B / 4;
     size_t i, k, j;
@@ -519,13 +526,14 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         s->x.X = sx;                                                         \
     }                                                                        \
     static GR_CLONES void fcompc_##X(const void *vp, size_t B, size_t L,     \
-                                     ptrdiff_t es, gr_hstate *s)             \
+                                     ptrdiff_t es, gr_hstate *s,             \
+                                     void *scratch)                          \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         enum { W = LANES(X) };                                               \
-        v_##X v[COLB / W], x[COLB / W];                                      \
-        s_##X rv[W], rx[W];                                                  \
         const size_t nv = B / W;                                             \
+        v_##X *v = (v_##X *)scratch, *x = v + nv;                            \
+        s_##X rv[W], rx[W];                                                  \
         size_t i, k, j;                                                      \
         for (k = 0; k < nv; ++k) {                                           \
             v[k] = (v_##X){0};                                               \
@@ -586,11 +594,12 @@ DEF_FCOMP(f64)
         s->v.X = acc;                                                        \
     }                                                                        \
     static GR_CLONES void fmulc_##X(const void *vp, size_t B, size_t L,      \
-                                    ptrdiff_t es, gr_hstate *s)              \
+                                    ptrdiff_t es, gr_hstate *s,              \
+                                    void *scratch)                           \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         enum { W = LANES(X) };                                               \
-        v_##X a[COLB / W];                                                   \
+        v_##X *a = (v_##X *)scratch;                                         \
         s_##X r[W];                                                          \
         const size_t nv = B / W;                                             \
         size_t i, k, j;                                                      \
@@ -671,15 +680,15 @@ DEF_FMUL(f64)
 
 #define DEF_MMC(NAME, X, CMP, IDENT)                                         \
     static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
-                               ptrdiff_t es, gr_hstate *s)                   \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         enum { W = LANES(X) };                                               \
-        v_##X a[COLB / W];                                                   \
-        m_##X nn[COLB / W];                                                  \
+        const size_t nv = B / W;                                             \
+        v_##X *a = (v_##X *)scratch;                                         \
+        m_##X *nn = (m_##X *)(a + nv);                                       \
         s_##X r[W];                                                          \
         int rn[W];                                                           \
-        const size_t nv = B / W;                                             \
         size_t i, k, j;                                                      \
         for (k = 0; k < nv; ++k) {                                           \
             a[k] = (v_##X){0} + (s_##X)(IDENT);                              \
@@ -774,11 +783,11 @@ DEF_FMUL(f64)
 /* Columns: value and index per segment, scalar (one compare a segment). */
 #define DEF_ARGC(NAME, X, CMP)                                               \
     static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
-                               ptrdiff_t es, gr_hstate *s)                   \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
-        s_##X v[COLB];                                                       \
-        int64_t ix[COLB];                                                    \
+        int64_t *ix = (int64_t *)scratch;                                    \
+        s_##X *v = (s_##X *)(ix + B);                                        \
         size_t i, j;                                                         \
         /* the first row starts every segment */                            \
         for (j = 0; j < B; ++j) {                                            \
@@ -859,11 +868,11 @@ DEF_MINMAX_KERNELS(f64)
     }
 #define DEF_FINDC(NAME, X, TEST)                                             \
     static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
-                               ptrdiff_t es, gr_hstate *s)                   \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         enum { W = LANES(X) };                                               \
-        m_##X a[COLB / W];                                                   \
+        m_##X *a = (m_##X *)scratch;                                         \
         int r[W];                                                            \
         const size_t nv = B / W;                                             \
         size_t i, k, j;                                                      \
@@ -1173,6 +1182,35 @@ static void red_segment(const gr_red_impl *k, const gr_host_op *o,
     }
 }
 
+/* Room for the column kernels of up to B segments: their states and
+ * scratch.  The stack buffer serves up to COLB; wider matrices get one heap
+ * block for up to COLB_MAX (whole rows read in order), or COLB if malloc
+ * fails.  Returns the block width; *heap is to be freed. */
+typedef struct {
+    gr_hstate st[COLB];
+    v_u64 scratch[COL_SCRATCH(COLB) / sizeof(v_u64) + 1];
+} gr_colbuf;
+
+static size_t col_room(size_t M, gr_colbuf *sb, gr_hstate **st,
+                       void **scratch, void **heap)
+{
+    const size_t B = M < COLB_MAX ? M : COLB_MAX;
+    *heap = NULL;
+    *st = sb->st;
+    *scratch = sb->scratch;
+    if (M <= COLB) {
+        return M;
+    }
+    *heap = malloc(B * sizeof(gr_hstate) + COL_SCRATCH(B) + 32);
+    if (*heap == NULL) {
+        return COLB;
+    }
+    *st = (gr_hstate *)*heap;
+    /* scratch after the states, rounded up to 32 bytes */
+    *scratch = (void *)(((uintptr_t)(*st + B) + 31) & ~(uintptr_t)31);
+    return B;
+}
+
 /* Writes the identity of add/mul/all/any to out[0..M). */
 static void red_identity(const gr_host_op *o, size_t M, void *out)
 {
@@ -1215,17 +1253,21 @@ int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
     tsize = gr_dtypes[o->t].size;
     if (M > 1 && seg_stride == 1 && k.col != NULL && k.kt == KT_SAME &&
         (size_t)(elem_stride < 0 ? -elem_stride : elem_stride) >= M) {
-        /* columns: COLB adjacent segments at a time, row by row */
-        gr_hstate st[COLB];
-        for (m = 0; m < M; m += COLB) {
-            const size_t B = M - m < COLB ? M - m : COLB;
+        /* columns: blocks of adjacent segments, row by row */
+        gr_colbuf sb;
+        gr_hstate *st;
+        void *scratch, *heap;
+        const size_t W = col_room(M, &sb, &st, &scratch, &heap);
+        for (m = 0; m < M; m += W) {
+            const size_t B = M - m < W ? M - m : W;
             size_t j;
-            k.col(base + m * tsize, B, L, elem_stride, st);
+            k.col(base + m * tsize, B, L, elem_stride, st, scratch);
             for (j = 0; j < B; ++j) {
                 red_finish(&k, o, &st[j], base + (m + j) * tsize, L,
                            elem_stride, out, m + j);
             }
         }
+        free(heap);
         return 0;
     }
     /* rows, or any other layout: segment by segment */
@@ -1244,10 +1286,12 @@ int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
  * starts at the identity, -0.0 for float sums (-0.0 + x is x for every x,
  * so cumsum([-0.0, ...])[0] is -0.0 as in NumPy). */
 typedef void (*scan_fn)(const void *p, size_t n, gr_hstate *s, void *o);
-/* Columns: B <= COLB adjacent rows, prefixes of row element i written at
- * o[j + i*oes]; states s[0..B) carried in and out. */
+/* Columns: B adjacent rows, prefixes of row element i written at
+ * o[j + i*oes]; states s[0..B) carried in and out; accumulators in
+ * scratch as the column reductions'. */
 typedef void (*scanc_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
-                         gr_hstate *s, void *o, ptrdiff_t oes);
+                         gr_hstate *s, void *o, ptrdiff_t oes,
+                         void *scratch);
 
 /* Integer cumsum/cumprod: uint64 prefixes (narrowed by the caller). */
 #define DEF_ISCAN(NAME, X, CS, OP)                                           \
@@ -1268,11 +1312,11 @@ typedef void (*scanc_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
 #define DEF_ISCANC(NAME, X, CV, CS, OP)                                      \
     static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
                                ptrdiff_t es, gr_hstate *s, void *vo,         \
-                               ptrdiff_t oes)                                \
+                               ptrdiff_t oes, void *scratch)                 \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         uint64_t *o = (uint64_t *)vo;                                        \
-        v_u64 a[COLB / 4];                                                   \
+        v_u64 *a = (v_u64 *)scratch;                                         \
         uint64_t r[4];                                                       \
         const size_t nv = B / 4;                                             \
         size_t i, k, j;                                                      \
@@ -1336,11 +1380,11 @@ DEF_WSCAN(wscan_mul, *=)
 #define DEF_WSCANC(NAME, OPEQ)                                               \
     static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
                                ptrdiff_t es, gr_hstate *s, void *vo,         \
-                               ptrdiff_t oes)                                \
+                               ptrdiff_t oes, void *scratch)                 \
     {                                                                        \
         const float *p = (const float *)vp;                                  \
         float *o = (float *)vo;                                              \
-        v_f64 a[COLB / 4];                                                   \
+        v_f64 *a = (v_f64 *)scratch;                                         \
         double r[4];                                                         \
         const size_t nv = B / 4;                                             \
         size_t i, k, j;                                                      \
@@ -1419,14 +1463,14 @@ static inline double comp_out_f64(double v, double x)
     }                                                                        \
     static GR_CLONES void cscanc_##X(const void *vp, size_t B, size_t L,     \
                                      ptrdiff_t es, gr_hstate *s, void *vo,   \
-                                     ptrdiff_t oes)                          \
+                                     ptrdiff_t oes, void *scratch)           \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         s_##X *o = (s_##X *)vo;                                              \
         enum { W = LANES(X) };                                               \
-        v_##X v[COLB / W], x[COLB / W];                                      \
-        s_##X rv[W], rx[W];                                                  \
         const size_t nv = B / W;                                             \
+        v_##X *v = (v_##X *)scratch, *x = v + nv;                            \
+        s_##X rv[W], rx[W];                                                  \
         size_t i, k, j;                                                      \
         for (j = 0; j < B; ++j) {                                            \
             if (j < W * nv) {                                                \
@@ -1587,12 +1631,12 @@ static GR_CLONES void cscan4_f64(const void *vp, size_t n, gr_hstate *s,
     }                                                                        \
     static GR_CLONES void pscanc_##X(const void *vp, size_t B, size_t L,     \
                                      ptrdiff_t es, gr_hstate *s, void *vo,   \
-                                     ptrdiff_t oes)                          \
+                                     ptrdiff_t oes, void *scratch)           \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         s_##X *o = (s_##X *)vo;                                              \
         enum { W = LANES(X) };                                               \
-        v_##X a[COLB / W];                                                   \
+        v_##X *a = (v_##X *)scratch;                                         \
         s_##X r[W];                                                          \
         const size_t nv = B / W;                                             \
         size_t i, k, j;                                                      \
@@ -1643,12 +1687,12 @@ DEF_PSCAN(f64)
 #define DEF_MSCANC(NAME, X, CMP)                                             \
     static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
                                ptrdiff_t es, gr_hstate *s, void *vo,         \
-                               ptrdiff_t oes)                                \
+                               ptrdiff_t oes, void *scratch)                 \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         s_##X *o = (s_##X *)vo;                                              \
         enum { W = LANES(X) };                                               \
-        v_##X a[COLB / W];                                                   \
+        v_##X *a = (v_##X *)scratch;                                         \
         s_##X r[W];                                                          \
         const size_t nv = B / W;                                             \
         size_t i, k, j;                                                      \
@@ -1923,16 +1967,21 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
     if (M > 1 && ss == 1 && oss == 1 && k.col != NULL && k.kt == KT_SAME &&
         k.osize == rsize &&
         (size_t)(es < 0 ? -es : es) >= M && (size_t)(oes < 0 ? -oes : oes) >= M) {
-        /* columns: COLB adjacent rows at a time, one element of each a step */
-        gr_hstate st[COLB];
-        for (m = 0; m < M; m += COLB) {
-            const size_t B = M - m < COLB ? M - m : COLB;
+        /* columns: blocks of adjacent rows, one element of each a step */
+        gr_colbuf sb;
+        gr_hstate *st;
+        void *scratch, *heap;
+        const size_t W = col_room(M, &sb, &st, &scratch, &heap);
+        for (m = 0; m < M; m += W) {
+            const size_t B = M - m < W ? M - m : W;
             size_t j;
             for (j = 0; j < B; ++j) {
                 st[j] = k.init;
             }
-            k.col(base + m * tsize, B, L, es, st, obase + m * rsize, oes);
+            k.col(base + m * tsize, B, L, es, st, obase + m * rsize, oes,
+                  scratch);
         }
+        free(heap);
         return 0;
     }
     /* rows, or any other layout: row by row */

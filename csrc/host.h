@@ -1,8 +1,9 @@
 /*
  * gpured — the host path (issue 12): reductions and scans of host memory in
  * plain C, with the device kernels' semantics and accuracy, for calls too
- * small to be worth an OpenCL round trip.  No OpenCL call, no Python object,
- * no allocation: safe to run without the GIL.  csrc/host.c has the details.
+ * small to be worth an OpenCL round trip.  No OpenCL call, no Python object
+ * (safe to run without the GIL), no allocation but one heap block for
+ * column layouts wider than 512 segments.  csrc/host.c has the details.
  */
 #ifndef GPURED_HOST_H
 #define GPURED_HOST_H

@@ -408,6 +408,30 @@ def test_float32_not_wide():
         check_reduce(ADD, a2, np.float32, label, wide=0)
 
 
+@pytest.mark.parametrize("dt", [np.bool_, np.uint8, np.int32, np.float32,
+                                np.float64], ids=lambda d: np.dtype(d).name)
+def test_wide_columns(dt):
+    """Column layouts wider than the stack scratch (512 segments: one heap
+    block of up to 8192) and wider than one heap block."""
+    rng = np.random.default_rng(31 + code(dt))
+    for M, L in ((513, 5), (8300, 2)):
+        for kind in ("special", "zeros"):
+            base = values(dt, M * L, kind, rng).reshape(L, M)
+            for a2 in (base.T, base[::-1].T):
+                for op in range(8):
+                    r = {ADD: sum_dtype(dt), MUL: prod_dtype(dt),
+                         ARGMIN: np.int64, ARGMAX: np.int64, ALL: np.bool_,
+                         ANY: np.bool_}.get(op, dt)
+                    x = near_one(a2) if op == MUL and np.dtype(dt).kind == "f" \
+                        else a2
+                    check_reduce(op, x, r, "%dx%d %s" % (M, L, kind))
+                for op in (ADD, MIN, MAX):
+                    r = sum_dtype(dt) if op == ADD else dt
+                    out = np.empty((L, M), r).T  # the same column layout
+                    check_scan(op, a2, r, "%dx%d %s" % (M, L, kind),
+                               exclusive=op == MAX, out=out)
+
+
 def test_zero_signs_and_nan():
     f = np.float64
     for x in ([0.0, -0.0], [-0.0, 0.0], [1.0, -0.0, 2.0, 0.0, 3.0],
