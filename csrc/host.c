@@ -57,7 +57,7 @@
 
 #define CH 1024        /* elements per gathered chunk (generic layouts)     */
 #define COLB 512       /* columns folded together with stack scratch        */
-#define COLB_MAX 8192  /* ... with heap scratch (wider matrices: whole rows)  */
+#define COLB_MAX 8192  /* ... with heap scratch (wider: whole rows)         */
 #define ARG_BLOCK 512  /* argmin/argmax: extreme per block, then its index  */
 
 /* ------------------------------------------------------------------ types
@@ -232,7 +232,8 @@ static void gather(void *dst, int kt, const char *src, ptrdiff_t sb,
         switch (gr_dtypes[t].size) {
         case 1:
             for (i = 0; i < n; ++i) {
-                ((uint8_t *)dst)[i] = *(const uint8_t *)(src + (ptrdiff_t)i * sb);
+                ((uint8_t *)dst)[i] =
+                    *(const uint8_t *)(src + (ptrdiff_t)i * sb);
             }
             return;
         case 2:
@@ -381,21 +382,37 @@ typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
         v_u64 *a = (v_u64 *)scratch;                                         \
         uint64_t r[4];                                                       \
         const size_t nv = B / 4;                                             \
-        size_t i, k, j;                                                      \
+        size_t i, k, j, n4;                                                  \
         for (k = 0; k < nv; ++k) {                                           \
             a[k] = (v_u64){ID, ID, ID, ID};                                  \
         }                                                                    \
         for (j = 0; j < 4; ++j) {                                            \
             r[j] = ID;                                                       \
         }                                                                    \
-        /* each row: whole vectors of segments, then the last B % 4 */      \
-        for (i = 0; i < L; ++i) {                                            \
-            const s_##X *row = p + (ptrdiff_t)i * es;                        \
-            for (k = 0; k < nv; ++k) {                                       \
-                a[k] = OP(a[k], CV(row + 4 * k));                 \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_u64 t = OP(a[k], CV(r0 + 4 * k));                      \
+                    t = OP(t, CV(r1 + 4 * k));                               \
+                    t = OP(t, CV(r2 + 4 * k));                               \
+                    a[k] = OP(t, CV(r3 + 4 * k));                            \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] = OP(a[k], CV(r0 + 4 * k));                         \
+                }                                                            \
             }                                                                \
-            for (j = 4 * nv; j < B; ++j) {                                   \
-                r[j - 4 * nv] = OP(r[j - 4 * nv], CS(row[j]));               \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = 4 * nv; j < B; ++j) {                               \
+                    r[j - 4 * nv] = OP(r[j - 4 * nv], CS(row[j]));           \
+                }                                                            \
             }                                                                \
         }                                                                    \
         for (j = 0; j < B; ++j) {                                            \
@@ -462,18 +479,34 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
     v_f64 *a = (v_f64 *)scratch;
     double r[4] = {0, 0, 0, 0};
     const size_t nv = B / 4;
-    size_t i, k, j;
+    size_t i, k, j, n4;
     for (k = 0; k < nv; ++k) {
         a[k] = (v_f64){0, 0, 0, 0};
     }
-    /* each row: whole vectors of segments, then the last B % 4 */
-    for (i = 0; i < L; ++i) {
-        const float *row = p + (ptrdiff_t)i * es;
-        for (k = 0; k < nv; ++k) {
-            a[k] += CV_F64(row + 4 * k);
+    /* 4 rows a step (each accumulator loaded and stored once a step),
+     * the last rows one at a time, the last few segments in scalars */
+    for (i = 0; i < L; i += n4) {
+        const float *r0 = p + (ptrdiff_t)i * es;
+        size_t q;
+        n4 = i + 4 <= L ? 4 : 1;
+        if (n4 == 4) {
+            const float *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;
+            for (k = 0; k < nv; ++k) {
+                v_f64 t = a[k] + CV_F64(r0 + 4 * k);
+                t += CV_F64(r1 + 4 * k);
+                t += CV_F64(r2 + 4 * k);
+                a[k] = t + CV_F64(r3 + 4 * k);
+            }
+        } else {
+            for (k = 0; k < nv; ++k) {
+                a[k] += CV_F64(r0 + 4 * k);
+            }
         }
-        for (j = 4 * nv; j < B; ++j) {
-            r[j - 4 * nv] += (double)row[j];
+        for (q = 0; q < n4; ++q) {
+            const float *row = r0 + (ptrdiff_t)q * es;
+            for (j = 4 * nv; j < B; ++j) {
+                r[j - 4 * nv] += (double)row[j];
+            }
         }
     }
     for (j = 0; j < B; ++j) {
@@ -534,7 +567,7 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         const size_t nv = B / W;                                             \
         v_##X *v = (v_##X *)scratch, *x = v + nv;                            \
         s_##X rv[W], rx[W];                                                  \
-        size_t i, k, j;                                                      \
+        size_t i, k, j, n4;                                                  \
         for (k = 0; k < nv; ++k) {                                           \
             v[k] = (v_##X){0};                                               \
             x[k] = (v_##X){0};                                               \
@@ -543,15 +576,38 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
             rv[j] = 0;                                                       \
             rx[j] = 0;                                                       \
         }                                                                    \
-        /* each row: whole vectors of segments, then the last B % W */      \
-        for (i = 0; i < L; ++i) {                                            \
-            const s_##X *row = p + (ptrdiff_t)i * es;                        \
-            for (k = 0; k < nv; ++k) {                                       \
-                v_##X y = LD(v_##X, row + W * k);                            \
-                TWOSUM(v_##X, v[k], x[k], y);                                \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X tv = v[k], tx = x[k];                              \
+                    const v_##X y0 = LD(v_##X, r0 + W * k);                  \
+                    const v_##X y1 = LD(v_##X, r1 + W * k);                  \
+                    const v_##X y2 = LD(v_##X, r2 + W * k);                  \
+                    const v_##X y3 = LD(v_##X, r3 + W * k);                  \
+                    TWOSUM(v_##X, tv, tx, y0);                               \
+                    TWOSUM(v_##X, tv, tx, y1);                               \
+                    TWOSUM(v_##X, tv, tx, y2);                               \
+                    TWOSUM(v_##X, tv, tx, y3);                               \
+                    v[k] = tv;                                               \
+                    x[k] = tx;                                               \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X y0 = LD(v_##X, r0 + W * k);                        \
+                    TWOSUM(v_##X, v[k], x[k], y0);                           \
+                }                                                            \
             }                                                                \
-            for (j = W * nv; j < B; ++j) {                                   \
-                TWOSUM(s_##X, rv[j - W * nv], rx[j - W * nv], row[j]);       \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    TWOSUM(s_##X, rv[j - W * nv], rx[j - W * nv], row[j]);   \
+                }                                                            \
             }                                                                \
         }                                                                    \
         for (j = 0; j < B; ++j) {                                            \
@@ -602,21 +658,37 @@ DEF_FCOMP(f64)
         v_##X *a = (v_##X *)scratch;                                         \
         s_##X r[W];                                                          \
         const size_t nv = B / W;                                             \
-        size_t i, k, j;                                                      \
+        size_t i, k, j, n4;                                                  \
         for (k = 0; k < nv; ++k) {                                           \
             a[k] = (v_##X){0} + 1;                                           \
         }                                                                    \
         for (j = 0; j < W; ++j) {                                            \
             r[j] = 1;                                                        \
         }                                                                    \
-        /* each row: whole vectors of segments, then the last B % W */      \
-        for (i = 0; i < L; ++i) {                                            \
-            const s_##X *row = p + (ptrdiff_t)i * es;                        \
-            for (k = 0; k < nv; ++k) {                                       \
-                a[k] *= LD(v_##X, row + W * k);                              \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X t = a[k] * LD(v_##X, r0 + W * k);                  \
+                    t *= LD(v_##X, r1 + W * k);                              \
+                    t *= LD(v_##X, r2 + W * k);                              \
+                    a[k] = t * LD(v_##X, r3 + W * k);                        \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] *= LD(v_##X, r0 + W * k);                           \
+                }                                                            \
             }                                                                \
-            for (j = W * nv; j < B; ++j) {                                   \
-                r[j - W * nv] *= row[j];                                     \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    r[j - W * nv] *= row[j];                                 \
+                }                                                            \
             }                                                                \
         }                                                                    \
         for (j = 0; j < B; ++j) {                                            \
@@ -689,7 +761,7 @@ DEF_FMUL(f64)
         m_##X *nn = (m_##X *)(a + nv);                                       \
         s_##X r[W];                                                          \
         int rn[W];                                                           \
-        size_t i, k, j;                                                      \
+        size_t i, k, j, n4;                                                  \
         for (k = 0; k < nv; ++k) {                                           \
             a[k] = (v_##X){0} + (s_##X)(IDENT);                              \
             nn[k] = (m_##X){0};                                              \
@@ -698,18 +770,41 @@ DEF_FMUL(f64)
             r[j] = (s_##X)(IDENT);                                           \
             rn[j] = 0;                                                       \
         }                                                                    \
-        /* each row: whole vectors of segments, then the last B % W */      \
-        for (i = 0; i < L; ++i) {                                            \
-            const s_##X *row = p + (ptrdiff_t)i * es;                        \
-            for (k = 0; k < nv; ++k) {                                       \
-                v_##X y = LD(v_##X, row + W * k);                            \
-                a[k] = SEL(v_##X, m_##X, a[k], y, y CMP a[k]);               \
-                nn[k] |= NANV_##X(y);                                        \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X t = a[k];                                          \
+                    const v_##X y0 = LD(v_##X, r0 + W * k);                  \
+                    const v_##X y1 = LD(v_##X, r1 + W * k);                  \
+                    const v_##X y2 = LD(v_##X, r2 + W * k);                  \
+                    const v_##X y3 = LD(v_##X, r3 + W * k);                  \
+                    t = SEL(v_##X, m_##X, t, y0, y0 CMP t);                  \
+                    t = SEL(v_##X, m_##X, t, y1, y1 CMP t);                  \
+                    t = SEL(v_##X, m_##X, t, y2, y2 CMP t);                  \
+                    a[k] = SEL(v_##X, m_##X, t, y3, y3 CMP t);               \
+                    nn[k] |= NANV_##X(y0) | NANV_##X(y1) | NANV_##X(y2) |    \
+                             NANV_##X(y3);                                   \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X y0 = LD(v_##X, r0 + W * k);                        \
+                    a[k] = SEL(v_##X, m_##X, a[k], y0, y0 CMP a[k]);         \
+                    nn[k] |= NANV_##X(y0);                                   \
+                }                                                            \
             }                                                                \
-            for (j = W * nv; j < B; ++j) {                                   \
-                s_##X y = row[j];                                            \
-                r[j - W * nv] = y CMP r[j - W * nv] ? y : r[j - W * nv];     \
-                rn[j - W * nv] |= NANS_##X(y);                               \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    s_##X y = row[j];                                        \
+                    r[j - W * nv] = y CMP r[j - W * nv] ? y : r[j - W * nv]; \
+                    rn[j - W * nv] |= NANS_##X(y);                           \
+                }                                                            \
             }                                                                \
         }                                                                    \
         for (j = 0; j < B; ++j) {                                            \
@@ -875,21 +970,37 @@ DEF_MINMAX_KERNELS(f64)
         m_##X *a = (m_##X *)scratch;                                         \
         int r[W];                                                            \
         const size_t nv = B / W;                                             \
-        size_t i, k, j;                                                      \
+        size_t i, k, j, n4;                                                  \
         for (k = 0; k < nv; ++k) {                                           \
             a[k] = (m_##X){0};                                               \
         }                                                                    \
         for (j = 0; j < W; ++j) {                                            \
             r[j] = 0;                                                        \
         }                                                                    \
-        /* each row: hits of whole vectors of segments, then the rest */    \
-        for (i = 0; i < L; ++i) {                                            \
-            const s_##X *row = p + (ptrdiff_t)i * es;                        \
-            for (k = 0; k < nv; ++k) {                                       \
-                a[k] |= TEST(LD(v_##X, row + W * k));                        \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] |= TEST(LD(v_##X, r0 + W * k)) |                    \
+                            TEST(LD(v_##X, r1 + W * k)) |                    \
+                            TEST(LD(v_##X, r2 + W * k)) |                    \
+                            TEST(LD(v_##X, r3 + W * k));                     \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] |= TEST(LD(v_##X, r0 + W * k));                     \
+                }                                                            \
             }                                                                \
-            for (j = W * nv; j < B; ++j) {                                   \
-                r[j - W * nv] |= TEST(row[j]);                               \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    r[j - W * nv] |= TEST(row[j]);                           \
+                }                                                            \
             }                                                                \
         }                                                                    \
         for (j = 0; j < B; ++j) {                                            \
@@ -1332,7 +1443,7 @@ typedef void (*scanc_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
             const s_##X *row = p + (ptrdiff_t)i * es;                        \
             uint64_t *orow = o + (ptrdiff_t)i * oes;                         \
             for (k = 0; k < nv; ++k) {                                       \
-                a[k] = OP(a[k], CV(row + 4 * k));                 \
+                a[k] = OP(a[k], CV(row + 4 * k));                            \
                 ST(v_u64, orow + 4 * k, a[k]);                               \
             }                                                                \
             for (j = 4 * nv; j < B; ++j) {                                   \
@@ -1965,8 +2076,8 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
         }
     }
     if (M > 1 && ss == 1 && oss == 1 && k.col != NULL && k.kt == KT_SAME &&
-        k.osize == rsize &&
-        (size_t)(es < 0 ? -es : es) >= M && (size_t)(oes < 0 ? -oes : oes) >= M) {
+        k.osize == rsize && (size_t)(es < 0 ? -es : es) >= M &&
+        (size_t)(oes < 0 ? -oes : oes) >= M) {
         /* columns: blocks of adjacent rows, one element of each a step */
         gr_colbuf sb;
         gr_hstate *st;
