@@ -60,7 +60,8 @@ static void call(const family *f, gr_dtype t, const void *x, size_t n,
 
 int main(int argc, char **argv)
 {
-    static const size_t sizes[] = {1 << 10, 1 << 12, 1 << 16, 1 << 20,
+    static const size_t sizes[] = {1 << 10, 1 << 12, 1 << 16, 1 << 18,
+                                   1 << 20, 1 << 21, 1 << 22, 1 << 23,
                                    1 << 24, 1 << 28};
     const double batch_ns = argc > 1 ? atof(argv[1]) * 1e6 : 20e6;
     const int repeats = argc > 2 ? atoi(argv[2]) : 5;

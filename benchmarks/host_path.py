@@ -30,8 +30,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 import gpured  # noqa: E402
 
-SIZES = {"1K": 1 << 10, "4K": 1 << 12, "64K": 1 << 16, "1M": 1 << 20,
+SIZES = {"1K": 1 << 10, "4K": 1 << 12, "64K": 1 << 16, "256K": 1 << 18,
+         "1M": 1 << 20, "2M": 1 << 21, "4M": 1 << 22, "8M": 1 << 23,
          "16M": 1 << 24, "256M": 1 << 28}
+DEFAULT_SIZES = "1K,4K,64K,1M,16M,256M"
 FAMILIES = ["sum", "max", "argmax", "cumsum", "colsum"]
 
 
@@ -95,7 +97,8 @@ def fmt(us):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default=",".join(SIZES))
+    ap.add_argument("--sizes", default=DEFAULT_SIZES,
+                    help="any of " + ",".join(SIZES))
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--dtypes", default="float32,float64")
     ap.add_argument("--batch-ms", type=float, default=20.0)
