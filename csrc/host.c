@@ -18,17 +18,34 @@
  *                     own rounding; the result is v + x (v if v is infinite).
  *   float mul         in the result type (reductions); scans of float32 in
  *                     double when wide.
- *   min/max           NaN propagates; between equal values NumPy's
- *                     np.minimum.reduce keeps the last one, which only shows
- *                     for -0.0 / +0.0: the sign of a zero result is the sign
- *                     of the segment's last zero.
+ *   min/max           NaN propagates (the result is the first NaN).  Between
+ *                     equal values NumPy's sequential rule (np.minimum of
+ *                     (acc, y), as in accumulate, and in reduce of short rows
+ *                     and of columns) takes the later one, which only shows
+ *                     for -0.0 / +0.0: a zero result has the sign of the
+ *                     segment's last zero.  (numpy's reduce of a long row
+ *                     follows its SIMD lanes; today's device keeps the first
+ *                     zero: those two differ from this only in that sign.)
  *   argmin/argmax     first index of the extreme, or of the first NaN.
  *   all/any           nonzero test (NaN is true, -0.0 false), early exit.
+ *   casts             an input of another dtype than the result's is cast
+ *                     to the result's first, as NumPy does (an int64 summed
+ *                     as float32 is rounded to float32, then summed in
+ *                     double; today's device widens it to double directly).
+ *   scans             cumsum/cumprod with the accumulators above, every
+ *                     prefix finished (rounded) on its own; a float cumsum
+ *                     starts from -0.0, the additive identity that keeps
+ *                     cumsum([-0.0, ...])[0] == -0.0 as in NumPy; cummin /
+ *                     cummax as np.minimum.accumulate (NaN sticks); an
+ *                     exclusive scan writes the identity (0, 1, the dtype's
+ *                     max or +inf for min, min or -inf for max), then the
+ *                     inclusive prefixes of the first L - 1 elements.
  *
  * Layouts.  A call is M segments of L elements (strides in elements):
  *
  *   rows     elem_stride 1: each segment folded by a kernel over contiguous
- *            memory (explicit SIMD, 4 or 8 independent vector accumulators)
+ *            memory (explicit SIMD, 4 or 8 independent vector accumulators;
+ *            float cumsums as 4 interleaved prefix chains, see SUB)
  *   columns  seg_stride 1, |elem_stride| >= M: up to COLB_MAX adjacent
  *            segments folded together, row after row, so memory is read in
  *            order; one vector lane per segment (accumulators in scratch:
@@ -62,8 +79,8 @@
 
 /* ------------------------------------------------------------------ types
  * One short name per dtype: s_X is the scalar, v_X a 32-byte vector of it,
- * q_X 4 lanes of it (widened to 4 x 64-bit), m_X the comparison mask of v_X;
- * the _u types are their unaligned, may-alias twins for loads. */
+ * q_X 4 lanes of it, m_X the comparison mask of v_X; the _u types are their
+ * unaligned, may-alias twins for loads and stores. */
 typedef uint8_t s_b;
 typedef int8_t s_i8;
 typedef uint8_t s_u8;
