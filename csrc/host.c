@@ -66,7 +66,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(GR_HOST_NO_CLONES)
+/* target_clones needs ifunc: glibc (GR_HOST_NO_CLONES builds the baseline
+ * only, as the tests do to check the "default" clone's code). */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__GLIBC__) &&      \
+    !defined(GR_HOST_NO_CLONES)
 #define GR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GR_CLONES
