@@ -67,7 +67,7 @@
 #include <string.h>
 
 /* target_clones needs ifunc: glibc (GR_HOST_NO_CLONES builds the baseline
- * only, as the tests do to check the "default" clone's code). */
+ * only: how the "default" clone's code was tested). */
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__GLIBC__) &&      \
     !defined(GR_HOST_NO_CLONES)
 #define GR_CLONES __attribute__((target_clones("avx2", "default")))
