@@ -1,0 +1,2125 @@
+/*
+ * gpured — the host path (issue 12): reductions and scans of host memory in
+ * plain C, so that small calls need no OpenCL call at all.
+ *
+ * The answer is the device's (kernels/common.cl, reduce.cl, scan.cl; the
+ * accumulators of plan.c gr_accum_for and scan_plan.c gr_scan_accum):
+ *
+ *   integer add/mul   each element cast to the result type as NumPy casts it,
+ *                     arithmetic wrapping like NumPy's.  Done in uint64_t
+ *                     whatever the result's size: arithmetic modulo 2^64 is
+ *                     also arithmetic modulo 2^8/2^16/2^32, so truncating the
+ *                     64-bit result at the end is the narrow result.
+ *   float32 add       wide: in double, rounded once at the end (scans: every
+ *                     prefix rounded from the double prefix); not wide: float
+ *                     with TwoSum compensation.
+ *   float64 add       TwoSum (Knuth) compensation: state (v, x) with
+ *                     v + x == the exact sum of what was folded, up to x's
+ *                     own rounding; the result is v + x (v if v is infinite).
+ *   float mul         in the result type (reductions); scans of float32 in
+ *                     double when wide.
+ *   min/max           NaN propagates (the result is the first NaN).  Between
+ *                     equal values NumPy's sequential rule (np.minimum of
+ *                     (acc, y), as in accumulate, and in reduce of short rows
+ *                     and of columns) takes the later one, which only shows
+ *                     for -0.0 / +0.0: a zero result has the sign of the
+ *                     segment's last zero.  (numpy's reduce of a long row
+ *                     follows its SIMD lanes; today's device keeps the first
+ *                     zero: those two differ from this only in that sign.)
+ *   argmin/argmax     first index of the extreme, or of the first NaN.
+ *   all/any           nonzero test (NaN is true, -0.0 false), early exit.
+ *   casts             an input of another dtype than the result's is cast
+ *                     to the result's first, as NumPy does (an int64 summed
+ *                     as float32 is rounded to float32, then summed in
+ *                     double; today's device widens it to double directly).
+ *   scans             cumsum/cumprod with the accumulators above, every
+ *                     prefix finished (rounded) on its own; a float cumsum
+ *                     starts from -0.0, the additive identity that keeps
+ *                     cumsum([-0.0, ...])[0] == -0.0 as in NumPy; cummin /
+ *                     cummax as np.minimum.accumulate (NaN sticks); an
+ *                     exclusive scan writes the identity (0, 1, the dtype's
+ *                     max or +inf for min, min or -inf for max), then the
+ *                     inclusive prefixes of the first L - 1 elements.
+ *
+ * Layouts.  A call is M segments of L elements (strides in elements):
+ *
+ *   rows     elem_stride 1: each segment folded by a kernel over contiguous
+ *            memory (explicit SIMD, 4 or 8 independent vector accumulators;
+ *            float cumsums as 4 interleaved prefix chains, see SUB)
+ *   columns  seg_stride 1, |elem_stride| >= M: up to COLB_MAX adjacent
+ *            segments folded together, row after row, so memory is read in
+ *            order; one vector lane per segment (accumulators in scratch:
+ *            the stack up to COLB segments, else one heap block)
+ *   other    chunks of CH elements gathered (and cast, where the kernel's
+ *            input type is not t) into a stack buffer, then the rows kernel
+ *
+ * SIMD: GCC vector extensions (32-byte vectors), each kernel built twice by
+ * target_clones (AVX2 and the x86-64 baseline), picked at load time.  Vector
+ * code lives in macros, never in functions taking vectors by value (their
+ * ABI differs between the clones).  No -ffast-math anywhere: TwoSum depends
+ * on IEEE rounding of each operation (and -std=c99 turns FP contraction off).
+ */
+#include "host.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* target_clones needs ifunc: glibc (GR_HOST_NO_CLONES builds the baseline
+ * only: how the "default" clone's code was tested). */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__GLIBC__) &&      \
+    !defined(GR_HOST_NO_CLONES)
+#define GR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GR_CLONES
+#endif
+
+#define CH 1024        /* elements per gathered chunk (generic layouts)     */
+#define COLB 512       /* columns folded together with stack scratch        */
+#define COLB_MAX 8192  /* ... with heap scratch (wider: whole rows)         */
+#define ARG_BLOCK 512  /* argmin/argmax: extreme per block, then its index  */
+
+/* ------------------------------------------------------------------ types
+ * One short name per dtype: s_X is the scalar, v_X a 32-byte vector of it,
+ * q_X 4 lanes of it, m_X the comparison mask of v_X; the _u types are their
+ * unaligned, may-alias twins for loads and stores. */
+typedef uint8_t s_b;
+typedef int8_t s_i8;
+typedef uint8_t s_u8;
+typedef int16_t s_i16;
+typedef uint16_t s_u16;
+typedef int32_t s_i32;
+typedef uint32_t s_u32;
+typedef int64_t s_i64;
+typedef uint64_t s_u64;
+typedef float s_f32;
+typedef double s_f64;
+
+#define GR_UNALIGNED __attribute__((aligned(1), may_alias))
+#define DEF_VEC(X, MT)                                                       \
+    typedef s_##X v_##X __attribute__((vector_size(32)));                    \
+    typedef s_##X q_##X __attribute__((vector_size(4 * sizeof(s_##X))));     \
+    typedef MT m_##X __attribute__((vector_size(32)));                       \
+    typedef v_##X v_##X##_u GR_UNALIGNED;                                    \
+    typedef q_##X q_##X##_u GR_UNALIGNED;
+DEF_VEC(b, int8_t)
+DEF_VEC(i8, int8_t)
+DEF_VEC(u8, int8_t)
+DEF_VEC(i16, int16_t)
+DEF_VEC(u16, int16_t)
+DEF_VEC(i32, int32_t)
+DEF_VEC(u32, int32_t)
+DEF_VEC(i64, int64_t)
+DEF_VEC(u64, int64_t)
+DEF_VEC(f32, int32_t)
+DEF_VEC(f64, int64_t)
+
+/* Unaligned vector load; lane-wise choice m ? b : a (m a comparison mask). */
+#define LD(VT, p) (*(const VT##_u *)(const void *)(p))
+#define ST(VT, p, v) (*(VT##_u *)(void *)(p) = (v))
+#define SEL(VT, MT, a, b, m) ((VT)(((MT)(b) & (m)) | ((MT)(a) & ~(m))))
+/* Lanes of a vector type. */
+#define LANES(X) ((int)(sizeof(v_##X) / sizeof(s_##X)))
+
+/* NaN tests per type (integers: constant false, no self-comparison). */
+#define NANS_b(y) 0
+#define NANS_i8(y) 0
+#define NANS_u8(y) 0
+#define NANS_i16(y) 0
+#define NANS_u16(y) 0
+#define NANS_i32(y) 0
+#define NANS_u32(y) 0
+#define NANS_i64(y) 0
+#define NANS_u64(y) 0
+#define NANS_f32(y) ((y) != (y))
+#define NANS_f64(y) ((y) != (y))
+#define NANV_b(y) ((m_b){0})
+#define NANV_i8(y) ((m_i8){0})
+#define NANV_u8(y) ((m_u8){0})
+#define NANV_i16(y) ((m_i16){0})
+#define NANV_u16(y) ((m_u16){0})
+#define NANV_i32(y) ((m_i32){0})
+#define NANV_u32(y) ((m_u32){0})
+#define NANV_i64(y) ((m_i64){0})
+#define NANV_u64(y) ((m_u64){0})
+#define NANV_f32(y) ((y) != (y))
+#define NANV_f64(y) ((y) != (y))
+
+/* Identities of min (the type's highest value) and max (its lowest). */
+#define HI_b 1
+#define HI_i8 INT8_MAX
+#define HI_u8 UINT8_MAX
+#define HI_i16 INT16_MAX
+#define HI_u16 UINT16_MAX
+#define HI_i32 INT32_MAX
+#define HI_u32 UINT32_MAX
+#define HI_i64 INT64_MAX
+#define HI_u64 UINT64_MAX
+#define HI_f32 INFINITY
+#define HI_f64 ((double)INFINITY)
+#define LO_b 0
+#define LO_i8 INT8_MIN
+#define LO_u8 0
+#define LO_i16 INT16_MIN
+#define LO_u16 0
+#define LO_i32 INT32_MIN
+#define LO_u32 0
+#define LO_i64 INT64_MIN
+#define LO_u64 0
+#define LO_f32 (-INFINITY)
+#define LO_f64 (-(double)INFINITY)
+
+/* One value of any dtype. */
+typedef union {
+    s_b b;
+    s_i8 i8;
+    s_u8 u8;
+    s_i16 i16;
+    s_u16 u16;
+    s_i32 i32;
+    s_u32 u32;
+    s_i64 i64;
+    s_u64 u64;
+    s_f32 f32;
+    s_f64 f64;
+} gr_val;
+
+/* State of one segment's reduction or scan: v the value (sum, product,
+ * extreme), x the compensation of a TwoSum, i the index of argmin/argmax
+ * (-1: none yet), flag: NaN seen (min/max), decided (all/any, argmin/argmax
+ * on a NaN). */
+typedef struct {
+    gr_val v, x;
+    int64_t i;
+    int flag;
+} gr_hstate;
+
+/* Knuth's TwoSum: t + e == v + y exactly; e joins the compensation x.
+ * Written for scalars and vectors alike (T their type). */
+#define TWOSUM(T, v, x, y)                                                   \
+    do {                                                                     \
+        T t_ = (v) + (y);                                                    \
+        T b_ = t_ - (v);                                                     \
+        (x) += ((v) - (t_ - b_)) + ((y) - b_);                               \
+        (v) = t_;                                                            \
+    } while (0)
+/* Merge compensated state (v2, x2) into (v, x), as common.cl's gr_merge. */
+#define TWOMERGE(T, v, x, v2, x2)                                            \
+    do {                                                                     \
+        T t_ = (v) + (v2);                                                   \
+        T b_ = t_ - (v);                                                     \
+        (x) += (x2) + (((v) - (t_ - b_)) + ((v2) - b_));                     \
+        (v) = t_;                                                            \
+    } while (0)
+
+/* ------------------------------------------------ conversions and chunks */
+
+/* What a kernel reads: the input's own elements, or each element cast to
+ * the result type first (NumPy's cast) when that is the kernel's type. */
+enum { KT_SAME, KT_F32, KT_F64, KT_U64 };
+
+/* A float cast to an integer result as x86 NumPy does for in-range values;
+ * out of range and NaN give the type's "integer indefinite" (lowest value
+ * of the 32- or 64-bit conversion) instead of undefined behaviour. */
+static uint64_t float_to_int(double d, gr_dtype r)
+{
+    const int size = gr_dtypes[r].size;
+    if (r == GR_UINT64 && d >= 9223372036854775808.0 &&
+        d < 18446744073709551616.0) {
+        return (uint64_t)(d - 9223372036854775808.0) + (UINT64_C(1) << 63);
+    }
+    if (size == 8 || r == GR_UINT32) {
+        if (d > -9223372036854775808.0 && d < 9223372036854775808.0) {
+            return (uint64_t)(int64_t)d;
+        }
+        return UINT64_C(1) << 63;
+    }
+    if (d > -2147483649.0 && d < 2147483648.0) {
+        return (uint64_t)(int64_t)(int32_t)d;
+    }
+    return (uint64_t)(int64_t)INT32_MIN;
+}
+
+/* dst[i] = element i of (src, sb bytes apart) of dtype t, as kernel type kt
+ * (r is the result dtype, for KT_U64).  KT_SAME copies bytes. */
+static void gather(void *dst, int kt, const char *src, ptrdiff_t sb,
+                   gr_dtype t, gr_dtype r, size_t n)
+{
+    size_t i;
+    if (kt == KT_SAME) {
+        /* A strided copy by element size. */
+        switch (gr_dtypes[t].size) {
+        case 1:
+            for (i = 0; i < n; ++i) {
+                ((uint8_t *)dst)[i] =
+                    *(const uint8_t *)(src + (ptrdiff_t)i * sb);
+            }
+            return;
+        case 2:
+            for (i = 0; i < n; ++i) {
+                memcpy((uint16_t *)dst + i, src + (ptrdiff_t)i * sb, 2);
+            }
+            return;
+        case 4:
+            for (i = 0; i < n; ++i) {
+                memcpy((uint32_t *)dst + i, src + (ptrdiff_t)i * sb, 4);
+            }
+            return;
+        default:
+            for (i = 0; i < n; ++i) {
+                memcpy((uint64_t *)dst + i, src + (ptrdiff_t)i * sb, 8);
+            }
+            return;
+        }
+    }
+    /* Casts: each element read in its own type and cast once to the
+     * destination (an int64 becomes a float32 in one rounding). */
+#define GATHER_CAST(DT, EXPR)                                                \
+    switch (t) {                                                             \
+    case GR_BOOL:                                                            \
+        for (i = 0; i < n; ++i) {                                            \
+            s_b e_ = *(const s_b *)(src + (ptrdiff_t)i * sb);                \
+            ((DT *)dst)[i] = (DT)(e_ != 0);                                  \
+        }                                                                    \
+        break;                                                               \
+    GATHER_CASE(GR_INT8, s_i8, DT, EXPR)                                     \
+    GATHER_CASE(GR_UINT8, s_u8, DT, EXPR)                                    \
+    GATHER_CASE(GR_INT16, s_i16, DT, EXPR)                                   \
+    GATHER_CASE(GR_UINT16, s_u16, DT, EXPR)                                  \
+    GATHER_CASE(GR_INT32, s_i32, DT, EXPR)                                   \
+    GATHER_CASE(GR_UINT32, s_u32, DT, EXPR)                                  \
+    GATHER_CASE(GR_INT64, s_i64, DT, EXPR)                                   \
+    GATHER_CASE(GR_UINT64, s_u64, DT, EXPR)                                  \
+    GATHER_CASE(GR_FLOAT32, s_f32, DT, EXPR)                                 \
+    GATHER_CASE(GR_FLOAT64, s_f64, DT, EXPR)                                 \
+    default:                                                                 \
+        break;                                                               \
+    }
+#define GATHER_CASE(TAG, ST, DT, EXPR)                                       \
+    case TAG:                                                                \
+        for (i = 0; i < n; ++i) {                                            \
+            ST e_;                                                           \
+            memcpy(&e_, src + (ptrdiff_t)i * sb, sizeof e_);                 \
+            ((DT *)dst)[i] = EXPR;                                           \
+        }                                                                    \
+        break;
+    if (kt == KT_F32) {
+        GATHER_CAST(float, (float)e_)
+    } else if (kt == KT_F64) {
+        GATHER_CAST(double, (double)e_)
+    } else {
+        /* KT_U64: float inputs of an integer add/mul. */
+        GATHER_CAST(uint64_t, float_to_int((double)e_, r))
+    }
+#undef GATHER_CASE
+#undef GATHER_CAST
+}
+
+/* Store the low bytes of a wrapped integer result as dtype r. */
+static void store_int(void *out, size_t m, int size, uint64_t v)
+{
+    switch (size) {
+    case 1:
+        ((uint8_t *)out)[m] = (uint8_t)v;
+        break;
+    case 2:
+        ((uint16_t *)out)[m] = (uint16_t)v;
+        break;
+    case 4:
+        ((uint32_t *)out)[m] = (uint32_t)v;
+        break;
+    default:
+        ((uint64_t *)out)[m] = v;
+        break;
+    }
+}
+
+/* ===================================================== reduction kernels
+ * Every rows kernel has one signature: fold p[0..n) (element indices base
+ * onward) into state s.  Column kernels fold B adjacent segments
+ * (p[j + i*es], j < B, i < L) into states s[0..B), their accumulators in
+ * scratch (32-byte aligned, COL_SCRATCH(B) bytes). */
+typedef void (*fold_fn)(const void *p, size_t n, size_t base, gr_hstate *s);
+typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
+                       gr_hstate *s, void *scratch);
+/* Every column kernel keeps at most 16 bytes per segment (two vectors of
+ * 8-byte lanes, or value + index), plus a vector of slack. */
+#define COL_SCRATCH(B) (16 * (B) + 64)
+
+/* -------------------------------------------------- integer add and mul
+ * Elements widened 4 at a time to uint64_t lanes (sign-extended for signed
+ * types: congruent modulo every power of two, so the cast to any result
+ * type is its low bytes); bool counts 0/1. */
+/* (Vectors built from 4 cast elements: GCC 12 turns these into one
+ * vpmovsx/vpmovzx/vcvtps2pd from memory, but splits the equivalent
+ * __builtin_convertvector in halves, or through the stack.) */
+#define CV4(T, p, CS) ((T){CS((p)[0]), CS((p)[1]), CS((p)[2]), CS((p)[3])})
+#define CV_SIGNED(p) CV4(v_u64, p, CS_SIGNED)
+#define CV_UNSIGNED(p) CV4(v_u64, p, CS_UNSIGNED)
+#define CV_BOOL(p) CV4(v_u64, p, CS_BOOL)
+#define CV_F64(p) CV4(v_f64, p, (double))
+#define CS_SIGNED(y) ((uint64_t)(int64_t)(y))
+#define CS_UNSIGNED(y) ((uint64_t)(y))
+#define CS_BOOL(y) ((uint64_t)((y) != 0))
+#define OP_ADD(a, b) ((a) + (b))
+#define OP_MUL(a, b) ((a) * (b))
+
+#define DEF_IFOLD(NAME, X, CV, CS, OP, ID)                                   \
+    static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
+                               gr_hstate *s)                                 \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        v_u64 a0 = {ID, ID, ID, ID}, a1 = a0, a2 = a0, a3 = a0;              \
+        uint64_t acc = s->v.u64;                                             \
+        size_t i = 0;                                                        \
+        (void)base;                                                          \
+        /* 16 elements a step into 4 independent accumulators */            \
+        for (; i + 16 <= n; i += 16) {                                       \
+            a0 = OP(a0, CV(p + i));                               \
+            a1 = OP(a1, CV(p + i + 4));                           \
+            a2 = OP(a2, CV(p + i + 8));                           \
+            a3 = OP(a3, CV(p + i + 12));                          \
+        }                                                                    \
+        /* the remaining whole vectors, then the lanes, then the tail */    \
+        for (; i + 4 <= n; i += 4) {                                         \
+            a0 = OP(a0, CV(p + i));                               \
+        }                                                                    \
+        a0 = OP(OP(a0, a1), OP(a2, a3));                                     \
+        acc = OP(OP(acc, a0[0]), OP(a0[1], OP(a0[2], a0[3])));               \
+        for (; i < n; ++i) {                                                 \
+            acc = OP(acc, CS(p[i]));                                         \
+        }                                                                    \
+        s->v.u64 = acc;                                                      \
+    }
+
+/* Columns: one uint64_t lane per segment, B / 4 vectors, row by row. */
+#define DEF_ICOL(NAME, X, CV, CS, OP, ID)                                    \
+    static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        v_u64 *a = (v_u64 *)scratch;                                         \
+        uint64_t r[4];                                                       \
+        const size_t nv = B / 4;                                             \
+        size_t i, k, j, n4;                                                  \
+        for (k = 0; k < nv; ++k) {                                           \
+            a[k] = (v_u64){ID, ID, ID, ID};                                  \
+        }                                                                    \
+        for (j = 0; j < 4; ++j) {                                            \
+            r[j] = ID;                                                       \
+        }                                                                    \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_u64 t = OP(a[k], CV(r0 + 4 * k));                      \
+                    t = OP(t, CV(r1 + 4 * k));                               \
+                    t = OP(t, CV(r2 + 4 * k));                               \
+                    a[k] = OP(t, CV(r3 + 4 * k));                            \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] = OP(a[k], CV(r0 + 4 * k));                         \
+                }                                                            \
+            }                                                                \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = 4 * nv; j < B; ++j) {                               \
+                    r[j - 4 * nv] = OP(r[j - 4 * nv], CS(row[j]));           \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.u64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];       \
+        }                                                                    \
+    }
+
+#define DEF_INT_KERNELS(X, CV, CS)                                           \
+    DEF_IFOLD(isum_##X, X, CV, CS, OP_ADD, 0)                                \
+    DEF_IFOLD(iprod_##X, X, CV, CS, OP_MUL, 1)                               \
+    DEF_ICOL(isumc_##X, X, CV, CS, OP_ADD, 0)                                \
+    DEF_ICOL(iprodc_##X, X, CV, CS, OP_MUL, 1)
+DEF_INT_KERNELS(b, CV_BOOL, CS_BOOL)
+DEF_INT_KERNELS(i8, CV_SIGNED, CS_SIGNED)
+DEF_INT_KERNELS(u8, CV_UNSIGNED, CS_UNSIGNED)
+DEF_INT_KERNELS(i16, CV_SIGNED, CS_SIGNED)
+DEF_INT_KERNELS(u16, CV_UNSIGNED, CS_UNSIGNED)
+DEF_INT_KERNELS(i32, CV_SIGNED, CS_SIGNED)
+DEF_INT_KERNELS(u32, CV_UNSIGNED, CS_UNSIGNED)
+DEF_INT_KERNELS(i64, CV_SIGNED, CS_SIGNED)
+DEF_INT_KERNELS(u64, CV_UNSIGNED, CS_UNSIGNED)
+
+/* ------------------------------------------ float32 sum in double (wide)
+ * 8 accumulators of 4 doubles: 32 floats a step.  Their combination order
+ * differs from the device's, but double sums of floats are exact or nearly
+ * so: the rounded result is the same in practice. */
+static GR_CLONES void fsumw_f32(const void *vp, size_t n, size_t base,
+                                gr_hstate *s)
+{
+    const float *p = (const float *)vp;
+    v_f64 a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
+          a6 = a0, a7 = a0;
+    double acc = 0.0;
+    size_t i = 0;
+    (void)base;
+    /* 32 elements a step, each 4 widened and added to its accumulator */
+    for (; i + 32 <= n; i += 32) {
+        a0 += CV_F64(p + i);
+        a1 += CV_F64(p + i + 4);
+        a2 += CV_F64(p + i + 8);
+        a3 += CV_F64(p + i + 12);
+        a4 += CV_F64(p + i + 16);
+        a5 += CV_F64(p + i + 20);
+        a6 += CV_F64(p + i + 24);
+        a7 += CV_F64(p + i + 28);
+    }
+    /* the remaining groups of 4 */
+    for (; i + 4 <= n; i += 4) {
+        a0 += CV_F64(p + i);
+    }
+    a0 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+    acc = (a0[0] + a0[1]) + (a0[2] + a0[3]);
+    /* the tail */
+    for (; i < n; ++i) {
+        acc += (double)p[i];
+    }
+    s->v.f64 += acc;
+}
+
+static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
+                                 ptrdiff_t es, gr_hstate *s, void *scratch)
+{
+    const float *p = (const float *)vp;
+    v_f64 *a = (v_f64 *)scratch;
+    double r[4] = {0, 0, 0, 0};
+    const size_t nv = B / 4;
+    size_t i, k, j, n4;
+    for (k = 0; k < nv; ++k) {
+        a[k] = (v_f64){0, 0, 0, 0};
+    }
+    /* 4 rows a step (each accumulator loaded and stored once a step),
+     * the last rows one at a time, the last few segments in scalars */
+    for (i = 0; i < L; i += n4) {
+        const float *r0 = p + (ptrdiff_t)i * es;
+        size_t q;
+        n4 = i + 4 <= L ? 4 : 1;
+        if (n4 == 4) {
+            const float *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;
+            for (k = 0; k < nv; ++k) {
+                v_f64 t = a[k] + CV_F64(r0 + 4 * k);
+                t += CV_F64(r1 + 4 * k);
+                t += CV_F64(r2 + 4 * k);
+                a[k] = t + CV_F64(r3 + 4 * k);
+            }
+        } else {
+            for (k = 0; k < nv; ++k) {
+                a[k] += CV_F64(r0 + 4 * k);
+            }
+        }
+        for (q = 0; q < n4; ++q) {
+            const float *row = r0 + (ptrdiff_t)q * es;
+            for (j = 4 * nv; j < B; ++j) {
+                r[j - 4 * nv] += (double)row[j];
+            }
+        }
+    }
+    for (j = 0; j < B; ++j) {
+        s[j].v.f64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];
+    }
+}
+
+/* ----------------------------------------- compensated sums (TwoSum)
+ * float64 (and float32 when not wide): 4 vector states (v, x) updated by
+ * TwoSum, then merged lane by lane into the segment's state. */
+#define DEF_FCOMP(X)                                                         \
+    static GR_CLONES void fcomp_##X(const void *vp, size_t n, size_t base,   \
+                                    gr_hstate *s)                            \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        const size_t W = LANES(X);                                           \
+        v_##X v0 = {0}, v1 = v0, v2 = v0, v3 = v0;                           \
+        v_##X x0 = v0, x1 = v0, x2 = v0, x3 = v0;                            \
+        s_##X sv = s->v.X, sx = s->x.X;                                      \
+        size_t i = 0;                                                        \
+        int l;                                                               \
+        (void)base;                                                          \
+        /* 4 vectors a step, each into its own compensated state */        \
+        for (; i + 4 * W <= n; i += 4 * W) {                                 \
+            v_##X y0 = LD(v_##X, p + i), y1 = LD(v_##X, p + i + W);          \
+            v_##X y2 = LD(v_##X, p + i + 2 * W);                             \
+            v_##X y3 = LD(v_##X, p + i + 3 * W);                             \
+            TWOSUM(v_##X, v0, x0, y0);                                       \
+            TWOSUM(v_##X, v1, x1, y1);                                       \
+            TWOSUM(v_##X, v2, x2, y2);                                       \
+            TWOSUM(v_##X, v3, x3, y3);                                       \
+        }                                                                    \
+        /* the remaining whole vectors */                                   \
+        for (; i + W <= n; i += W) {                                         \
+            v_##X y0 = LD(v_##X, p + i);                                     \
+            TWOSUM(v_##X, v0, x0, y0);                                       \
+        }                                                                    \
+        /* states and lanes merged into the segment's state */              \
+        TWOMERGE(v_##X, v0, x0, v1, x1);                                     \
+        TWOMERGE(v_##X, v2, x2, v3, x3);                                     \
+        TWOMERGE(v_##X, v0, x0, v2, x2);                                     \
+        for (l = 0; l < (int)W; ++l) {                                       \
+            TWOMERGE(s_##X, sv, sx, v0[l], x0[l]);                           \
+        }                                                                    \
+        /* the tail */                                                       \
+        for (; i < n; ++i) {                                                 \
+            TWOSUM(s_##X, sv, sx, p[i]);                                     \
+        }                                                                    \
+        s->v.X = sv;                                                         \
+        s->x.X = sx;                                                         \
+    }                                                                        \
+    static GR_CLONES void fcompc_##X(const void *vp, size_t B, size_t L,     \
+                                     ptrdiff_t es, gr_hstate *s,             \
+                                     void *scratch)                          \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        enum { W = LANES(X) };                                               \
+        const size_t nv = B / W;                                             \
+        v_##X *v = (v_##X *)scratch, *x = v + nv;                            \
+        s_##X rv[W], rx[W];                                                  \
+        size_t i, k, j, n4;                                                  \
+        for (k = 0; k < nv; ++k) {                                           \
+            v[k] = (v_##X){0};                                               \
+            x[k] = (v_##X){0};                                               \
+        }                                                                    \
+        for (j = 0; j < W; ++j) {                                            \
+            rv[j] = 0;                                                       \
+            rx[j] = 0;                                                       \
+        }                                                                    \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X tv = v[k], tx = x[k];                              \
+                    const v_##X y0 = LD(v_##X, r0 + W * k);                  \
+                    const v_##X y1 = LD(v_##X, r1 + W * k);                  \
+                    const v_##X y2 = LD(v_##X, r2 + W * k);                  \
+                    const v_##X y3 = LD(v_##X, r3 + W * k);                  \
+                    TWOSUM(v_##X, tv, tx, y0);                               \
+                    TWOSUM(v_##X, tv, tx, y1);                               \
+                    TWOSUM(v_##X, tv, tx, y2);                               \
+                    TWOSUM(v_##X, tv, tx, y3);                               \
+                    v[k] = tv;                                               \
+                    x[k] = tx;                                               \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X y0 = LD(v_##X, r0 + W * k);                        \
+                    TWOSUM(v_##X, v[k], x[k], y0);                           \
+                }                                                            \
+            }                                                                \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    TWOSUM(s_##X, rv[j - W * nv], rx[j - W * nv], row[j]);   \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.X = j < W * nv ? v[j / W][j % W] : rv[j - W * nv];        \
+            s[j].x.X = j < W * nv ? x[j / W][j % W] : rx[j - W * nv];        \
+        }                                                                    \
+    }
+DEF_FCOMP(f32)
+DEF_FCOMP(f64)
+
+/* ------------------------------------------------- float products */
+#define DEF_FMUL(X)                                                          \
+    static GR_CLONES void fmul_##X(const void *vp, size_t n, size_t base,    \
+                                   gr_hstate *s)                             \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        const size_t W = LANES(X);                                           \
+        v_##X a0 = (v_##X){0} + 1, a1 = a0, a2 = a0, a3 = a0;                \
+        s_##X acc = s->v.X;                                                  \
+        size_t i = 0;                                                        \
+        int l;                                                               \
+        (void)base;                                                          \
+        /* 4 vectors a step into 4 accumulators */                          \
+        for (; i + 4 * W <= n; i += 4 * W) {                                 \
+            a0 *= LD(v_##X, p + i);                                          \
+            a1 *= LD(v_##X, p + i + W);                                      \
+            a2 *= LD(v_##X, p + i + 2 * W);                                  \
+            a3 *= LD(v_##X, p + i + 3 * W);                                  \
+        }                                                                    \
+        for (; i + W <= n; i += W) {                                         \
+            a0 *= LD(v_##X, p + i);                                          \
+        }                                                                    \
+        a0 = (a0 * a1) * (a2 * a3);                                          \
+        for (l = 0; l < (int)W; ++l) {                                       \
+            acc *= a0[l];                                                    \
+        }                                                                    \
+        for (; i < n; ++i) {                                                 \
+            acc *= p[i];                                                     \
+        }                                                                    \
+        s->v.X = acc;                                                        \
+    }                                                                        \
+    static GR_CLONES void fmulc_##X(const void *vp, size_t B, size_t L,      \
+                                    ptrdiff_t es, gr_hstate *s,              \
+                                    void *scratch)                           \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        enum { W = LANES(X) };                                               \
+        v_##X *a = (v_##X *)scratch;                                         \
+        s_##X r[W];                                                          \
+        const size_t nv = B / W;                                             \
+        size_t i, k, j, n4;                                                  \
+        for (k = 0; k < nv; ++k) {                                           \
+            a[k] = (v_##X){0} + 1;                                           \
+        }                                                                    \
+        for (j = 0; j < W; ++j) {                                            \
+            r[j] = 1;                                                        \
+        }                                                                    \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X t = a[k] * LD(v_##X, r0 + W * k);                  \
+                    t *= LD(v_##X, r1 + W * k);                              \
+                    t *= LD(v_##X, r2 + W * k);                              \
+                    a[k] = t * LD(v_##X, r3 + W * k);                        \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] *= LD(v_##X, r0 + W * k);                           \
+                }                                                            \
+            }                                                                \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    r[j - W * nv] *= row[j];                                 \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.X = j < W * nv ? a[j / W][j % W] : r[j - W * nv];         \
+        }                                                                    \
+    }
+DEF_FMUL(f32)
+DEF_FMUL(f64)
+
+/* ------------------------------------------------------- min and max
+ * The vector loop keeps the extreme of the non-NaN elements and a mask of
+ * NaNs seen; s->flag says "NaN seen".  The result's NaN and the sign of a
+ * zero result are settled afterwards from memory (minmax_finish).
+ * CMP is > for max, < for min; IDENT the identity (LO_X / HI_X). */
+#define DEF_MM(NAME, X, CMP, IDENT)                                          \
+    static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
+                               gr_hstate *s)                                 \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        const size_t W = LANES(X);                                           \
+        v_##X a0 = (v_##X){0} + (s_##X)(IDENT), a1 = a0, a2 = a0, a3 = a0;   \
+        m_##X nn = {0};                                                      \
+        s_##X r = s->v.X;                                                    \
+        int nan = 0;                                                         \
+        size_t i = 0;                                                        \
+        int l;                                                               \
+        (void)base;                                                          \
+        /* 4 vectors a step: each lane keeps its extreme, NaNs noted */     \
+        for (; i + 4 * W <= n; i += 4 * W) {                                 \
+            v_##X y0 = LD(v_##X, p + i), y1 = LD(v_##X, p + i + W);          \
+            v_##X y2 = LD(v_##X, p + i + 2 * W);                             \
+            v_##X y3 = LD(v_##X, p + i + 3 * W);                             \
+            a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                       \
+            a1 = SEL(v_##X, m_##X, a1, y1, y1 CMP a1);                       \
+            a2 = SEL(v_##X, m_##X, a2, y2, y2 CMP a2);                       \
+            a3 = SEL(v_##X, m_##X, a3, y3, y3 CMP a3);                       \
+            nn |= NANV_##X(y0) | NANV_##X(y1) | NANV_##X(y2) |               \
+                  NANV_##X(y3);                                              \
+        }                                                                    \
+        /* the remaining whole vectors */                                   \
+        for (; i + W <= n; i += W) {                                         \
+            v_##X y0 = LD(v_##X, p + i);                                     \
+            a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                       \
+            nn |= NANV_##X(y0);                                              \
+        }                                                                    \
+        a0 = SEL(v_##X, m_##X, a0, a1, a1 CMP a0);                           \
+        a2 = SEL(v_##X, m_##X, a2, a3, a3 CMP a2);                           \
+        a0 = SEL(v_##X, m_##X, a0, a2, a2 CMP a0);                           \
+        /* lanes, then the tail */                                          \
+        for (l = 0; l < (int)W; ++l) {                                       \
+            r = a0[l] CMP r ? a0[l] : r;                                     \
+            nan |= nn[l] != 0;                                               \
+        }                                                                    \
+        for (; i < n; ++i) {                                                 \
+            r = p[i] CMP r ? p[i] : r;                                       \
+            nan |= NANS_##X(p[i]);                                           \
+        }                                                                    \
+        s->v.X = r;                                                          \
+        s->flag |= nan;                                                      \
+    }
+
+#define DEF_MMC(NAME, X, CMP, IDENT)                                         \
+    static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        enum { W = LANES(X) };                                               \
+        const size_t nv = B / W;                                             \
+        v_##X *a = (v_##X *)scratch;                                         \
+        m_##X *nn = (m_##X *)(a + nv);                                       \
+        s_##X r[W];                                                          \
+        int rn[W];                                                           \
+        size_t i, k, j, n4;                                                  \
+        for (k = 0; k < nv; ++k) {                                           \
+            a[k] = (v_##X){0} + (s_##X)(IDENT);                              \
+            nn[k] = (m_##X){0};                                              \
+        }                                                                    \
+        for (j = 0; j < W; ++j) {                                            \
+            r[j] = (s_##X)(IDENT);                                           \
+            rn[j] = 0;                                                       \
+        }                                                                    \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X t = a[k];                                          \
+                    const v_##X y0 = LD(v_##X, r0 + W * k);                  \
+                    const v_##X y1 = LD(v_##X, r1 + W * k);                  \
+                    const v_##X y2 = LD(v_##X, r2 + W * k);                  \
+                    const v_##X y3 = LD(v_##X, r3 + W * k);                  \
+                    t = SEL(v_##X, m_##X, t, y0, y0 CMP t);                  \
+                    t = SEL(v_##X, m_##X, t, y1, y1 CMP t);                  \
+                    t = SEL(v_##X, m_##X, t, y2, y2 CMP t);                  \
+                    a[k] = SEL(v_##X, m_##X, t, y3, y3 CMP t);               \
+                    nn[k] |= NANV_##X(y0) | NANV_##X(y1) | NANV_##X(y2) |    \
+                             NANV_##X(y3);                                   \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    v_##X y0 = LD(v_##X, r0 + W * k);                        \
+                    a[k] = SEL(v_##X, m_##X, a[k], y0, y0 CMP a[k]);         \
+                    nn[k] |= NANV_##X(y0);                                   \
+                }                                                            \
+            }                                                                \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    s_##X y = row[j];                                        \
+                    r[j - W * nv] = y CMP r[j - W * nv] ? y : r[j - W * nv]; \
+                    rn[j - W * nv] |= NANS_##X(y);                           \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            if (j < W * nv) {                                                \
+                s[j].v.X = a[j / W][j % W];                                  \
+                s[j].flag = nn[j / W][j % W] != 0;                           \
+            } else {                                                         \
+                s[j].v.X = r[j - W * nv];                                    \
+                s[j].flag = rn[j - W * nv];                                  \
+            }                                                                \
+        }                                                                    \
+    }
+
+/* ------------------------------------------------- argmin and argmax
+ * Blocks of ARG_BLOCK elements: the block's extreme by the min/max kernel
+ * (from cache-hot memory), and only when it beats the best so far, its
+ * first index.  A block with a NaN ends the reduction at its first NaN. */
+#define DEF_ARG(NAME, X, MM, FIND, CMP, IDENT)                               \
+    static void NAME(const void *vp, size_t n, size_t base, gr_hstate *s)    \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        size_t b0, j;                                                        \
+        /* block by block, in order */                                      \
+        for (b0 = 0; b0 < n && !s->flag; b0 += ARG_BLOCK) {                  \
+            const size_t nb = n - b0 < ARG_BLOCK ? n - b0 : ARG_BLOCK;       \
+            const s_##X *q = p + b0;                                         \
+            gr_hstate b;                                                     \
+            b.v.X = (s_##X)(IDENT);                                          \
+            b.flag = 0;                                                      \
+            MM(q, nb, 0, &b);                                                \
+            if (b.flag) {                                                    \
+                /* the first NaN of the block is the answer */              \
+                for (j = 0; !NANS_##X(q[j]); ++j) {                          \
+                }                                                            \
+                s->v.X = q[j];                                               \
+                s->i = (int64_t)(base + b0 + j);                             \
+                s->flag = 1;                                                 \
+            } else if (s->i < 0 || b.v.X CMP s->v.X) {                       \
+                /* a better extreme: its first index in the block */        \
+                s->v.X = b.v.X;                                              \
+                s->i = (int64_t)(base + b0 + FIND(q, nb, b.v.X));            \
+            }                                                                \
+        }                                                                    \
+    }
+
+/* Index of the first element of p[0..n) equal to v (v is there and is not
+ * NaN; -0.0 equals 0.0): a vector compare at a time, then its lanes. */
+#define DEF_FINDEQ(NAME, X)                                                  \
+    static GR_CLONES size_t NAME(const s_##X *p, size_t n, s_##X v)          \
+    {                                                                        \
+        const size_t W = LANES(X);                                           \
+        const v_##X vv = (v_##X){0} + v;                                     \
+        size_t i = 0;                                                        \
+        /* 4 vectors a step until one holds v (the lane test is costly) */  \
+        for (; i + 4 * W <= n; i += 4 * W) {                                 \
+            v_u64 u = (v_u64)((LD(v_##X, p + i) == vv) |                     \
+                              (LD(v_##X, p + i + W) == vv) |                 \
+                              (LD(v_##X, p + i + 2 * W) == vv) |             \
+                              (LD(v_##X, p + i + 3 * W) == vv));             \
+            if (u[0] | u[1] | u[2] | u[3]) {                                 \
+                break;                                                       \
+            }                                                                \
+        }                                                                    \
+        /* element by element from there */                                 \
+        while (p[i] != v) {                                                  \
+            ++i;                                                             \
+        }                                                                    \
+        return i;                                                            \
+    }
+
+/* Columns: value and index per segment, scalar (one compare a segment). */
+#define DEF_ARGC(NAME, X, CMP)                                               \
+    static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        int64_t *ix = (int64_t *)scratch;                                    \
+        s_##X *v = (s_##X *)(ix + B);                                        \
+        size_t i, j;                                                         \
+        /* the first row starts every segment */                            \
+        for (j = 0; j < B; ++j) {                                            \
+            v[j] = p[j];                                                     \
+            ix[j] = 0;                                                       \
+        }                                                                    \
+        /* each later row: strictly better, or a first NaN, takes over */   \
+        for (i = 1; i < L; ++i) {                                            \
+            const s_##X *row = p + (ptrdiff_t)i * es;                        \
+            for (j = 0; j < B; ++j) {                                        \
+                const s_##X y = row[j];                                      \
+                const int take = (y CMP v[j]) ||                             \
+                                 (NANS_##X(y) && !NANS_##X(v[j]));           \
+                v[j] = take ? y : v[j];                                      \
+                ix[j] = take ? (int64_t)i : ix[j];                           \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.X = v[j];                                                 \
+            s[j].i = ix[j];                                                  \
+        }                                                                    \
+    }
+
+#define DEF_MINMAX_KERNELS(X)                                                \
+    DEF_MM(min_##X, X, <, HI_##X)                                            \
+    DEF_MM(max_##X, X, >, LO_##X)                                            \
+    DEF_MMC(minc_##X, X, <, HI_##X)                                          \
+    DEF_MMC(maxc_##X, X, >, LO_##X)                                          \
+    DEF_FINDEQ(findeq_##X, X)                                                \
+    DEF_ARG(argmin_##X, X, min_##X, findeq_##X, <, HI_##X)                   \
+    DEF_ARG(argmax_##X, X, max_##X, findeq_##X, >, LO_##X)                   \
+    DEF_ARGC(argminc_##X, X, <)                                              \
+    DEF_ARGC(argmaxc_##X, X, >)
+DEF_MINMAX_KERNELS(b)
+DEF_MINMAX_KERNELS(i8)
+DEF_MINMAX_KERNELS(u8)
+DEF_MINMAX_KERNELS(i16)
+DEF_MINMAX_KERNELS(u16)
+DEF_MINMAX_KERNELS(i32)
+DEF_MINMAX_KERNELS(u32)
+DEF_MINMAX_KERNELS(i64)
+DEF_MINMAX_KERNELS(u64)
+DEF_MINMAX_KERNELS(f32)
+DEF_MINMAX_KERNELS(f64)
+
+/* ------------------------------------------------------- all and any
+ * "all" looks for the first zero, "any" for the first nonzero (floats
+ * compare with 0.0: -0.0 is zero, NaN is not); s->flag says "found", which
+ * decides the result and stops the reduction.  Integers of one size share
+ * a kernel (only the bits matter). */
+#define ZERO_T(y) ((y) == 0)
+#define NONZERO_T(y) ((y) != 0)
+#define DEF_FIND(NAME, X, TEST)                                              \
+    static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
+                               gr_hstate *s)                                 \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        const size_t W = LANES(X);                                           \
+        size_t i = 0;                                                        \
+        (void)base;                                                          \
+        /* 4 vectors a step until one holds a hit */                        \
+        for (; i + 4 * W <= n; i += 4 * W) {                                 \
+            m_##X m = TEST(LD(v_##X, p + i)) | TEST(LD(v_##X, p + i + W)) |  \
+                      TEST(LD(v_##X, p + i + 2 * W)) |                       \
+                      TEST(LD(v_##X, p + i + 3 * W));                        \
+            v_u64 u = (v_u64)m;                                              \
+            if (u[0] | u[1] | u[2] | u[3]) {                                 \
+                break;                                                       \
+            }                                                                \
+        }                                                                    \
+        /* element by element from there */                                 \
+        for (; i < n; ++i) {                                                 \
+            if (TEST(p[i])) {                                                \
+                s->flag = 1;                                                 \
+                return;                                                      \
+            }                                                                \
+        }                                                                    \
+    }
+#define DEF_FINDC(NAME, X, TEST)                                             \
+    static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
+                               ptrdiff_t es, gr_hstate *s, void *scratch)    \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        enum { W = LANES(X) };                                               \
+        m_##X *a = (m_##X *)scratch;                                         \
+        int r[W];                                                            \
+        const size_t nv = B / W;                                             \
+        size_t i, k, j, n4;                                                  \
+        for (k = 0; k < nv; ++k) {                                           \
+            a[k] = (m_##X){0};                                               \
+        }                                                                    \
+        for (j = 0; j < W; ++j) {                                            \
+            r[j] = 0;                                                        \
+        }                                                                    \
+        /* 4 rows a step (each accumulator loaded and stored once a step),   \
+         * the last rows one at a time, the last few segments in scalars */  \
+        for (i = 0; i < L; i += n4) {                                        \
+            const s_##X *r0 = p + (ptrdiff_t)i * es;                         \
+            size_t q;                                                        \
+            n4 = i + 4 <= L ? 4 : 1;                                         \
+            if (n4 == 4) {                                                   \
+                const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] |= TEST(LD(v_##X, r0 + W * k)) |                    \
+                            TEST(LD(v_##X, r1 + W * k)) |                    \
+                            TEST(LD(v_##X, r2 + W * k)) |                    \
+                            TEST(LD(v_##X, r3 + W * k));                     \
+                }                                                            \
+            } else {                                                         \
+                for (k = 0; k < nv; ++k) {                                   \
+                    a[k] |= TEST(LD(v_##X, r0 + W * k));                     \
+                }                                                            \
+            }                                                                \
+            for (q = 0; q < n4; ++q) {                                       \
+                const s_##X *row = r0 + (ptrdiff_t)q * es;                   \
+                for (j = W * nv; j < B; ++j) {                               \
+                    r[j - W * nv] |= TEST(row[j]);                           \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].flag = j < W * nv ? a[j / W][j % W] != 0 : r[j - W * nv];   \
+        }                                                                    \
+    }
+#define DEF_LOGICAL_KERNELS(X)                                               \
+    DEF_FIND(fzero_##X, X, ZERO_T)                                           \
+    DEF_FIND(fnonzero_##X, X, NONZERO_T)                                     \
+    DEF_FINDC(fzeroc_##X, X, ZERO_T)                                         \
+    DEF_FINDC(fnonzeroc_##X, X, NONZERO_T)
+DEF_LOGICAL_KERNELS(u8)
+DEF_LOGICAL_KERNELS(u16)
+DEF_LOGICAL_KERNELS(u32)
+DEF_LOGICAL_KERNELS(u64)
+DEF_LOGICAL_KERNELS(f32)
+DEF_LOGICAL_KERNELS(f64)
+
+/* ======================================================== reduction driver */
+
+/* Kernel tables indexed by gr_dtype. */
+#define BY_DTYPE(P, S)                                                       \
+    { P##b##S, P##i8##S, P##u8##S, P##i16##S, P##u16##S, P##i32##S,          \
+      P##u32##S, P##i64##S, P##u64##S, P##f32##S, P##f64##S }
+#define BY_SIZE(P, S)                                                        \
+    { P##u8##S, P##u8##S, P##u8##S, P##u16##S, P##u16##S, P##u32##S,         \
+      P##u32##S, P##u64##S, P##u64##S, P##f32##S, P##f64##S }
+static const fold_fn k_min[] = BY_DTYPE(min_, );
+static const fold_fn k_max[] = BY_DTYPE(max_, );
+static const col_fn k_minc[] = BY_DTYPE(minc_, );
+static const col_fn k_maxc[] = BY_DTYPE(maxc_, );
+static const fold_fn k_argmin[] = BY_DTYPE(argmin_, );
+static const fold_fn k_argmax[] = BY_DTYPE(argmax_, );
+static const col_fn k_argminc[] = BY_DTYPE(argminc_, );
+static const col_fn k_argmaxc[] = BY_DTYPE(argmaxc_, );
+static const fold_fn k_zero[] = BY_SIZE(fzero_, );
+static const fold_fn k_nonzero[] = BY_SIZE(fnonzero_, );
+static const col_fn k_zeroc[] = BY_SIZE(fzeroc_, );
+static const col_fn k_nonzeroc[] = BY_SIZE(fnonzeroc_, );
+/* Integer add/mul of float inputs run the uint64 kernels on casts. */
+static const fold_fn k_isum[] = {isum_b, isum_i8, isum_u8, isum_i16,
+                                 isum_u16, isum_i32, isum_u32, isum_i64,
+                                 isum_u64, isum_u64, isum_u64};
+static const fold_fn k_iprod[] = {iprod_b, iprod_i8, iprod_u8, iprod_i16,
+                                  iprod_u16, iprod_i32, iprod_u32, iprod_i64,
+                                  iprod_u64, iprod_u64, iprod_u64};
+static const col_fn k_isumc[] = {isumc_b, isumc_i8, isumc_u8, isumc_i16,
+                                 isumc_u16, isumc_i32, isumc_u32, isumc_i64,
+                                 isumc_u64, NULL, NULL};
+static const col_fn k_iprodc[] = {iprodc_b, iprodc_i8, iprodc_u8, iprodc_i16,
+                                  iprodc_u16, iprodc_i32, iprodc_u32,
+                                  iprodc_i64, iprodc_u64, NULL, NULL};
+
+/* How one (op, t, r) reduces: its kernels, what they read, how a state
+ * becomes a result. */
+typedef enum {
+    FIN_INT,      /* low bytes of v.u64                                  */
+    FIN_F32W,     /* (float)v.f64                                        */
+    FIN_F32C,     /* v + x, float32 (v if infinite)                      */
+    FIN_F64C,     /* v + x, float64                                      */
+    FIN_F32,      /* v.f32                                               */
+    FIN_F64,      /* v.f64                                               */
+    FIN_MINMAX,   /* v, NaN and zero sign settled from memory            */
+    FIN_ARG,      /* i as int64                                          */
+    FIN_ALL,      /* !flag as bool                                       */
+    FIN_ANY       /* flag as bool                                        */
+} gr_finish_kind;
+
+typedef struct {
+    fold_fn fold;
+    col_fn col;       /* NULL: no column kernel                          */
+    int kt;           /* KT_*: the kernel's input                        */
+    int ksize;        /* bytes of the kernel's input elements            */
+    gr_finish_kind fin;
+    gr_hstate init;
+    int stops;        /* flag set means the segment is decided           */
+} gr_red_impl;
+
+/* Fills *k for (op, t, r); -1 if unsupported. */
+static int red_impl(const gr_host_op *o, gr_red_impl *k)
+{
+    const gr_dtype t = o->t, r = o->r;
+    memset(k, 0, sizeof *k);
+    k->kt = KT_SAME;
+    k->ksize = gr_dtypes[t].size;
+    k->init.i = -1;
+    switch (o->op) {
+    case GR_ADD:
+    case GR_MUL:
+        if (r == GR_BOOL) {
+            return -1;
+        }
+        if (r == GR_FLOAT32 || r == GR_FLOAT64) {
+            const int f64 = r == GR_FLOAT64;
+            k->kt = t == r ? KT_SAME : (f64 ? KT_F64 : KT_F32);
+            k->ksize = f64 ? 8 : 4;
+            if (o->op == GR_MUL) {
+                k->fold = f64 ? fmul_f64 : fmul_f32;
+                k->col = f64 ? fmulc_f64 : fmulc_f32;
+                k->fin = f64 ? FIN_F64 : FIN_F32;
+                if (f64) {
+                    k->init.v.f64 = 1.0;
+                } else {
+                    k->init.v.f32 = 1.0f;
+                }
+            } else if (!f64 && o->wide) {
+                k->fold = fsumw_f32;
+                k->col = fsumwc_f32;
+                k->fin = FIN_F32W;
+            } else {
+                k->fold = f64 ? fcomp_f64 : fcomp_f32;
+                k->col = f64 ? fcompc_f64 : fcompc_f32;
+                k->fin = f64 ? FIN_F64C : FIN_F32C;
+            }
+            return 0;
+        }
+        /* integer results: wrapping uint64 arithmetic */
+        if (gr_dtypes[t].is_float) {
+            k->kt = KT_U64;
+            k->ksize = 8;
+        }
+        k->fold = o->op == GR_ADD ? k_isum[t] : k_iprod[t];
+        k->col = o->op == GR_ADD ? k_isumc[t] : k_iprodc[t];
+        k->fin = FIN_INT;
+        k->init.v.u64 = o->op == GR_ADD ? 0 : 1;
+        return 0;
+    case GR_MIN:
+    case GR_MAX:
+        if (r != t) {
+            return -1;
+        }
+        k->fold = o->op == GR_MIN ? k_min[t] : k_max[t];
+        k->col = o->op == GR_MIN ? k_minc[t] : k_maxc[t];
+        k->fin = FIN_MINMAX;
+        /* the identity as first value */
+        switch (t) {
+#define MM_INIT(TAG, X)                                                      \
+    case TAG:                                                                \
+        k->init.v.X = o->op == GR_MIN ? (s_##X)HI_##X : (s_##X)LO_##X;       \
+        break;
+        MM_INIT(GR_BOOL, b)
+        MM_INIT(GR_INT8, i8)
+        MM_INIT(GR_UINT8, u8)
+        MM_INIT(GR_INT16, i16)
+        MM_INIT(GR_UINT16, u16)
+        MM_INIT(GR_INT32, i32)
+        MM_INIT(GR_UINT32, u32)
+        MM_INIT(GR_INT64, i64)
+        MM_INIT(GR_UINT64, u64)
+        MM_INIT(GR_FLOAT32, f32)
+        MM_INIT(GR_FLOAT64, f64)
+#undef MM_INIT
+        default:
+            return -1;
+        }
+        return 0;
+    case GR_ARGMIN:
+    case GR_ARGMAX:
+        if (r != GR_INT64) {
+            return -1;
+        }
+        k->fold = o->op == GR_ARGMIN ? k_argmin[t] : k_argmax[t];
+        k->col = o->op == GR_ARGMIN ? k_argminc[t] : k_argmaxc[t];
+        k->fin = FIN_ARG;
+        k->stops = 1;
+        return 0;
+    case GR_ALL:
+    case GR_ANY:
+        if (r != GR_BOOL) {
+            return -1;
+        }
+        k->fold = o->op == GR_ALL ? k_zero[t] : k_nonzero[t];
+        k->col = o->op == GR_ALL ? k_zeroc[t] : k_nonzeroc[t];
+        k->fin = o->op == GR_ALL ? FIN_ALL : FIN_ANY;
+        k->stops = 1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* Min/max result of the segment (p, L, es) from its state: the first NaN if
+ * one was seen; for a zero result the sign of the segment's last zero
+ * (NumPy keeps the last of equal values); else the extreme. */
+static void minmax_finish(gr_dtype t, const gr_hstate *s, const char *p,
+                          size_t L, ptrdiff_t es, void *out, size_t m)
+{
+    size_t i;
+    if (t == GR_FLOAT32) {
+        float v = s->v.f32;
+        if (s->flag) {
+            /* the first NaN */
+            for (i = 0; i < L; ++i) {
+                memcpy(&v, p + (ptrdiff_t)i * es * 4, 4);
+                if (v != v) {
+                    break;
+                }
+            }
+        } else if (v == 0) {
+            /* the last zero, from the end */
+            for (i = L; i-- > 0;) {
+                memcpy(&v, p + (ptrdiff_t)i * es * 4, 4);
+                if (v == 0) {
+                    break;
+                }
+            }
+        }
+        ((float *)out)[m] = v;
+    } else if (t == GR_FLOAT64) {
+        double v = s->v.f64;
+        if (s->flag) {
+            for (i = 0; i < L; ++i) {
+                memcpy(&v, p + (ptrdiff_t)i * es * 8, 8);
+                if (v != v) {
+                    break;
+                }
+            }
+        } else if (v == 0) {
+            for (i = L; i-- > 0;) {
+                memcpy(&v, p + (ptrdiff_t)i * es * 8, 8);
+                if (v == 0) {
+                    break;
+                }
+            }
+        }
+        ((double *)out)[m] = v;
+    } else {
+        const int size = gr_dtypes[t].size;
+        memcpy((char *)out + m * size, &s->v, size);
+    }
+}
+
+/* Writes segment m's result from its state. */
+static void red_finish(const gr_red_impl *k, const gr_host_op *o,
+                       const gr_hstate *s, const char *p, size_t L,
+                       ptrdiff_t es, void *out, size_t m)
+{
+    switch (k->fin) {
+    case FIN_INT:
+        store_int(out, m, gr_dtypes[o->r].size, s->v.u64);
+        break;
+    case FIN_F32W:
+        ((float *)out)[m] = (float)s->v.f64;
+        break;
+    case FIN_F32C:
+        ((float *)out)[m] = isinf(s->v.f32) ? s->v.f32 : s->v.f32 + s->x.f32;
+        break;
+    case FIN_F64C:
+        ((double *)out)[m] = isinf(s->v.f64) ? s->v.f64 : s->v.f64 + s->x.f64;
+        break;
+    case FIN_F32:
+        ((float *)out)[m] = s->v.f32;
+        break;
+    case FIN_F64:
+        ((double *)out)[m] = s->v.f64;
+        break;
+    case FIN_MINMAX:
+        minmax_finish(o->t, s, p, L, es, out, m);
+        break;
+    case FIN_ARG:
+        ((int64_t *)out)[m] = s->i;
+        break;
+    case FIN_ALL:
+        ((uint8_t *)out)[m] = !s->flag;
+        break;
+    case FIN_ANY:
+        ((uint8_t *)out)[m] = s->flag != 0;
+        break;
+    }
+}
+
+/* Folds one segment (p, L, es) into s: directly where the kernel can read
+ * it (contiguous, no cast), else chunk by chunk through a buffer. */
+static void red_segment(const gr_red_impl *k, const gr_host_op *o,
+                        const char *p, size_t L, ptrdiff_t es, gr_hstate *s)
+{
+    const int tsize = gr_dtypes[o->t].size;
+    uint64_t buf[CH];
+    size_t i0;
+    if (es == 1 && k->kt == KT_SAME) {
+        k->fold(p, L, 0, s);
+        return;
+    }
+    /* chunks of CH: gather (and cast), fold, stop once decided */
+    for (i0 = 0; i0 < L && !(k->stops && s->flag); i0 += CH) {
+        const size_t n = L - i0 < CH ? L - i0 : CH;
+        gather(buf, k->kt, p + (ptrdiff_t)i0 * es * tsize, es * tsize, o->t,
+               o->r, n);
+        k->fold(buf, n, i0, s);
+    }
+}
+
+/* Room for the column kernels of up to B segments: their states and
+ * scratch.  The stack buffer serves up to COLB; wider matrices get one heap
+ * block for up to COLB_MAX (whole rows read in order), or COLB if malloc
+ * fails.  Returns the block width; *heap is to be freed. */
+typedef struct {
+    gr_hstate st[COLB];
+    v_u64 scratch[COL_SCRATCH(COLB) / sizeof(v_u64) + 1];
+} gr_colbuf;
+
+static size_t col_room(size_t M, gr_colbuf *sb, gr_hstate **st,
+                       void **scratch, void **heap)
+{
+    const size_t B = M < COLB_MAX ? M : COLB_MAX;
+    *heap = NULL;
+    *st = sb->st;
+    *scratch = sb->scratch;
+    if (M <= COLB) {
+        return M;
+    }
+    *heap = malloc(B * sizeof(gr_hstate) + COL_SCRATCH(B) + 32);
+    if (*heap == NULL) {
+        return COLB;
+    }
+    *st = (gr_hstate *)*heap;
+    /* scratch after the states, rounded up to 32 bytes */
+    *scratch = (void *)(((uintptr_t)(*st + B) + 31) & ~(uintptr_t)31);
+    return B;
+}
+
+/* Writes the identity of add/mul/all/any to out[0..M). */
+static void red_identity(const gr_host_op *o, size_t M, void *out)
+{
+    size_t m;
+    for (m = 0; m < M; ++m) {
+        switch (o->r) {
+        case GR_FLOAT32:
+            ((float *)out)[m] = o->op == GR_MUL ? 1.0f : 0.0f;
+            break;
+        case GR_FLOAT64:
+            ((double *)out)[m] = o->op == GR_MUL ? 1.0 : 0.0;
+            break;
+        default:
+            store_int(out, m, gr_dtypes[o->r].size,
+                      (o->op == GR_MUL || o->op == GR_ALL) ? 1 : 0);
+            break;
+        }
+    }
+}
+
+int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
+                   ptrdiff_t seg_stride, ptrdiff_t elem_stride, void *out)
+{
+    gr_red_impl k;
+    const char *base = (const char *)in;
+    int tsize;
+    size_t m;
+    if (o == NULL || (unsigned)o->t >= GR_NDTYPES ||
+        (unsigned)o->r >= GR_NDTYPES || red_impl(o, &k) != 0) {
+        return -1;
+    }
+    if (L == 0) {
+        if (o->op != GR_ADD && o->op != GR_MUL && o->op != GR_ALL &&
+            o->op != GR_ANY) {
+            return -1;
+        }
+        red_identity(o, M, out);
+        return 0;
+    }
+    tsize = gr_dtypes[o->t].size;
+    if (M > 1 && seg_stride == 1 && k.col != NULL && k.kt == KT_SAME &&
+        (size_t)(elem_stride < 0 ? -elem_stride : elem_stride) >= M) {
+        /* columns: blocks of adjacent segments, row by row */
+        gr_colbuf sb;
+        gr_hstate *st;
+        void *scratch, *heap;
+        const size_t W = col_room(M, &sb, &st, &scratch, &heap);
+        for (m = 0; m < M; m += W) {
+            const size_t B = M - m < W ? M - m : W;
+            size_t j;
+            k.col(base + m * tsize, B, L, elem_stride, st, scratch);
+            for (j = 0; j < B; ++j) {
+                red_finish(&k, o, &st[j], base + (m + j) * tsize, L,
+                           elem_stride, out, m + j);
+            }
+        }
+        free(heap);
+        return 0;
+    }
+    /* rows, or any other layout: segment by segment */
+    for (m = 0; m < M; ++m) {
+        const char *p = base + (ptrdiff_t)m * seg_stride * tsize;
+        gr_hstate s = k.init;
+        red_segment(&k, o, p, L, elem_stride, &s);
+        red_finish(&k, o, &s, p, L, elem_stride, out, m);
+    }
+    return 0;
+}
+
+/* ============================================================== scans
+ * A scan kernel reads n elements of its input type, carries the row's
+ * state s and writes n prefixes (its output type) to o.  The row's state
+ * starts at the identity, -0.0 for float sums (-0.0 + x is x for every x,
+ * so cumsum([-0.0, ...])[0] is -0.0 as in NumPy). */
+typedef void (*scan_fn)(const void *p, size_t n, gr_hstate *s, void *o);
+/* Columns: B adjacent rows, prefixes of row element i written at
+ * o[j + i*oes]; states s[0..B) carried in and out; accumulators in
+ * scratch as the column reductions'. */
+typedef void (*scanc_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
+                         gr_hstate *s, void *o, ptrdiff_t oes,
+                         void *scratch);
+
+/* Integer cumsum/cumprod: uint64 prefixes (narrowed by the caller). */
+#define DEF_ISCAN(NAME, X, CS, OP)                                           \
+    static void NAME(const void *vp, size_t n, gr_hstate *s, void *vo)       \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        uint64_t *o = (uint64_t *)vo;                                        \
+        uint64_t acc = s->v.u64;                                             \
+        size_t i;                                                            \
+        /* the running prefix, element by element */                        \
+        for (i = 0; i < n; ++i) {                                            \
+            acc = OP(acc, CS(p[i]));                                         \
+            o[i] = acc;                                                      \
+        }                                                                    \
+        s->v.u64 = acc;                                                      \
+    }
+/* Columns of 64-bit results: one uint64 lane per row being scanned. */
+#define DEF_ISCANC(NAME, X, CV, CS, OP)                                      \
+    static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
+                               ptrdiff_t es, gr_hstate *s, void *vo,         \
+                               ptrdiff_t oes, void *scratch)                 \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        uint64_t *o = (uint64_t *)vo;                                        \
+        v_u64 *a = (v_u64 *)scratch;                                         \
+        uint64_t r[4];                                                       \
+        const size_t nv = B / 4;                                             \
+        size_t i, k, j;                                                      \
+        for (j = 0; j < B; ++j) {                                            \
+            if (j < 4 * nv) {                                                \
+                a[j / 4][j % 4] = s[j].v.u64;                                \
+            } else {                                                         \
+                r[j - 4 * nv] = s[j].v.u64;                                  \
+            }                                                                \
+        }                                                                    \
+        /* each step: one element of every row, prefixes stored */         \
+        for (i = 0; i < L; ++i) {                                            \
+            const s_##X *row = p + (ptrdiff_t)i * es;                        \
+            uint64_t *orow = o + (ptrdiff_t)i * oes;                         \
+            for (k = 0; k < nv; ++k) {                                       \
+                a[k] = OP(a[k], CV(row + 4 * k));                            \
+                ST(v_u64, orow + 4 * k, a[k]);                               \
+            }                                                                \
+            for (j = 4 * nv; j < B; ++j) {                                   \
+                r[j - 4 * nv] = OP(r[j - 4 * nv], CS(row[j]));               \
+                orow[j] = r[j - 4 * nv];                                     \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.u64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];       \
+        }                                                                    \
+    }
+#define DEF_INT_SCANS(X, CV, CS)                                             \
+    DEF_ISCAN(iscan_add_##X, X, CS, OP_ADD)                                  \
+    DEF_ISCAN(iscan_mul_##X, X, CS, OP_MUL)                                  \
+    DEF_ISCANC(iscanc_add_##X, X, CV, CS, OP_ADD)                            \
+    DEF_ISCANC(iscanc_mul_##X, X, CV, CS, OP_MUL)
+DEF_INT_SCANS(b, CV_BOOL, CS_BOOL)
+DEF_INT_SCANS(i8, CV_SIGNED, CS_SIGNED)
+DEF_INT_SCANS(u8, CV_UNSIGNED, CS_UNSIGNED)
+DEF_INT_SCANS(i16, CV_SIGNED, CS_SIGNED)
+DEF_INT_SCANS(u16, CV_UNSIGNED, CS_UNSIGNED)
+DEF_INT_SCANS(i32, CV_SIGNED, CS_SIGNED)
+DEF_INT_SCANS(u32, CV_UNSIGNED, CS_UNSIGNED)
+DEF_INT_SCANS(i64, CV_SIGNED, CS_SIGNED)
+DEF_INT_SCANS(u64, CV_UNSIGNED, CS_UNSIGNED)
+
+/* float32 cumsum/cumprod in double (wide): each prefix rounded once. */
+#define DEF_WSCAN(NAME, OPEQ)                                                \
+    static void NAME(const void *vp, size_t n, gr_hstate *s, void *vo)       \
+    {                                                                        \
+        const float *p = (const float *)vp;                                  \
+        float *o = (float *)vo;                                              \
+        double acc = s->v.f64;                                               \
+        size_t i;                                                            \
+        /* the running double prefix, element by element */                 \
+        for (i = 0; i < n; ++i) {                                            \
+            acc OPEQ (double)p[i];                                           \
+            o[i] = (float)acc;                                               \
+        }                                                                    \
+        s->v.f64 = acc;                                                      \
+    }
+DEF_WSCAN(wscan_add, +=)
+DEF_WSCAN(wscan_mul, *=)
+
+#define DEF_WSCANC(NAME, OPEQ)                                               \
+    static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
+                               ptrdiff_t es, gr_hstate *s, void *vo,         \
+                               ptrdiff_t oes, void *scratch)                 \
+    {                                                                        \
+        const float *p = (const float *)vp;                                  \
+        float *o = (float *)vo;                                              \
+        v_f64 *a = (v_f64 *)scratch;                                         \
+        double r[4];                                                         \
+        const size_t nv = B / 4;                                             \
+        size_t i, k, j;                                                      \
+        for (j = 0; j < B; ++j) {                                            \
+            if (j < 4 * nv) {                                                \
+                a[j / 4][j % 4] = s[j].v.f64;                                \
+            } else {                                                         \
+                r[j - 4 * nv] = s[j].v.f64;                                  \
+            }                                                                \
+        }                                                                    \
+        /* each step: one element of every row, prefixes rounded, stored */ \
+        for (i = 0; i < L; ++i) {                                            \
+            const float *row = p + (ptrdiff_t)i * es;                        \
+            float *orow = o + (ptrdiff_t)i * oes;                            \
+            for (k = 0; k < nv; ++k) {                                       \
+                a[k] OPEQ CV_F64(row + 4 * k);                               \
+                ST(q_f32, orow + 4 * k,                                      \
+                   ((q_f32){(float)a[k][0], (float)a[k][1], (float)a[k][2],  \
+                            (float)a[k][3]}));                               \
+            }                                                                \
+            for (j = 4 * nv; j < B; ++j) {                                   \
+                r[j - 4 * nv] OPEQ (double)row[j];                           \
+                orow[j] = (float)r[j - 4 * nv];                              \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.f64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];       \
+        }                                                                    \
+    }
+DEF_WSCANC(wscanc_add, +=)
+DEF_WSCANC(wscanc_mul, *=)
+
+/* A compensated prefix: w = v + x where that is a nonzero number, else v.
+ * (|x| <= ulp(v)/2, so w is zero only if v and x are: v keeps the sign of
+ * a -0.0 prefix; w is NaN with v infinite and x NaN (inf - inf): v.)
+ * Branch-free: a bit mask picks one of the two. */
+static inline float comp_out_f32(float v, float x)
+{
+    const float w = v + x;
+    const uint32_t m = -(uint32_t)((w > 0) | (w < 0));
+    uint32_t bw, bv;
+    memcpy(&bw, &w, 4);
+    memcpy(&bv, &v, 4);
+    bw = (bw & m) | (bv & ~m);
+    memcpy(&v, &bw, 4);
+    return v;
+}
+
+static inline double comp_out_f64(double v, double x)
+{
+    const double w = v + x;
+    const uint64_t m = -(uint64_t)((w > 0) | (w < 0));
+    uint64_t bw, bv;
+    memcpy(&bw, &w, 8);
+    memcpy(&bv, &v, 8);
+    bw = (bw & m) | (bv & ~m);
+    memcpy(&v, &bw, 8);
+    return v;
+}
+
+/* Compensated cumsum (float64; float32 when not wide). */
+#define DEF_CSCAN(X)                                                         \
+    static void cscan_##X(const void *vp, size_t n, gr_hstate *s, void *vo)  \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        s_##X *o = (s_##X *)vo;                                              \
+        s_##X v = s->v.X, x = s->x.X;                                        \
+        size_t i;                                                            \
+        /* TwoSum element by element, every prefix finished */             \
+        for (i = 0; i < n; ++i) {                                            \
+            TWOSUM(s_##X, v, x, p[i]);                                       \
+            o[i] = comp_out_##X(v, x);                                       \
+        }                                                                    \
+        s->v.X = v;                                                          \
+        s->x.X = x;                                                          \
+    }                                                                        \
+    static GR_CLONES void cscanc_##X(const void *vp, size_t B, size_t L,     \
+                                     ptrdiff_t es, gr_hstate *s, void *vo,   \
+                                     ptrdiff_t oes, void *scratch)           \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        s_##X *o = (s_##X *)vo;                                              \
+        enum { W = LANES(X) };                                               \
+        const size_t nv = B / W;                                             \
+        v_##X *v = (v_##X *)scratch, *x = v + nv;                            \
+        s_##X rv[W], rx[W];                                                  \
+        size_t i, k, j;                                                      \
+        for (j = 0; j < B; ++j) {                                            \
+            if (j < W * nv) {                                                \
+                v[j / W][j % W] = s[j].v.X;                                  \
+                x[j / W][j % W] = s[j].x.X;                                  \
+            } else {                                                         \
+                rv[j - W * nv] = s[j].v.X;                                   \
+                rx[j - W * nv] = s[j].x.X;                                   \
+            }                                                                \
+        }                                                                    \
+        /* each step: one element of every row, TwoSum, prefixes stored */  \
+        for (i = 0; i < L; ++i) {                                            \
+            const s_##X *row = p + (ptrdiff_t)i * es;                        \
+            s_##X *orow = o + (ptrdiff_t)i * oes;                            \
+            for (k = 0; k < nv; ++k) {                                       \
+                v_##X y = LD(v_##X, row + W * k);                            \
+                TWOSUM(v_##X, v[k], x[k], y);                                \
+                /* v + x where that is a nonzero number, else v */          \
+                {                                                            \
+                    v_##X w = v[k] + x[k];                                   \
+                    ST(v_##X, orow + W * k,                                  \
+                       SEL(v_##X, m_##X, v[k], w, (w > 0) | (w < 0)));       \
+                }                                                            \
+            }                                                                \
+            for (j = W * nv; j < B; ++j) {                                   \
+                TWOSUM(s_##X, rv[j - W * nv], rx[j - W * nv], row[j]);       \
+                orow[j] = comp_out_##X(rv[j - W * nv], rx[j - W * nv]);      \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.X = j < W * nv ? v[j / W][j % W] : rv[j - W * nv];        \
+            s[j].x.X = j < W * nv ? x[j / W][j % W] : rx[j - W * nv];        \
+        }                                                                    \
+    }
+DEF_CSCAN(f32)
+DEF_CSCAN(f64)
+
+/* ------------------------------------------------- 4-chain cumsums
+ * A one-chain cumsum waits for one add per element.  For float32 (wide)
+ * and float64 cumsums, each tile of 4 * SUB elements is cut into 4
+ * sub-blocks: the totals of the first three by the reduction kernels
+ * (SIMD) give each sub-block its starting prefix, then the 4 prefix chains
+ * run interleaved, their adds independent (float64: as the lanes of one
+ * vector).  Every prefix is still a double
+ * (or compensated) prefix rounded once; only the association differs from
+ * a single chain (by less than the accumulator's rounding).
+ *
+ *     tile:  | sub 0      | sub 1      | sub 2      | sub 3      |
+ *     start:   c            c+T0         c+T0+T1      c+T0+T1+T2
+ *     step j:  a0 += p[j],  a1 += p[SUB+j], a2 += ..., a3 += ...
+ */
+#define SUB 128
+
+static void wscan4_add(const void *vp, size_t n, gr_hstate *s, void *vo)
+{
+    const float *p = (const float *)vp;
+    float *o = (float *)vo;
+    double c = s->v.f64;
+    size_t j;
+    /* whole tiles: sub-block totals, then 4 chains side by side */
+    while (n >= 4 * SUB) {
+        gr_hstate t0, t1, t2;
+        double a0, a1, a2, a3;
+        t0.v.f64 = t1.v.f64 = t2.v.f64 = 0.0;
+        fsumw_f32(p, SUB, 0, &t0);
+        fsumw_f32(p + SUB, SUB, 0, &t1);
+        fsumw_f32(p + 2 * SUB, SUB, 0, &t2);
+        a0 = c;
+        a1 = a0 + t0.v.f64;
+        a2 = a1 + t1.v.f64;
+        a3 = a2 + t2.v.f64;
+        for (j = 0; j < SUB; ++j) {
+            a0 += (double)p[j];
+            a1 += (double)p[SUB + j];
+            a2 += (double)p[2 * SUB + j];
+            a3 += (double)p[3 * SUB + j];
+            o[j] = (float)a0;
+            o[SUB + j] = (float)a1;
+            o[2 * SUB + j] = (float)a2;
+            o[3 * SUB + j] = (float)a3;
+        }
+        c = a3;
+        p += 4 * SUB;
+        o += 4 * SUB;
+        n -= 4 * SUB;
+    }
+    /* the rest in one chain */
+    s->v.f64 = c;
+    wscan_add(p, n, s, o);
+}
+
+/* float64: the 4 chains are the 4 lanes of one vector state (v, x), each
+ * lane's element loaded from its own sub-block. */
+static GR_CLONES void cscan4_f64(const void *vp, size_t n, gr_hstate *s,
+                                 void *vo)
+{
+    const double *p = (const double *)vp;
+    double *o = (double *)vo;
+    double cv = s->v.f64, cx = s->x.f64;
+    size_t j;
+    /* whole tiles: compensated sub-block totals, then 4 TwoSum lanes */
+    while (n >= 4 * SUB) {
+        gr_hstate t[3];
+        v_f64 v, x;
+        int k;
+        for (k = 0; k < 3; ++k) {
+            t[k].v.f64 = 0.0;
+            t[k].x.f64 = 0.0;
+            fcomp_f64(p + k * SUB, SUB, 0, &t[k]);
+        }
+        /* lane k starts from lane k - 1's start merged with T(k-1) */
+        v[0] = cv;
+        x[0] = cx;
+        for (k = 1; k < 4; ++k) {
+            double a = v[k - 1], b = x[k - 1];
+            TWOMERGE(double, a, b, t[k - 1].v.f64, t[k - 1].x.f64);
+            v[k] = a;
+            x[k] = b;
+        }
+        for (j = 0; j < SUB; ++j) {
+            const v_f64 y = {p[j], p[SUB + j], p[2 * SUB + j], p[3 * SUB + j]};
+            v_f64 w;
+            TWOSUM(v_f64, v, x, y);
+            /* v + x where that is a nonzero number, else v */
+            w = v + x;
+            w = SEL(v_f64, m_f64, v, w, (w > 0) | (w < 0));
+            o[j] = w[0];
+            o[SUB + j] = w[1];
+            o[2 * SUB + j] = w[2];
+            o[3 * SUB + j] = w[3];
+        }
+        cv = v[3];
+        cx = x[3];
+        p += 4 * SUB;
+        o += 4 * SUB;
+        n -= 4 * SUB;
+    }
+    /* the rest in one chain */
+    s->v.f64 = cv;
+    s->x.f64 = cx;
+    cscan_f64(p, n, s, o);
+}
+
+/* Plain float cumprod in the result type. */
+#define DEF_PSCAN(X)                                                         \
+    static void pscan_##X(const void *vp, size_t n, gr_hstate *s, void *vo)  \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        s_##X *o = (s_##X *)vo;                                              \
+        s_##X acc = s->v.X;                                                  \
+        size_t i;                                                            \
+        /* the running product */                                           \
+        for (i = 0; i < n; ++i) {                                            \
+            acc *= p[i];                                                     \
+            o[i] = acc;                                                      \
+        }                                                                    \
+        s->v.X = acc;                                                        \
+    }                                                                        \
+    static GR_CLONES void pscanc_##X(const void *vp, size_t B, size_t L,     \
+                                     ptrdiff_t es, gr_hstate *s, void *vo,   \
+                                     ptrdiff_t oes, void *scratch)           \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        s_##X *o = (s_##X *)vo;                                              \
+        enum { W = LANES(X) };                                               \
+        v_##X *a = (v_##X *)scratch;                                         \
+        s_##X r[W];                                                          \
+        const size_t nv = B / W;                                             \
+        size_t i, k, j;                                                      \
+        for (j = 0; j < B; ++j) {                                            \
+            if (j < W * nv) {                                                \
+                a[j / W][j % W] = s[j].v.X;                                  \
+            } else {                                                         \
+                r[j - W * nv] = s[j].v.X;                                    \
+            }                                                                \
+        }                                                                    \
+        /* each step: one element of every row, products stored */         \
+        for (i = 0; i < L; ++i) {                                            \
+            const s_##X *row = p + (ptrdiff_t)i * es;                        \
+            s_##X *orow = o + (ptrdiff_t)i * oes;                            \
+            for (k = 0; k < nv; ++k) {                                       \
+                a[k] *= LD(v_##X, row + W * k);                              \
+                ST(v_##X, orow + W * k, a[k]);                               \
+            }                                                                \
+            for (j = W * nv; j < B; ++j) {                                   \
+                r[j - W * nv] *= row[j];                                     \
+                orow[j] = r[j - W * nv];                                     \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.X = j < W * nv ? a[j / W][j % W] : r[j - W * nv];         \
+        }                                                                    \
+    }
+DEF_PSCAN(f32)
+DEF_PSCAN(f64)
+
+/* cummin/cummax: NumPy's minimum(acc, y) = (acc < y || acc is NaN) ? acc
+ * : y (max with >): equal values take the later one, NaN sticks. */
+#define DEF_MSCAN(NAME, X, CMP)                                              \
+    static void NAME(const void *vp, size_t n, gr_hstate *s, void *vo)       \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        s_##X *o = (s_##X *)vo;                                              \
+        s_##X acc = s->v.X;                                                  \
+        size_t i;                                                            \
+        /* the running extreme */                                           \
+        for (i = 0; i < n; ++i) {                                            \
+            const s_##X y = p[i];                                            \
+            acc = (acc CMP y || NANS_##X(acc)) ? acc : y;                    \
+            o[i] = acc;                                                      \
+        }                                                                    \
+        s->v.X = acc;                                                        \
+    }
+#define DEF_MSCANC(NAME, X, CMP)                                             \
+    static GR_CLONES void NAME(const void *vp, size_t B, size_t L,           \
+                               ptrdiff_t es, gr_hstate *s, void *vo,         \
+                               ptrdiff_t oes, void *scratch)                 \
+    {                                                                        \
+        const s_##X *p = (const s_##X *)vp;                                  \
+        s_##X *o = (s_##X *)vo;                                              \
+        enum { W = LANES(X) };                                               \
+        v_##X *a = (v_##X *)scratch;                                         \
+        s_##X r[W];                                                          \
+        const size_t nv = B / W;                                             \
+        size_t i, k, j;                                                      \
+        for (j = 0; j < B; ++j) {                                            \
+            if (j < W * nv) {                                                \
+                a[j / W][j % W] = s[j].v.X;                                  \
+            } else {                                                         \
+                r[j - W * nv] = s[j].v.X;                                    \
+            }                                                                \
+        }                                                                    \
+        /* each step: one element of every row, extremes stored */         \
+        for (i = 0; i < L; ++i) {                                            \
+            const s_##X *row = p + (ptrdiff_t)i * es;                        \
+            s_##X *orow = o + (ptrdiff_t)i * oes;                            \
+            for (k = 0; k < nv; ++k) {                                       \
+                v_##X y = LD(v_##X, row + W * k);                            \
+                m_##X keep = (a[k] CMP y) | NANV_##X(a[k]);                  \
+                a[k] = SEL(v_##X, m_##X, y, a[k], keep);                     \
+                ST(v_##X, orow + W * k, a[k]);                               \
+            }                                                                \
+            for (j = W * nv; j < B; ++j) {                                   \
+                const s_##X y = row[j];                                      \
+                s_##X *acc = &r[j - W * nv];                                 \
+                *acc = (*acc CMP y || NANS_##X(*acc)) ? *acc : y;            \
+                orow[j] = *acc;                                              \
+            }                                                                \
+        }                                                                    \
+        for (j = 0; j < B; ++j) {                                            \
+            s[j].v.X = j < W * nv ? a[j / W][j % W] : r[j - W * nv];         \
+        }                                                                    \
+    }
+#define DEF_MINMAX_SCANS(X)                                                  \
+    DEF_MSCAN(mscan_min_##X, X, <)                                           \
+    DEF_MSCAN(mscan_max_##X, X, >)                                           \
+    DEF_MSCANC(mscanc_min_##X, X, <)                                         \
+    DEF_MSCANC(mscanc_max_##X, X, >)
+DEF_MINMAX_SCANS(b)
+DEF_MINMAX_SCANS(i8)
+DEF_MINMAX_SCANS(u8)
+DEF_MINMAX_SCANS(i16)
+DEF_MINMAX_SCANS(u16)
+DEF_MINMAX_SCANS(i32)
+DEF_MINMAX_SCANS(u32)
+DEF_MINMAX_SCANS(i64)
+DEF_MINMAX_SCANS(u64)
+DEF_MINMAX_SCANS(f32)
+DEF_MINMAX_SCANS(f64)
+
+/* ============================================================ scan driver */
+
+static const scan_fn k_iscan_add[] = {
+    iscan_add_b, iscan_add_i8, iscan_add_u8, iscan_add_i16, iscan_add_u16,
+    iscan_add_i32, iscan_add_u32, iscan_add_i64, iscan_add_u64,
+    iscan_add_u64, iscan_add_u64};
+static const scan_fn k_iscan_mul[] = {
+    iscan_mul_b, iscan_mul_i8, iscan_mul_u8, iscan_mul_i16, iscan_mul_u16,
+    iscan_mul_i32, iscan_mul_u32, iscan_mul_i64, iscan_mul_u64,
+    iscan_mul_u64, iscan_mul_u64};
+static const scanc_fn k_iscanc_add[] = {
+    iscanc_add_b, iscanc_add_i8, iscanc_add_u8, iscanc_add_i16,
+    iscanc_add_u16, iscanc_add_i32, iscanc_add_u32, iscanc_add_i64,
+    iscanc_add_u64, NULL, NULL};
+static const scanc_fn k_iscanc_mul[] = {
+    iscanc_mul_b, iscanc_mul_i8, iscanc_mul_u8, iscanc_mul_i16,
+    iscanc_mul_u16, iscanc_mul_i32, iscanc_mul_u32, iscanc_mul_i64,
+    iscanc_mul_u64, NULL, NULL};
+static const scan_fn k_mscan_min[] = BY_DTYPE(mscan_min_, );
+static const scan_fn k_mscan_max[] = BY_DTYPE(mscan_max_, );
+static const scanc_fn k_mscanc_min[] = BY_DTYPE(mscanc_min_, );
+static const scanc_fn k_mscanc_max[] = BY_DTYPE(mscanc_max_, );
+
+typedef struct {
+    scan_fn scan;
+    scanc_fn col;     /* NULL: no column kernel                          */
+    int kt;           /* KT_*: the kernel's input                        */
+    int ksize;        /* bytes of the kernel's input elements            */
+    int osize;        /* bytes of the kernel's output elements           */
+    gr_hstate init;   /* the row's starting state                        */
+    gr_val ident;     /* the exclusive scan's first output (dtype r)     */
+} gr_scan_impl;
+
+/* Fills *k for (op, t, r); -1 if unsupported. */
+static int scan_impl(const gr_host_op *o, gr_scan_impl *k)
+{
+    const gr_dtype t = o->t, r = o->r;
+    memset(k, 0, sizeof *k);
+    k->kt = KT_SAME;
+    k->ksize = gr_dtypes[t].size;
+    k->osize = gr_dtypes[r].size;
+    switch (o->op) {
+    case GR_ADD:
+    case GR_MUL:
+        if (r == GR_BOOL) {
+            return -1;
+        }
+        if (r == GR_FLOAT32 || r == GR_FLOAT64) {
+            const int f64 = r == GR_FLOAT64, add = o->op == GR_ADD;
+            k->kt = t == r ? KT_SAME : (f64 ? KT_F64 : KT_F32);
+            k->ksize = f64 ? 8 : 4;
+            if (!f64 && o->wide) {
+                k->scan = add ? wscan4_add : wscan_mul;
+                k->col = add ? wscanc_add : wscanc_mul;
+                k->init.v.f64 = add ? -0.0 : 1.0;
+            } else if (add) {
+                k->scan = f64 ? cscan4_f64 : cscan_f32;
+                k->col = f64 ? cscanc_f64 : cscanc_f32;
+                if (f64) {
+                    k->init.v.f64 = -0.0;
+                } else {
+                    k->init.v.f32 = -0.0f;
+                }
+            } else {
+                k->scan = f64 ? pscan_f64 : pscan_f32;
+                k->col = f64 ? pscanc_f64 : pscanc_f32;
+                if (f64) {
+                    k->init.v.f64 = 1.0;
+                } else {
+                    k->init.v.f32 = 1.0f;
+                }
+            }
+            if (f64) {
+                k->ident.f64 = add ? 0.0 : 1.0;
+            } else {
+                k->ident.f32 = add ? 0.0f : 1.0f;
+            }
+            return 0;
+        }
+        /* integer results: uint64 prefixes, narrowed on the way out */
+        if (gr_dtypes[t].is_float) {
+            k->kt = KT_U64;
+            k->ksize = 8;
+        }
+        k->scan = o->op == GR_ADD ? k_iscan_add[t] : k_iscan_mul[t];
+        k->col = o->op == GR_ADD ? k_iscanc_add[t] : k_iscanc_mul[t];
+        k->osize = 8;
+        k->init.v.u64 = o->op == GR_ADD ? 0 : 1;
+        k->ident.u64 = k->init.v.u64;
+        return 0;
+    case GR_MIN:
+    case GR_MAX:
+        if (r != t) {
+            return -1;
+        }
+        k->scan = o->op == GR_MIN ? k_mscan_min[t] : k_mscan_max[t];
+        k->col = o->op == GR_MIN ? k_mscanc_min[t] : k_mscanc_max[t];
+        switch (t) {
+#define MM_INIT(TAG, X)                                                      \
+    case TAG:                                                                \
+        k->init.v.X = o->op == GR_MIN ? (s_##X)HI_##X : (s_##X)LO_##X;       \
+        break;
+        MM_INIT(GR_BOOL, b)
+        MM_INIT(GR_INT8, i8)
+        MM_INIT(GR_UINT8, u8)
+        MM_INIT(GR_INT16, i16)
+        MM_INIT(GR_UINT16, u16)
+        MM_INIT(GR_INT32, i32)
+        MM_INIT(GR_UINT32, u32)
+        MM_INIT(GR_INT64, i64)
+        MM_INIT(GR_UINT64, u64)
+        MM_INIT(GR_FLOAT32, f32)
+        MM_INIT(GR_FLOAT64, f64)
+#undef MM_INIT
+        default:
+            return -1;
+        }
+        k->ident = k->init.v;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* Copies n kernel outputs (osize bytes each, contiguous) to out (dtype r,
+ * ob bytes apart); integer prefixes (osize 8, r narrower) keep their low
+ * bytes. */
+static void scatter(char *out, ptrdiff_t ob, int rsize, const void *src,
+                    int osize, size_t n)
+{
+    size_t i;
+    if (osize == rsize) {
+        for (i = 0; i < n; ++i) {
+            memcpy(out + (ptrdiff_t)i * ob, (const char *)src + i * osize,
+                   osize);
+        }
+        return;
+    }
+    /* uint64 prefixes narrowed (little-endian: the low bytes come first) */
+    for (i = 0; i < n; ++i) {
+        const uint64_t v = ((const uint64_t *)src)[i];
+        switch (rsize) {
+        case 1: {
+            uint8_t b = (uint8_t)v;
+            memcpy(out + (ptrdiff_t)i * ob, &b, 1);
+            break;
+        }
+        case 2: {
+            uint16_t b = (uint16_t)v;
+            memcpy(out + (ptrdiff_t)i * ob, &b, 2);
+            break;
+        }
+        default: {
+            uint32_t b = (uint32_t)v;
+            memcpy(out + (ptrdiff_t)i * ob, &b, 4);
+            break;
+        }
+        }
+    }
+}
+
+/* Inclusive scan of one row (p, L, es) into (q, oes), state s carried:
+ * straight through the kernel where it can read the input and write the
+ * output in place, else chunk by chunk through buffers. */
+static void scan_row(const gr_scan_impl *k, const gr_host_op *o,
+                     const char *p, size_t L, ptrdiff_t es, char *q,
+                     ptrdiff_t oes, gr_hstate *s)
+{
+    const int tsize = gr_dtypes[o->t].size, rsize = gr_dtypes[o->r].size;
+    uint64_t ibuf[CH], obuf[CH];
+    size_t i0;
+    const int in_place = es == 1 && k->kt == KT_SAME;
+    const int out_place = oes == 1 && k->osize == rsize;
+    if (in_place && out_place) {
+        k->scan(p, L, s, q);
+        return;
+    }
+    /* chunks of CH: gather (and cast), scan, scatter (and narrow) */
+    for (i0 = 0; i0 < L; i0 += CH) {
+        const size_t n = L - i0 < CH ? L - i0 : CH;
+        const char *src = p + (ptrdiff_t)i0 * es * tsize;
+        char *dst = q + (ptrdiff_t)i0 * oes * rsize;
+        if (!in_place) {
+            gather(ibuf, k->kt, src, es * tsize, o->t, o->r, n);
+            src = (const char *)ibuf;
+        }
+        k->scan(src, n, s, out_place ? (void *)dst : (void *)obuf);
+        if (!out_place) {
+            scatter(dst, oes * rsize, rsize, obuf, k->osize, n);
+        }
+    }
+}
+
+int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
+                 size_t L, ptrdiff_t ss, ptrdiff_t es, void *out,
+                 ptrdiff_t oss, ptrdiff_t oes)
+{
+    gr_scan_impl k;
+    const char *base = (const char *)in;
+    char *obase = (char *)out;
+    int tsize, rsize;
+    size_t m;
+    if (o == NULL || (unsigned)o->t >= GR_NDTYPES ||
+        (unsigned)o->r >= GR_NDTYPES || scan_impl(o, &k) != 0) {
+        return -1;
+    }
+    if (M == 0 || L == 0) {
+        return 0;
+    }
+    tsize = gr_dtypes[o->t].size;
+    rsize = gr_dtypes[o->r].size;
+    if (exclusive) {
+        /* identity first, then the inclusive scan of the first L - 1
+         * elements into the positions after it */
+        for (m = 0; m < M; ++m) {
+            memcpy(obase + (ptrdiff_t)m * oss * rsize, &k.ident, rsize);
+        }
+        obase += oes * rsize;
+        --L;
+        if (L == 0) {
+            return 0;
+        }
+    }
+    if (M > 1 && ss == 1 && oss == 1 && k.col != NULL && k.kt == KT_SAME &&
+        k.osize == rsize && (size_t)(es < 0 ? -es : es) >= M &&
+        (size_t)(oes < 0 ? -oes : oes) >= M) {
+        /* columns: blocks of adjacent rows, one element of each a step */
+        gr_colbuf sb;
+        gr_hstate *st;
+        void *scratch, *heap;
+        const size_t W = col_room(M, &sb, &st, &scratch, &heap);
+        for (m = 0; m < M; m += W) {
+            const size_t B = M - m < W ? M - m : W;
+            size_t j;
+            for (j = 0; j < B; ++j) {
+                st[j] = k.init;
+            }
+            k.col(base + m * tsize, B, L, es, st, obase + m * rsize, oes,
+                  scratch);
+        }
+        free(heap);
+        return 0;
+    }
+    /* rows, or any other layout: row by row */
+    for (m = 0; m < M; ++m) {
+        gr_hstate s = k.init;
+        scan_row(&k, o, base + (ptrdiff_t)m * ss * tsize, L, es,
+                 obase + (ptrdiff_t)m * oss * rsize, oes, &s);
+    }
+    return 0;
+}
