@@ -24,6 +24,7 @@ Accuracy bounds used for floating-point sum / prod / mean (see ``check``):
 """
 
 import math
+import os
 import warnings
 import zlib
 
@@ -57,7 +58,22 @@ def dtype_id(dt):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "huge: tests on arrays with more than 2**31 elements (slow, ~2 GiB each)")
+        "markers", "huge: tests on arrays with more than 2**31 elements (slow, ~2 GiB "
+        "each); skipped unless selected: -m huge, or GPURED_TEST_HUGE=1")
+
+
+def _huge_selected(config):
+    return (os.environ.get("GPURED_TEST_HUGE", "") not in ("", "0")
+            or "huge" in (config.getoption("markexpr", "") or ""))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not _huge_selected(config):
+        skip = pytest.mark.skip(reason="huge (~2 GiB) test: run with -m huge or "
+                                       "GPURED_TEST_HUGE=1 (make test-huge)")
+        for item in items:
+            if "huge" in item.keywords:
+                item.add_marker(skip)
 
 
 # --------------------------------------------------------------------------
