@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -50,12 +51,18 @@ def _version_key(name):
     return tuple(int(x) if x.isdigit() else -1 for x in v.split("."))
 
 
+def _tls():
+    """The certificates pip is told to trust (PIP_CERT), else the system's."""
+    cafile = os.environ.get("PIP_CERT") or None
+    return ssl.create_default_context(cafile=cafile)
+
+
 def download_pip_wheel(dest):
     """pip's newest wheel from the index's simple API (PEP 691 JSON)."""
     index = (os.environ.get("PIP_INDEX_URL") or INDEX).rstrip("/")
     req = urllib.request.Request(index + "/pip/",
                                  headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(req, timeout=120) as r:
+    with urllib.request.urlopen(req, timeout=120, context=_tls()) as r:
         files = json.load(r)["files"]
     wheels = [f for f in files
               if f["filename"].endswith("-py3-none-any.whl") and not f.get("yanked")
@@ -65,7 +72,8 @@ def download_pip_wheel(dest):
     best = max(wheels, key=lambda f: _version_key(f["filename"]))
     path = os.path.join(dest, best["filename"])
     say("downloading %s from %s" % (best["filename"], index))
-    with urllib.request.urlopen(best["url"], timeout=300) as r, open(path, "wb") as f:
+    with urllib.request.urlopen(best["url"], timeout=300, context=_tls()) as r, \
+            open(path, "wb") as f:
         shutil.copyfileobj(r, f)
     want = best.get("hashes", {}).get("sha256")
     if want:
