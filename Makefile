@@ -108,7 +108,9 @@ MAIN_ENV = if [ -z "$$OCL_ICD_VENDORS$$OCL_ICD_FILENAMES" ]; then \
 	  if ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then export OCL_ICD_VENDORS=/etc/OpenCL/vendors/; \
 	  elif [ -z "$$GPURED_DEVICE" ]; then export GPURED_DEVICE="Portable Computing Language"; fi; fi
 
-test: build test-py test-intel test-oclgrind test-wheel
+# Intel's runtime first: the main pass checks that gpured registers it
+# (tests/test_install.py), then the second pass runs on it.
+test: build $(STAMPS)-intel test-py test-intel test-oclgrind test-wheel
 
 test-py: build
 	@$(MAIN_ENV); echo "==> pytest tests (default device; OCL_ICD_VENDORS=$$OCL_ICD_VENDORS GPURED_DEVICE=$$GPURED_DEVICE)"; \
