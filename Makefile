@@ -109,8 +109,13 @@ MAIN_ENV = if [ -z "$$OCL_ICD_VENDORS$$OCL_ICD_FILENAMES" ]; then \
 	  elif [ -z "$$GPURED_DEVICE" ]; then export GPURED_DEVICE="Portable Computing Language"; fi; fi
 
 # Intel's runtime first: the main pass checks that gpured registers it
-# (tests/test_install.py), then the second pass runs on it.
-test: build $(STAMPS)-intel test-py test-intel test-oclgrind test-wheel
+# (tests/test_install.py).  The main pass and the Intel pass run side by
+# side (TEST_JOBS=2: most of their time is single-threaded kernel builds),
+# each one's output printed whole when it ends; then Oclgrind and the wheel.
+TEST_JOBS ?= 2
+test: build $(STAMPS)-intel
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-py test-intel
+	@$(MAKE) --no-print-directory test-oclgrind test-wheel
 
 test-py: build
 	@$(MAIN_ENV); echo "==> pytest tests (default device; OCL_ICD_VENDORS=$$OCL_ICD_VENDORS GPURED_DEVICE=$$GPURED_DEVICE)"; \
