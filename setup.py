@@ -3,15 +3,24 @@
 The OpenCL C sources in kernels/ are embedded into the extension: before
 compiling, kernels/*.cl are turned into csrc/kernels_gen.h (one C string per
 file, each starting with a #line directive so build logs name the .cl file).
+
+OpenCL headers and the loader to link come from the system, or from the
+nvidia-cuda-opencl wheel where the system has none: _build_backend/
+gpured_opencl.py decides (and pyproject.toml's backend adds that wheel to the
+build requirements only when needed).  Without either, the build stops with
+a message naming the fix, before the compiler runs.
 """
 import glob
 import os
+import sys
 
 import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "_build_backend"))
+import gpured_opencl  # noqa: E402
 
 
 def c_string(text):
@@ -43,6 +52,14 @@ def generate_kernels_header():
 
 class BuildExt(build_ext):
     def run(self):
+        try:
+            cl = gpured_opencl.find()
+        except gpured_opencl.OpenCLNotFound as e:
+            sys.exit("\n" + str(e) + "\n")
+        print("gpured: OpenCL from " + cl["source"])
+        for e in self.extensions:
+            e.include_dirs = cl["include_dirs"] + e.include_dirs
+            e.extra_link_args = cl["link_args"] + e.extra_link_args
         generate_kernels_header()
         super().run()
 
@@ -52,7 +69,7 @@ ext = Extension(
     sources=sorted(glob.glob("csrc/*.c")),
     depends=sorted(glob.glob("csrc/*.h")) + sorted(glob.glob("kernels/*.cl")),
     include_dirs=[numpy.get_include(), "csrc"],
-    libraries=["OpenCL"],
+    # libOpenCL: BuildExt adds -lOpenCL or the loader's path (gpured_opencl.find)
     extra_compile_args=["-std=c99", "-O2", "-Wall", "-Wno-unused-function",
                         "-D_POSIX_C_SOURCE=200809L", "-pthread"],
     extra_link_args=["-pthread"],

@@ -15,7 +15,10 @@ Extra keyword arguments pick the algorithm: ``variant=`` (see
 :func:`variants`) and the knobs ``wg_size``, ``groups``, ``items``, ``ilp``
 and ``vw``; :func:`explain` shows what would run and why.
 """
-from . import _core
+from . import _loader
+_loader.setup()  # the OpenCL loader and wheels' runtimes, before _core loads
+from . import _core  # noqa: E402
+from ._version import __version__  # noqa: E402
 from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
                       prod, sum, timeit, variants)
 from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
@@ -29,8 +32,6 @@ from ._scan import cummax, cummin, cumprod, cumsum
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
-
-__version__ = "0.1.0"
 
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",

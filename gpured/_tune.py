@@ -22,6 +22,21 @@ _OPS = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum",
 
 _FILE = "tuned.json"
 
+
+def _bar(total, desc, enabled=None):
+    """A tqdm progress bar (on stderr; a widget in notebooks) when tqdm is
+    importable and ``enabled`` is not False, else None."""
+    if enabled is False:
+        return None
+    try:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tqdm.auto without ipywidgets
+            from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="run", leave=False)
+
 # Knob grids per variant; the variant's own defaults are always measured too.
 _GRIDS = {
     "vector": [dict(wg_size=w, ilp=i) for w in (128, 256, 512) for i in (1, 2, 4)],
@@ -71,9 +86,12 @@ def _array(dtype, n, rng):
 
 
 def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
-         reps=5, save=True, verbose=False):
+         reps=5, save=True, verbose=False, progress=None):
     """Measure every variant (and a small grid of knobs) for each op, dtype
     and size (bytes), keep the fastest per (op, dtype, size class) for auto.
+
+    A progress bar shows while it measures when tqdm is installed
+    (``progress=False``: none); ``verbose=True`` prints every measurement.
 
     Returns a list of dicts, one per (op, dtype, size): ``best`` (variant,
     knobs, seconds), ``auto`` (the built-in choice and its seconds, measured
@@ -89,47 +107,23 @@ def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
                     [np.dtype(d).name for d in dtypes] and
                     e.get("size_class") in [_core.size_class(s) for s in sizes])]
     _core.set_tuned([])  # measure the built-in auto, not an older table
-    for op in ops:
-        for dtype in dtypes:
-            dt = np.dtype(dtype)
-            for nbytes in sizes:
-                n = int(nbytes) // dt.itemsize
-                if n < 1 or nbytes > dev["max_alloc_size"]:
-                    continue
-                a = _array(dt, n, rng)
-                meas = []
-                for v in variants(op, dt):
-                    if v == "segment_per_item":
-                        continue  # for strided segments, not full reductions
-                    for knobs in [{}] + _GRIDS.get(v, []):
-                        try:
-                            r = timeit(op, a, reps=reps, variant=v, **knobs)
-                        except ValueError:
-                            continue  # knob outside this device's range
-                        meas.append(dict(variant=r["plan"]["variant"], requested=v,
-                                         knobs=knobs, seconds=r["seconds"],
-                                         plan=r["plan"]))
-                        if verbose:
-                            print("%-6s %-8s %10d B %-16s %-26s %.3f ms"
-                                  % (op, dt.name, nbytes, v, knobs, r["seconds"] * 1e3))
-                auto = [m for m in meas if m["requested"] == "auto"][0]
-                best = min((m for m in meas if m["requested"] != "auto"),
-                           key=lambda m: m["seconds"])
-                # The minimum of many noisy medians favours whichever
-                # candidate was lucky: time auto and the winner again,
-                # interleaved, before comparing them.
-                ta, tb = [], []
-                for _ in range(5):
-                    ta.append(timeit(op, a, reps=reps)["seconds"])
-                    tb.append(timeit(op, a, reps=reps, variant=best["requested"],
-                                     **best["knobs"])["seconds"])
-                confirm = dict(auto_seconds=sorted(ta)[2], best_seconds=sorted(tb)[2])
-                p = best["plan"]
-                mine.append(dict(op=op, dtype=dt.name, size_class=_core.size_class(nbytes),
-                                 variant=p["variant"], wg_size=p["wg_size"], ilp=p["ilp"],
-                                 vw=p["vw"], groups=p["groups"], seconds=best["seconds"]))
-                results.append(dict(op=op, dtype=dt.name, nbytes=int(nbytes),
-                                    best=best, auto=auto, all=meas, confirm=confirm))
+    cases = [(op, np.dtype(dtype), nbytes) for op in ops for dtype in dtypes
+             for nbytes in sizes
+             if int(nbytes) // np.dtype(dtype).itemsize >= 1
+             and nbytes <= dev["max_alloc_size"]]
+    plans = {(op, dt): [(v, k) for v in variants(op, dt) if v != "segment_per_item"
+                        for k in [{}] + _GRIDS.get(v, [])]
+             for op, dt, _ in cases}
+    bar = _bar(sum(len(plans[op, dt]) + 10 for op, dt, _ in cases),
+               "gpured.tune on " + dev["name"][:30], progress)
+    say = bar.write if bar is not None else print
+    try:
+        for op, dt, nbytes in cases:
+            _tune_one(op, dt, nbytes, plans[op, dt], reps, rng, verbose, bar, say,
+                      mine, results)
+    finally:
+        if bar is not None:
+            bar.close()
     table[dev["name"]] = mine
     if save:
         os.makedirs(os.path.dirname(_path()), exist_ok=True)
@@ -141,3 +135,45 @@ def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
         (dev["name"], _OPS[e["op"]], np.dtype(e["dtype"]), e["size_class"],
          e["variant"], e["wg_size"], e["ilp"], e["vw"], e["groups"]) for e in mine])
     return results
+
+
+def _tune_one(op, dt, nbytes, plan, reps, rng, verbose, bar, say, mine, results):
+    """Measure one (op, dtype, size): every (variant, knobs) of ``plan``,
+    then auto and the winner again; append to ``mine`` and ``results``."""
+    n = int(nbytes) // dt.itemsize
+    a = _array(dt, n, rng)
+    meas = []
+    if bar is not None:
+        bar.set_postfix_str("%s %s %d B" % (op, dt.name, nbytes))
+    for v, knobs in plan:
+        if bar is not None:
+            bar.update(1)
+        try:
+            r = timeit(op, a, reps=reps, variant=v, **knobs)
+        except ValueError:
+            continue  # knob outside this device's range
+        meas.append(dict(variant=r["plan"]["variant"], requested=v,
+                         knobs=knobs, seconds=r["seconds"],
+                         plan=r["plan"]))
+        if verbose:
+            say("%-6s %-8s %10d B %-16s %-26s %.3f ms"
+                % (op, dt.name, nbytes, v, knobs, r["seconds"] * 1e3))
+    auto = [m for m in meas if m["requested"] == "auto"][0]
+    best = min((m for m in meas if m["requested"] != "auto"),
+               key=lambda m: m["seconds"])
+    # The minimum of many noisy medians favours whichever candidate was
+    # lucky: time auto and the winner again, interleaved, before comparing.
+    ta, tb = [], []
+    for _ in range(5):
+        ta.append(timeit(op, a, reps=reps)["seconds"])
+        tb.append(timeit(op, a, reps=reps, variant=best["requested"],
+                         **best["knobs"])["seconds"])
+        if bar is not None:
+            bar.update(2)
+    confirm = dict(auto_seconds=sorted(ta)[2], best_seconds=sorted(tb)[2])
+    p = best["plan"]
+    mine.append(dict(op=op, dtype=dt.name, size_class=_core.size_class(nbytes),
+                     variant=p["variant"], wg_size=p["wg_size"], ilp=p["ilp"],
+                     vw=p["vw"], groups=p["groups"], seconds=best["seconds"]))
+    results.append(dict(op=op, dtype=dt.name, nbytes=int(nbytes),
+                        best=best, auto=auto, all=meas, confirm=confirm))

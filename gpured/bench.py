@@ -23,6 +23,7 @@ import numpy as np
 
 import gpured
 from gpured import _core
+from gpured._tune import _bar
 
 _UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 
@@ -146,18 +147,26 @@ def run(args):
         nb = min(parse_size(args.copy), int(dev["max_alloc_size"]) // 2)
         ns = _core.copy_bandwidth(nb, args.reps)
         copy_gbs = 2 * nb / statistics.median(ns)  # bytes per ns = GB/s
+
+    def op_variants(op):
+        return (["auto"] if args.variants == "auto" else
+                [v for v in gpured.variants(op)]
+                if args.variants == "all" else args.variants.split(","))
+
+    dtypes = [np.dtype(d) for d in args.dtypes.split(",")]
+    dtypes = [dt for dt in dtypes if not (dt.kind == "f" and dt.itemsize == 8
+                                          and not dev["fp64"])]
+    bar = _bar(len(args.sizes.split(",")) * len(dtypes) *
+               sum(len(op_variants(op)) for op in args.ops.split(",")),
+               "gpured.bench", None if getattr(args, "progress", True) else False)
+    say = bar.write if bar is not None else (lambda s: print(s, flush=True))
     for size in args.sizes.split(","):
         nbytes = parse_size(size)
-        for dtype in args.dtypes.split(","):
-            dt = np.dtype(dtype)
-            if dt.kind == "f" and dt.itemsize == 8 and not dev["fp64"]:
-                continue
+        for dt in dtypes:
             n = nbytes // dt.itemsize
             a = make_array(dt, n, rng)
             for op in args.ops.split(","):
-                variants = (["auto"] if args.variants == "auto" else
-                            [v for v in gpured.variants(op)]
-                            if args.variants == "all" else args.variants.split(","))
+                variants = op_variants(op)
                 want = getattr(np, op)(a)
                 t_np = median_time(lambda: getattr(np, op)(a), max(3, args.reps // 4))
                 t_torch = peers.torch_time(op, a, args.reps)
@@ -179,12 +188,15 @@ def run(args):
                                      torch_ms=None if t_torch is None else t_torch * 1e3,
                                      cupy_ms=None if t_cupy is None else t_cupy * 1e3,
                                      ok=ok))
-                    print("  %-6s %-8s %-7s %-16s dev %9.3f ms %8.1f GB/s  e2e %9.3f ms"
-                          "  numpy %9.3f ms  %s" % (op, dt.name, fmt_size(nbytes),
-                                                    plan["variant"], t_dev * 1e3,
-                                                    nbytes / t_dev / 1e9, t_e2e * 1e3,
-                                                    t_np * 1e3, "ok" if ok else "WRONG"),
-                          flush=True)
+                    say("  %-6s %-8s %-7s %-16s dev %9.3f ms %8.1f GB/s  e2e %9.3f ms"
+                        "  numpy %9.3f ms  %s" % (op, dt.name, fmt_size(nbytes),
+                                                  plan["variant"], t_dev * 1e3,
+                                                  nbytes / t_dev / 1e9, t_e2e * 1e3,
+                                                  t_np * 1e3, "ok" if ok else "WRONG"))
+                    if bar is not None:
+                        bar.update(1)
+    if bar is not None:
+        bar.close()
     return dev, rows, copy_gbs
 
 
@@ -222,6 +234,8 @@ def main(argv=None):
     p.add_argument("--copy", default="1GiB" if gpu else "256MiB",
                    help="size for the copy-bandwidth reference ('' to skip)")
     p.add_argument("--no-peers", action="store_true", help="skip torch/CuPy")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bar (shown when tqdm is installed)")
     args = p.parse_args(argv)
     dev, rows, copy_gbs = run(args)
     print(table(dev, rows, copy_gbs))

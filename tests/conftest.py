@@ -24,6 +24,7 @@ Accuracy bounds used for floating-point sum / prod / mean (see ``check``):
 """
 
 import math
+import os
 import warnings
 import zlib
 
@@ -57,7 +58,96 @@ def dtype_id(dt):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "huge: tests on arrays with more than 2**31 elements (slow, ~2 GiB each)")
+        "markers", "huge: tests on arrays with more than 2**31 elements (slow, ~2 GiB "
+        "each); skipped unless selected: -m huge, or GPURED_TEST_HUGE=1")
+
+
+def _huge_selected(config):
+    return (os.environ.get("GPURED_TEST_HUGE", "") not in ("", "0")
+            or "huge" in (config.getoption("markexpr", "") or ""))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not _huge_selected(config):
+        skip = pytest.mark.skip(reason="huge (~2 GiB) test: run with -m huge or "
+                                       "GPURED_TEST_HUGE=1 (make test-huge)")
+        for item in items:
+            if "huge" in item.keywords:
+                item.add_marker(skip)
+    for item in items:
+        bug = _known_bug(item)
+        if bug is not None:
+            item.add_marker(pytest.mark.xfail(strict=False, raises=KnownBug,
+                                              reason=bug["reason"]))
+
+
+# --------------------------------------------------------------------------
+# known device bugs: expected failures, narrowly
+# --------------------------------------------------------------------------
+
+class KnownBug(AssertionError):
+    """A failure that is one of KNOWN_BUGS and nothing else."""
+
+
+def _intel_cpu(dev):
+    return dev["type"] == "CPU" and dev["platform"].startswith("Intel(R) OpenCL")
+
+
+# Each entry: the device it shows on, the test ids it breaks, the variant at
+# fault, and why.  A listed test that fails is retried with that variant left
+# out of gpured.variants(): only when every other variant then passes is the
+# failure reported as the expected one (XFAIL); any other failure fails.  A
+# test that passes (the bug fixed) is an XPASS, which does not fail the run.
+KNOWN_BUGS = [
+    dict(device=_intel_cpu, variant="subgroup",
+         tests=["test_variants.py::test_every_variant_matches_numpy[sum-%s]" % d
+                for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                          "uint32", "uint64", "float32")]
+         + ["test_variants.py::test_nan_propagates_in_every_variant"],
+         reason="Intel CPU runtime: the subgroup REDUCE variant gives wrong sums (and "
+                "min(NaN) = 0) -- the kernels bug in kernels/common.cl's sub-group "
+                "combine (issue 13's 'see the kernels issue'), fixed on another branch"),
+]
+
+
+def _known_bug(item):
+    name = "%s::%s" % (os.path.basename(str(item.fspath)), item.name)
+    try:
+        dev = gpured.get_device()
+    except Exception:  # pragma: no cover - the tests will say why
+        return None
+    for bug in KNOWN_BUGS:
+        if name in bug["tests"] and bug["device"](dev):
+            return bug
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    outcome = yield
+    bug = _known_bug(item)
+    if bug is None or outcome.excinfo is None:
+        return
+    err = outcome.excinfo[1]
+    if not isinstance(err, AssertionError) or repr(bug["variant"]) not in str(err):
+        return  # another failure: stands as it is
+    real = gpured.variants
+    reductions = set(OPS)
+
+    def without(op="sum", dtype="float32"):
+        names = real(op, dtype)
+        return [v for v in names if not (op in reductions and v == bug["variant"])]
+
+    gpured.variants = without
+    try:
+        item.runtest()  # every other variant must pass
+    except BaseException as again:
+        outcome.force_exception(again)
+        return
+    finally:
+        gpured.variants = real
+    outcome.force_exception(KnownBug("%s\n(every other variant passes)\n%s"
+                                     % (bug["reason"], err)))
 
 
 # --------------------------------------------------------------------------
