@@ -131,7 +131,8 @@ def _sweep_items():
 
                     def thunk(op=op, a=a, axis=axis, kw=kw, exp=exp):
                         return getattr(gpured, op)(a, axis=axis, **kw), exp
-                    items.append((desc, (op, a.shape, axis, variant, wg), thunk))
+                    items.append((desc, ((op, a.shape, axis, variant, wg),
+                                         (op, variant, sorted(extra.items()))), thunk))
 
     scan_inputs = [
         ("cumsum", _small(np.float32, (1000,), 7), None),
@@ -150,7 +151,8 @@ def _sweep_items():
 
                     def thunk(op=op, a=a, axis=axis, kw=kw, exp=exp):
                         return getattr(gpured, op)(a, axis=axis, **kw), exp
-                    items.append((desc, (op, a.shape, axis, variant, wg), thunk))
+                    items.append((desc, ((op, a.shape, axis, variant, wg),
+                                         (op, variant, sorted(extra.items()))), thunk))
 
     rng = np.random.default_rng(11)
     keys_u = rng.integers(0, 50, 1000).astype(np.int32)           # unsorted
@@ -172,8 +174,9 @@ def _sweep_items():
                     def thunk(func=func, k=k, v=v, nk=nk, kw=kw, exp=exp):
                         args = (k, v) if nk is None else (k, v, nk)
                         return getattr(gpured, func)(*args, **kw), exp
-                    items.append((desc, (func, k is keys_s, variant, wg), thunk))
-    return [(d, repr(g), t) for d, g, t in items]
+                    items.append((desc, ((func, k is keys_s, variant, wg),
+                                         (func, variant, sorted(extra.items()))), thunk))
+    return [(d, [repr(k) for k in g], t) for d, g, t in items]
 
 
 # Knob settings that make many pieces from one segment: reduce.c launched
@@ -196,9 +199,8 @@ def _bigparts_items():
 
     items.append(red("sum", np.float32, dict(variant="naive", wg_size=1)))
     items.append(red("argmax", np.float32, dict(variant="naive", wg_size=1)))
-    items.append(red("all", np.bool_, dict(variant="divergence_free", wg_size=1)))
-    items.append(red("max", np.int8, dict(variant="naive", wg_size=1), shape=(2, n), axis=1))
-    items.append(red("sum", np.int8, dict(variant="stride_local", wg_size=1, items=1)))
+    items.append(red("max", np.int8, dict(variant="divergence_free", wg_size=1), shape=(2, n),
+                     axis=1))
 
     def scan():
         a = np.ones(n, np.int32)
@@ -290,22 +292,23 @@ def _classify(thunk):
 
 
 def _grouped(items):
-    """(desc, group, thunk): items of the sweep carry a group (the kernel
-    they run: op, layout, variant, wg_size); the others are their own."""
-    return [it if len(it) == 3 else (it[0], it[0], it[1]) for it in items]
+    """(desc, keys, thunk): an item of the sweep carries two keys, its
+    kernel (op, layout, variant, wg_size) and its knob setting (op,
+    variant, items/groups); the other items only their own description."""
+    return [it if len(it) == 3 else (it[0], [it[0]], it[1]) for it in items]
 
 
 def run_items(name, start, skip_groups=()):
-    """Run SETS[name] from item ``start``; items whose group is in
-    ``skip_groups`` (one of them hung or crashed) are reported as
-    "skipped" without running."""
+    """Run SETS[name] from item ``start``; items with a key in
+    ``skip_groups`` (an item with that key hung or crashed) are reported
+    as "skipped" without running."""
     import gpured  # noqa: F401 - import before the first START
     items = _grouped(SETS[name]())
     _say("COUNT", len(items))
     for i in range(start, len(items)):
         desc, group, thunk = items[i]
-        if group in skip_groups:
-            _say("END", i, json.dumps({"status": "skipped", "group": group}))
+        if any(k in skip_groups for k in group):
+            _say("END", i, json.dumps({"status": "skipped"}))
             continue
         _say("START", i, desc)
         _say("GROUP", i, json.dumps(group))

@@ -60,14 +60,21 @@ WITH_INITIAL = ["sum", "prod", "min", "max"]
 # ==========================================================================
 
 def _np_cum_extreme(ufunc, a, axis=None, dtype=None, out=None):
-    """gpured.cummin / cummax as NumPy writes them: ufunc.accumulate of the
-    flattened array for axis=None; the axis is checked as np.cumsum checks
-    it (a tuple, a bool or a float is a TypeError)."""
-    np.cumsum(np.zeros(np.shape(a), np.int8), axis=axis)  # raises as NumPy
+    """gpured.cummin / cummax as NumPy writes them: ufunc.accumulate, of the
+    flattened array for axis=None; axis, dtype, out and 0-d inputs as
+    np.cumsum takes them (a tuple, bool or float axis is a TypeError,
+    dtype='>f8' is float64, out=(array,) a TypeError, a 0-d array is
+    scanned as one element)."""
+    probe_out = out.copy() if isinstance(out, np.ndarray) else out
+    np.cumsum(np.zeros(np.shape(a), np.asarray(a).dtype), axis=axis, dtype=dtype, out=probe_out)
+    if np.ndim(a) == 0:
+        a = np.reshape(a, 1)
     if axis is None:
         a = a.ravel() if isinstance(a, np.ndarray) else np.ravel(a)
         axis = -1
-    kw = {} if dtype is None else {"dtype": dtype}
+    elif np.ndim(a) == 1:
+        axis = 0
+    kw = {} if dtype is None else {"dtype": _native(dtype)}
     if out is not None:
         kw["out"] = out
     return ufunc.accumulate(a, axis=axis, **kw)
@@ -79,6 +86,19 @@ def np_ref(op, a, **kw):
     if op == "cummax":
         return _np_cum_extreme(np.maximum, a, **kw)
     return getattr(np, op)(a, **kw)
+
+
+_PUBLIC_NP_EXC = {v for v in vars(np.exceptions).values() if isinstance(v, type)}
+
+
+def public_type(exc_type):
+    """The exception type a user can name: NumPy's private subclasses
+    (UFuncTypeError, _UFuncNoLoopError, ...) count as their public base
+    (TypeError); np.exceptions' classes (AxisError, ...) stay."""
+    for c in exc_type.__mro__:
+        if c.__module__ == "builtins" or c in _PUBLIC_NP_EXC:
+            return c
+    return exc_type
 
 
 def _quiet(fn, *args, **kw):
@@ -246,7 +266,7 @@ def run_case(op, make, mode, alt=(), gp_op=None, ref=None):
     try:
         got = _quiet(fn, ga, **gkw)
     except Exception as e:  # noqa: BLE001
-        ok_types = ((type(exp_exc),) if exp_exc is not None else ()) + tuple(alt)
+        ok_types = ((public_type(type(exp_exc)),) if exp_exc is not None else ()) + tuple(alt)
         if not isinstance(e, ok_types):
             numpy_says = (f"NumPy raises {type(exp_exc).__name__}: {exp_exc}" if exp_exc
                           is not None else f"NumPy answers {_short(exp)}")
@@ -265,7 +285,8 @@ def run_case(op, make, mode, alt=(), gp_op=None, ref=None):
         assert_same(gout, np_out, what + " (out)", device=isinstance(gout, gpured.Array))
     else:
         assert_same(got, exp, what, device=device)
-    if gout is not ga:
+    if not (isinstance(ga, np.ndarray) and isinstance(gout, np.ndarray)
+            and np.shares_memory(ga, gout)) and gout is not ga:
         assert same_snap(ga, before_a), f"{what}: modified its input"
 
 
@@ -598,11 +619,16 @@ INITIAL_VALUES = [
 INITIAL_INPUTS = [((2, 3), None), ((2, 3), 0), ((0, 3), 0), ((0,), None)]
 
 
-def _initial_data(dtype, shape):
-    base = np.array([[1, 2, 3], [3, 1, 2]])
-    if shape == (2, 3):
-        return base.astype(dtype)
-    return np.zeros(shape, dtype)
+def _initial_data(op, dtype, shape):
+    """Small integers; for prod +-1 (unsigned and bool: 1), so that the
+    product with any initial is exact in any order (NumPy multiplies the
+    initial in first, gpured last)."""
+    if shape != (2, 3):
+        return np.zeros(shape, dtype)
+    if op == "prod":
+        signed = np.dtype(dtype).kind in "if"
+        return np.array([[1, -1, 1], [1, 1, -1]] if signed else [[1, 1, 1], [1, 1, 1]]).astype(dtype)
+    return np.array([[1, 2, 3], [3, 1, 2]]).astype(dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -617,7 +643,7 @@ def test_initial_grid(op, dtype):
             kw = {"initial": init} if axis is None else {"axis": axis, "initial": init}
 
             def make(shape=shape, kw=kw):
-                return _initial_data(dtype, shape), dict(kw)
+                return _initial_data(op, dtype, shape), dict(kw)
             for mode in ("np", "dev"):
                 n += 1
                 try:
@@ -750,6 +776,10 @@ def _m23():
     return np.array([[1.0, -2.0, 3.0], [4.0, 0.5, -6.0]])
 
 
+def _scan_0d_out_ref(a, **kw):
+    raise ValueError("provided out is the wrong size for the accumulation.")
+
+
 OUTARG_TABLE = []
 for _op in OPS:
     _rshape = (6,) if _op in SCANS else (3,)
@@ -777,6 +807,10 @@ for _op in OPS:
         (f"{_op}-out=None", _op, lambda _ax=_ax: (_m23(), {**_ax, "out": None})),
     ]
     if _op in SCANS:
+        # np.cumsum / ufunc.accumulate with a 0-d out crash NumPy 2.4 (SIGSEGV):
+        # no live answer; every other wrong shape is NumPy's ValueError
+        OUTARG_TABLE = [c + (_scan_0d_out_ref,) if c[0] == f"{_op}-out-wrong-shape-0d" else c
+                        for c in OUTARG_TABLE]
         OUTARG_TABLE += [
             (f"{_op}-out-2d-for-flat", _op, lambda: (_m23(), {"out": np.zeros((2, 3))})),
             (f"{_op}-axis1-out-is-input", _op, lambda: ((lambda a: (a, {"axis": 1, "out": a}))(_m23()))),
@@ -797,8 +831,8 @@ for _op in OPS:
 def test_out_argument(case, mode):
     """out not an array (TypeError), read-only (ValueError), of the wrong
     shape (ValueError); strided, byte-swapped, aliased outs answer."""
-    cid, op, make = case
-    run_case(op, make, mode)
+    cid, op, make = case[:3]
+    run_case(op, make, mode, ref=case[3] if len(case) > 3 else None)
 
 
 # ---- exclusive= (no NumPy argument: a bool, as NumPy's strict flags) ------
@@ -996,13 +1030,13 @@ KEYS_TABLE = [
     ("keys-2d", lambda: (np.array([[0, 1], [1, 2]]), np.array([[1.0, 2.0], [3.0, 4.0]]), {})),
     ("values-2d", lambda: (np.array([0, 1, 1, 2]), np.ones((4, 1)), {})),
     ("length-mismatch", lambda: (np.array([0, 1, 1]), np.ones(4), {})),
-    ("negative-key", lambda: (*_bk(keys=(0, -1, 1, 2)), {})),
+    ("negative-key", lambda: (*_bk(keys=(0, -1, 1, 2)), {"num_keys": None})),
     ("values-complex", lambda: (*_bk(vd=np.complex128), {})),
     ("keys-None", lambda: (None, np.ones(4), {})),
 ]
 
 
-def _bincount(keys, values, num_keys=None):
+def _bincount(keys, values, num_keys=None):  # noqa: D103 - np.bincount's checks
     kw = {} if num_keys is None else {"minlength": num_keys}
     return np.bincount(keys, values, **kw)
 
@@ -1011,7 +1045,8 @@ def _keys_params():
     ps = []
     for cid, make in KEYS_TABLE:
         for func in ("sum_by_key", "reduce_by_key", "scan_by_key"):
-            if func == "sum_by_key" or not make()[2]:  # num_keys is sum_by_key's
+            # num_keys (and keys as bin indices: negative keys) are sum_by_key's
+            if func == "sum_by_key" or not make()[2]:
                 ps.append(pytest.param((cid, make), func, id=f"{func}-{cid}"))
     return ps
 
@@ -1031,8 +1066,8 @@ def test_keys_mistakes(case, func):
         exc = type(e)
     keys, values, kw = make()
     before = [snap(keys), snap(values)]
-    args = (keys, values) if "num_keys" not in kw else (keys, values, kw["num_keys"])
-    with pytest.raises(exc):
+    args = (keys, values) if kw.get("num_keys") is None else (keys, values, kw["num_keys"])
+    with pytest.raises(public_type(exc)):
         _quiet(getattr(gpured, func), *args)
     assert same_snap(keys, before[0]) and same_snap(values, before[1])
 
@@ -1058,7 +1093,7 @@ def _knob_params():
             ps.append(pytest.param(fn, "spins", -1, ValueError, id=f"{fn}-spins=-1"))
         for k, v in bad_type:
             ps.append(pytest.param(fn, k, v, TypeError, id=f"{fn}-{k}={v!r}"))
-        ps.append(pytest.param(fn, "variant", "no-such-variant", gpured.VariantUnavailable,
+        ps.append(pytest.param(fn, "variant", "no-such-variant", ValueError,
                                id=f"{fn}-variant=unknown"))
     for fn in ("sum_by_key", "reduce_by_key", "scan_by_key"):
         for k, v in [("wg_size", 0), ("wg_size", 3), ("wg_size", 2 * maxwg),
@@ -1080,8 +1115,10 @@ def test_knob_mistakes(fn, knob, value, exc):
     before = [a.copy() for a in args]
     with pytest.raises(exc) as info:
         getattr(gpured, fn)(*args, **{knob: value})
-    if exc is ValueError and knob != "variant":
-        assert knob in str(info.value), f"{fn}({knob}={value!r}): message {info.value} names no knob"
+    if exc is ValueError:
+        named = value if knob == "variant" else knob
+        assert named in str(info.value), \
+            f"{fn}({knob}={value!r}): the message {str(info.value)!r} does not name {named!r}"
     for a, b in zip(args, before):
         assert np.array_equal(a, b)
 
@@ -1141,8 +1178,9 @@ class _Lines:
 def run_item_set(name, per_item_timeout, max_restarts, total_timeout):
     """Run tests/_edge_procs.py's item set ``name``; a hang or a crash is
     recorded against the item being run, and a fresh child goes on from the
-    next one, skipping the other items of its group (the same kernel: they
-    are reported as "skipped").  Returns (results {index: dict}, descs
+    next one, skipping the items that share a key with it (the same kernel,
+    or the same knob setting of the same variant: reported as "skipped",
+    so that one fault costs one deadline).  Returns (results {index: dict}, descs
     {index: str}, notes, the number of items)."""
     results, descs, notes = {}, {}, []
     start, restarts, t_end = 0, 0, time.monotonic() + total_timeout
@@ -1200,8 +1238,7 @@ def run_item_set(name, per_item_timeout, max_restarts, total_timeout):
             notes.append("stopped after %d hangs/crashes; items from %d on not run"
                          % (max_restarts, current + 1))
             return results, descs, notes, count
-        if current in groups:
-            skip.append(groups[current])
+        skip.extend(groups.get(current, []))
         start = current + 1
 
 
@@ -1212,7 +1249,7 @@ def test_knob_sweep_terminates():
     ilp/vw/spins extremes).  Rejections (ValueError, TypeError,
     VariantUnavailable) are fine; hangs, crashes, other errors and wrong
     answers are not."""
-    results, descs, notes, count = run_item_set("sweep", per_item_timeout=20, max_restarts=8,
+    results, descs, notes, count = run_item_set("sweep", per_item_timeout=15, max_restarts=12,
                                                 total_timeout=400)
     bad = [f"{descs.get(i, i)}: {r['status']} {r.get('detail', '')}"
            for i, r in sorted(results.items()) if r["status"] not in ("ok", "rejected", "skipped")]
@@ -1225,16 +1262,16 @@ def test_knob_sweep_terminates():
                                    f"({n_ok} ok):\n  " + "\n  ".join(bad[:40] + notes))
 
 
-BIGPARTS = ["sum-naive-wg1", "argmax-naive-wg1", "all-divergence_free-wg1",
-            "max-rows-naive-wg1", "sum-int8-stride_local-wg1-items1", "cumsum-naive-wg1-items1"]
+BIGPARTS = ["sum-naive-wg1", "argmax-naive-wg1", "max-rows-divergence_free-wg1",
+            "cumsum-naive-wg1-items1"]
 
 
 def test_many_parts_terminate():
     """Knobs that cut one segment into more than 2^24 pieces (reduce.c:
     batch = 2^24 / parts was 0, an endless loop holding the global lock):
     each finishes with NumPy's answer, or is rejected by the validator."""
-    results, descs, notes, count = run_item_set("bigparts", per_item_timeout=40, max_restarts=len(BIGPARTS),
-                                         total_timeout=280)
+    results, descs, notes, count = run_item_set("bigparts", per_item_timeout=30,
+                                                max_restarts=len(BIGPARTS), total_timeout=200)
     bad = [f"{descs.get(i, i)}: {r['status']} {r.get('detail', '')} ({r.get('seconds', '?')} s)"
            for i, r in sorted(results.items()) if r["status"] not in ("ok", "rejected")]
     assert len(results) == count == len(BIGPARTS) and not bad and not notes, \
