@@ -101,9 +101,10 @@ def _small(dtype, shape, seed, lo=0, hi=8):
     return rng.integers(lo, hi, size=shape).astype(dtype)
 
 
-def _sweep_items():
-    """(desc, thunk) for every knob combination of the sweep.  A thunk
-    returns (status, detail)."""
+def _sweep_items(family=None):
+    """(desc, keys, thunk) for every knob combination of the sweep (or of
+    one family: "reduce", "scan", "bykey").  A thunk returns (gpured's
+    answer, NumPy's)."""
     import gpured
     dev = gpured.get_device()
     maxwg = int(dev["max_work_group_size"])
@@ -119,7 +120,7 @@ def _sweep_items():
         ("sum", _small(np.float32, (300, 6), 3), 0),
     ]
     extras = [{}, {"items": 1}, {"items": 1 << 16}, {"groups": 1}, {"groups": 65535}]
-    for op, a, axis in red_inputs:
+    for op, a, axis in red_inputs if family in (None, "reduce") else ():
         exp = getattr(np, op)(a, axis=axis)
         for variant in gpured.variants(op, a.dtype.name):
             for wg in wgs:
@@ -139,7 +140,7 @@ def _sweep_items():
         ("cumsum", _small(np.float32, (6, 300), 8), 1),
         ("cumsum", _small(np.float32, (300, 6), 9), 0),
     ]
-    for op, a, axis in scan_inputs:
+    for op, a, axis in scan_inputs if family in (None, "scan") else ():
         exp = _ref_scan(op, a, axis, False)
         for variant in gpured.variants(op, a.dtype.name):
             for wg in wgs:
@@ -161,7 +162,7 @@ def _sweep_items():
     bk_inputs = [("sum_by_key", keys_u, vals, 50), ("sum_by_key", keys_s, vals, 40),
                  ("reduce_by_key", keys_s, vals, None),
                  ("scan_by_key", keys_s, vals, None)]
-    for func, k, v, nk in bk_inputs:
+    for func, k, v, nk in bk_inputs if family in (None, "bykey") else ():
         exp = _ref_bykey(func, k, v, nk)
         for variant in gpured.variants_by_key(func, k.dtype.name, v.dtype.name):
             for wg in wgs:
@@ -270,7 +271,9 @@ def _alloc_items():
     return items
 
 
-SETS = {"sweep": _sweep_items, "bigparts": _bigparts_items, "alloc": _alloc_items}
+SETS = {"sweep": _sweep_items, "sweep_reduce": lambda: _sweep_items("reduce"),
+        "sweep_scan": lambda: _sweep_items("scan"), "sweep_bykey": lambda: _sweep_items("bykey"),
+        "bigparts": _bigparts_items, "alloc": _alloc_items}
 
 
 def _classify(thunk):
