@@ -16,6 +16,10 @@ what=${1:-all}
 mkdir -p /tmp/icd && cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null
 echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=${PYTHONPATH:-.}
+# The machine sets OCL_ICD_FILENAMES (PoCL and NVIDIA); pytest-xdist's
+# workers saw only libpocl there, and ocl-icd then ignores the vendors
+# folder: every worker ran on PoCL.  The folder above lists both.
+unset OCL_ICD_FILENAMES
 export PYTHONUNBUFFERED=1
 export GPURED_CACHE_DIR=${GPURED_CACHE_DIR:-/tmp/gpured-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -33,8 +37,11 @@ for d in gpured.devices():
 PY
 export GPURED_DEVICE=${GPURED_DEVICE:-nvidia}
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  timeout ${TESTS_TIMEOUT:-540} python3 -m pytest -q tests -p no:cacheprovider \
-    -x -k "${TESTS_K:-not two_devices}" 2>&1 | tee "$OUT/pytest.txt" | tail -25
+  # pytest-xdist (carried in .whl/ too) spreads the suite over the host's
+  # cores: kernel builds dominate, and one GPU serves every worker
+  par=""; python3 -c "import xdist" 2>/dev/null && par="-n ${TESTS_N:-8}"
+  timeout ${TESTS_TIMEOUT:-540} python3 -m pytest -q ${TESTS_PATHS:-tests} -p no:cacheprovider \
+    $par -rfE -k "${TESTS_K:-not two_devices and not notebook}" 2>&1 | tee "$OUT/pytest.txt" | tail -40
 fi
 if [ "$what" = peers ] || [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quick ]; then
   q=""; [ "$what" = quick ] && q=--quick
@@ -53,4 +60,7 @@ if [ "$what" = exp ]; then
   shift
   timeout ${EXP_TIMEOUT:-300} python3 "$@" 2>&1 | tee "$OUT/exp.txt" | tail -60
 fi
-if [ -f "$OUT/pytest.txt" ]; then tail -1 "$OUT/pytest.txt"; fi
+if [ -f "$OUT/pytest.txt" ]; then
+  grep -q "matches no OpenCL device" "$OUT/pytest.txt" && echo "WARNING: some tests did not run on $GPURED_DEVICE"
+  tail -1 "$OUT/pytest.txt"
+fi

@@ -103,8 +103,29 @@ static int no_value(PyObject *o)
     return o == NULL || o == np_novalue;
 }
 
-/* NumPy's flag arguments (keepdims): an integer, a bool or np.bool_;
- * anything else is a TypeError. */
+/* keepdims as NumPy's ufunc reductions take it: a Python bool or anything
+ * with __index__ (np.True_, floats, None, strings: TypeError). */
+static int index_flag(PyObject *o, int *v)
+{
+    if (o == NULL) {
+        *v = 0;
+        return 0;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (i == NULL) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "'%s' object cannot be interpreted as an integer",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *v = PyObject_IsTrue(i);
+    Py_DECREF(i);
+    return *v < 0 ? -1 : 0;
+}
+
+/* Boolean flags of gpured's own (exclusive, deterministic, sorted): a
+ * bool, np.bool_ or an integer; anything else is a TypeError. */
 static int flag_of(PyObject *o, const char *what, int *v)
 {
     if (o == NULL || o == Py_None) {
@@ -131,9 +152,25 @@ static int flag_of(PyObject *o, const char *what, int *v)
 /* One axis as NumPy takes it: an integer (not a bool), normalised.  A
  * 0-d array takes a bare 0 or -1 (NumPy's ufunc reductions do), never a
  * tuple of them (in_tuple). */
+static int bools_are_axes = 0; /* mean, where NumPy's _mean takes True as 1 */
+static int mean_bool_axes = 0; /* whether the installed NumPy's mean does */
+static int mean_call = 0;      /* axes of a mean being read */
+
 static int axis_one_ex(PyObject *o, int ndim, int in_tuple, int *ax)
 {
-    if (PyBool_Check(o) || PyArray_IsScalar(o, Bool)) {
+    if (!bools_are_axes && (PyBool_Check(o) || PyArray_IsScalar(o, Bool))) {
+        /* NumPy's mean: the reduction's bounds check first (True is 1),
+         * then its item count's "an integer is required" */
+        const int b = PyObject_IsTrue(o);
+        const int n = ndim > 0 || in_tuple ? ndim : 1;
+        if (mean_call && b >= n) {
+            PyObject *e = PyObject_CallFunction(np_axis_error, "ii", b, ndim);
+            if (e != NULL) {
+                PyErr_SetObject(np_axis_error, e);
+                Py_DECREF(e);
+            }
+            return -1;
+        }
         PyErr_SetString(PyExc_TypeError, "an integer is required");
         return -1;
     }
@@ -212,8 +249,9 @@ static gr_dtype sum_dtype(gr_dtype t)
     }
 }
 
-/* dtype= as gr_dtype (None -> -2). */
-static int dtype_arg(PyObject *o, int *t)
+/* dtype= as gr_dtype (None -> -2).  strict: the ufunc reductions' rule,
+ * a dtype with a byte order is refused (NumPy's TypeError). */
+static int dtype_arg_ex(PyObject *o, int strict, int *t)
 {
     PyArray_Descr *d = NULL;
     if (is_none(o)) {
@@ -223,9 +261,73 @@ static int dtype_arg(PyObject *o, int *t)
     if (!PyArray_DescrConverter(o, &d)) {
         return -1;
     }
+    if (strict && !PyArray_ISNBO(d->byteorder)) {
+        Py_DECREF(d);
+        PyErr_SetString(PyExc_TypeError,
+                        "The `dtype` and `signature` arguments to ufuncs only "
+                        "select the general DType and not details such as the "
+                        "byte order or time unit. You can avoid this error by "
+                        "using the scalar types `np.float64` or the dtype "
+                        "string notation.");
+        return -1;
+    }
     *t = gr_dtype_of(d, "result");
     Py_DECREF(d);
     return *t < 0 ? -1 : 0;
+}
+
+static int dtype_arg(PyObject *o, int *t)
+{
+    return dtype_arg_ex(o, 0, t);
+}
+
+/* NumPy computes a reduction or an accumulation in out's dtype when the
+ * input casts to it "same kind" (max(int16, out=int8) compares int8s) and
+ * in its own result dtype otherwise (sum(float, out=int64) sums floats,
+ * then casts).  *rt is replaced by out's dtype in the first case. */
+static int out_dtype_rule(PyObject *out, gr_dtype in_t, gr_dtype *rt)
+{
+    gr_array *oa = gr_array_of(out);
+    PyArray_Descr *od = oa ? oa->descr : PyArray_DESCR((PyArrayObject *)out);
+    PyArray_Descr *id = gr_descr_of(in_t);
+    if (id == NULL) {
+        return -1;
+    }
+    const int same = PyArray_CanCastTypeTo(id, od, NPY_SAME_KIND_CASTING);
+    Py_DECREF(id);
+    if (same) {
+        const int t = gr_dtype_of(od, "out");
+        if (t < 0) {
+            return -1;
+        }
+        *rt = (gr_dtype)t;
+    }
+    return 0;
+}
+
+/* NumPy accumulates in the promotion of its result dtype and out's
+ * (cummax(int16, out=int8) compares int16s, then casts; cumsum(float64,
+ * out=float32) adds float64s; cummax(uint64, out=int64) float64s). */
+static int scan_out_dtype_rule(PyObject *out, gr_dtype *rt)
+{
+    gr_array *oa = gr_array_of(out);
+    PyArray_Descr *od = oa ? oa->descr : PyArray_DESCR((PyArrayObject *)out);
+    if (gr_dtype_of(od, "out") < 0) {
+        return -1; /* (float16, ...: gpured keeps none of them) */
+    }
+    PyArray_Descr *rd = gr_descr_of(*rt);
+    PyArray_Descr *pd = rd ? PyArray_PromoteTypes(rd, od) : NULL;
+    Py_XDECREF(rd);
+    if (pd == NULL) {
+        return -1;
+    }
+    const int t = gr_dtype_of(pd, "out");
+    Py_DECREF(pd);
+    if (t < 0) {
+        return -1;
+    }
+    *rt = (gr_dtype)t;
+    return 0;
 }
 
 static int fp64_check(const gr_device *d, gr_dtype t)
@@ -329,14 +431,25 @@ static int knob_int(PyObject *v, const char *name, long long lo,
         PyErr_Format(PyExc_TypeError, "%s must be an integer", name);
         return -1;
     }
-    long long x = PyLong_AsLongLong(i);
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(i, &overflow);
     Py_DECREF(i);
     if (x == -1 && PyErr_Occurred()) {
         return -1;
     }
-    if (x < lo || x > hi) {
+    if (overflow != 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be in [%lld, %lld] (got %R)",
+                     name, lo, hi, v);
+        return -1;
+    }
+    if (x < lo) {
         PyErr_Format(PyExc_ValueError, "%s must be at least %lld (got %lld)",
                      name, lo, x);
+        return -1;
+    }
+    if (x > hi) {
+        PyErr_Format(PyExc_ValueError, "%s must be at most %lld (got %lld)",
+                     name, hi, x);
         return -1;
     }
     *out = x;
@@ -787,10 +900,43 @@ static int run_request(gr_request *req, gr_result *res)
 
 /* ------------------------------------------------------- plan dicts */
 
+/* What explain() says of a call the host path answers. */
+static PyObject *host_plan_dict(const gr_device *d, const gr_result *r)
+{
+    return Py_BuildValue("{s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:s}",
+                         "placement", "host", "placement_why", r->place_why,
+                         "variant", "host", "kernel",
+                         "host.c (no OpenCL)", "passes", 0, "why",
+                         r->place_why, "segments", (Py_ssize_t)r->lay.M,
+                         "segment_length", (Py_ssize_t)r->lay.L,
+                         "device", "host");
+}
+
+static PyObject *add_placement(PyObject *dict, const gr_result *r)
+{
+    if (dict != NULL) {
+        PyObject *p = PyUnicode_FromString("device");
+        PyObject *w = PyUnicode_FromString(r->place_why[0] ? r->place_why
+                                           : "the device: a device operand, a "
+                                             "device or knob given, or "
+                                             "placement('current')");
+        if (p == NULL || w == NULL || PyDict_SetItemString(dict, "placement", p) ||
+            PyDict_SetItemString(dict, "placement_why", w)) {
+            Py_CLEAR(dict);
+        }
+        Py_XDECREF(p);
+        Py_XDECREF(w);
+    }
+    return dict;
+}
+
 static PyObject *reduce_plan_dict(const gr_device *d, const gr_result *r)
 {
     const gr_plan *p = &r->plan.reduce;
-    return Py_BuildValue(
+    if (r->where == 1) {
+        return host_plan_dict(d, r);
+    }
+    return add_placement(Py_BuildValue(
         "{s:s, s:s, s:i, s:i, s:i, s:O, s:n, s:n, s:i, s:i, s:s, s:s, s:s, "
         "s:O, s:n, s:n, s:n, s:n, s:O, s:O}",
         "variant", p->variant, "kernel",
@@ -805,7 +951,7 @@ static PyObject *reduce_plan_dict(const gr_device *d, const gr_result *r)
         (Py_ssize_t)r->lay.seg_stride, "elem_stride",
         (Py_ssize_t)r->lay.elem_stride, "tuned",
         p->tuned ? Py_True : Py_False, "copied",
-        r->copied ? Py_True : Py_False);
+        r->copied ? Py_True : Py_False), r);
 }
 
 static PyObject *scan_plan_dict(const gr_device *d, const gr_scan_plan *p,
@@ -972,6 +1118,13 @@ static gr_device *request_begin(const fdef *f, PyObject *a, PyObject *out,
     req->fam = f->fam;
     req->kn = k->kn;
     req->mode = (gr_mode)mode;
+    /* Placement may answer on the host (policy.c decides): not when the
+     * user pinned a device, a variant or a knob, nor when timing. */
+    req->host_ok = gr_placement_auto() && k->device < 0 && mode != 2 &&
+                   (k->kn.variant == NULL ||
+                    strcmp(k->kn.variant, "auto") == 0) &&
+                   !k->kn.wg_size && !k->kn.groups && !k->kn.items &&
+                   !k->kn.ilp && !k->kn.vw && k->kn.spins < 0;
     return gr_device_get(dev);
 }
 
@@ -1010,8 +1163,16 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     memset(&req, 0, sizeof req);
     memset(&res, 0, sizeof res);
     if (knobs_of(kw, "variant wg_size groups items ilp vw device", f->name,
-                 &k) != 0 ||
-        flag_of(keepdims_o, "keepdims", &keepdims) != 0) {
+                 &k) != 0) {
+        return NULL;
+    }
+    if (is_arg) {
+        /* NumPy's argmin/argmax take keepdims by its truth value */
+        keepdims = keepdims_o ? PyObject_IsTrue(keepdims_o) : 0;
+        if (keepdims < 0) {
+            return NULL;
+        }
+    } else if (index_flag(keepdims_o, &keepdims) != 0) {
         return NULL;
     }
     /* NumPy subclasses (masked arrays, matrices, ...) answer through
@@ -1047,7 +1208,13 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     const int nd = req.in.nd;
     /* mean checks axes against a 0-d array's 0 dimensions (NumPy's
      * _mean), the ufunc reductions and argmin/argmax take 0 / -1 */
-    if (axes_of(axis, nd, !is_arg, f->func == GR_F_MEAN, &req.axes) != 0) {
+    bools_are_axes = f->func == GR_F_MEAN && mean_bool_axes;
+    mean_call = f->func == GR_F_MEAN;
+    const int arc = axes_of(axis, nd, !is_arg, f->func == GR_F_MEAN,
+                            &req.axes);
+    bools_are_axes = 0;
+    mean_call = 0;
+    if (arc != 0) {
         goto done;
     }
     if (is_arg && is_none(axis)) {
@@ -1056,7 +1223,7 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     req.ordered = is_arg;
     /* result dtype (NumPy's) and what is computed before the epilogue */
     if (f->func == GR_F_SUM || f->func == GR_F_PROD || f->func == GR_F_MEAN) {
-        if (dtype_arg(dtype, &rt_i) != 0) {
+        if (dtype_arg_ex(dtype, 1, &rt_i) != 0) {
             goto done;
         }
     } else if (!is_none(dtype)) {
@@ -1082,8 +1249,33 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     default:
         rt = req.in.t;
     }
+    if (!is_none(out) && rt_i < 0 &&
+        (f->func == GR_F_SUM || f->func == GR_F_PROD || f->func == GR_F_MIN ||
+         f->func == GR_F_MAX) &&
+        (gr_array_of(out) != NULL || PyArray_Check(out)) &&
+        out_dtype_rule(out, req.in.t, &rt) != 0) {
+        goto done;
+    }
     if (fp64_check(d, rt) != 0 || fp64_check(d, req.in.t) != 0) {
         goto done;
+    }
+    if ((f->func == GR_F_MIN || f->func == GR_F_MAX) && rt != req.in.t &&
+        keep != NULL) {
+        /* min/max compare in the result dtype: a host input is cast
+         * first (NumPy's unsafe cast); device inputs are cast in
+         * dispatch's copy */
+        PyArray_Descr *rd = gr_descr_of(rt);
+        PyObject *c = rd ? PyArray_CastToType((PyArrayObject *)keep, rd, 0)
+                         : NULL;
+        if (c == NULL) {
+            goto done;
+        }
+        Py_SETREF(keep, c);
+        req.in.host = PyArray_DATA((PyArrayObject *)c);
+        req.in.t = rt;
+        for (int i = 0; i < req.in.nd; ++i) {
+            req.in.strides[i] = PyArray_STRIDE((PyArrayObject *)c, i);
+        }
     }
     req.rt = rt;
     req.st = rt;
@@ -1136,13 +1328,59 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
                          "argument 'initial'", f->name);
             goto done;
         }
-        PyArray_Descr *rd = gr_descr_of(rt);
-        init_arr = rd ? PyArray_FromAny(initial, rd, 0, 0, 0, NULL) : NULL;
+        /* initial goes into the result dtype exactly as NumPy puts it
+         * there (Python ints through range checks, NumPy scalars and 0-d
+         * arrays by NumPy's own rules, which differ by kind): NumPy
+         * converts it, reducing an empty array of the result dtype with
+         * this initial; larger arrays refused */
+        if (PyArray_Check(initial) &&
+            PyArray_NDIM((PyArrayObject *)initial) > 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "setting an array element with a sequence.");
+            goto done;
+        }
+        {
+            static const char *const uf_names[] = {
+                [GR_F_SUM] = "add", [GR_F_PROD] = "multiply",
+                [GR_F_MIN] = "minimum", [GR_F_MAX] = "maximum"};
+            PyArray_Descr *rd = gr_descr_of(rt);
+            PyObject *np_mod = rd ? PyImport_ImportModule("numpy") : NULL;
+            PyObject *uf = np_mod ? PyObject_GetAttrString(np_mod, uf_names[f->func])
+                                  : NULL;
+            npy_intp zero = 0;
+            PyObject *empty = NULL, *args = NULL, *kw0 = NULL, *res = NULL;
+            if (uf != NULL) {
+                Py_INCREF(rd);
+                empty = PyArray_Empty(1, &zero, rd, 0);
+            }
+            PyObject *red = empty ? PyObject_GetAttrString(uf, "reduce") : NULL;
+            if (red != NULL) {
+                args = PyTuple_Pack(1, empty);
+                kw0 = Py_BuildValue("{s:O,s:O}", "dtype", (PyObject *)rd,
+                                    "initial", initial);
+            }
+            if (args && kw0) {
+                res = PyObject_Call(red, args, kw0);
+            }
+            if (res != NULL) {
+                Py_INCREF(rd);
+                init_arr = PyArray_FromAny(res, rd, 0, 0, 0, NULL);
+            }
+            Py_XDECREF(res);
+            Py_XDECREF(kw0);
+            Py_XDECREF(args);
+            Py_XDECREF(red);
+            Py_XDECREF(empty);
+            Py_XDECREF(uf);
+            Py_XDECREF(np_mod);
+            Py_XDECREF(rd);
+        }
         if (init_arr == NULL) {
             goto done;
         }
         if (PyArray_NDIM((PyArrayObject *)init_arr) != 0) {
-            PyErr_SetString(PyExc_ValueError, "initial must be a scalar");
+            PyErr_SetString(PyExc_ValueError,
+                            "setting an array element with a sequence.");
             goto done;
         }
         req.has_initial = 1;
@@ -1279,9 +1517,16 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
                 goto done;
             }
             if (mean_via_numpy) {
-                PyObject *r = PyObject_CallFunction(np_true_divide, "OnO",
-                                                    out, (Py_ssize_t)count,
-                                                    out);
+                PyObject *args = Py_BuildValue("(On)", out,
+                                               (Py_ssize_t)count);
+                PyObject *kwd = Py_BuildValue("{s:O, s:s, s:O}", "out", out,
+                                              "casting", "unsafe", "subok",
+                                              Py_False);
+                PyObject *r = (args && kwd)
+                                  ? PyObject_Call(np_true_divide, args, kwd)
+                                  : NULL;
+                Py_XDECREF(args);
+                Py_XDECREF(kwd);
                 if (r == NULL) {
                     goto done;
                 }
@@ -1428,16 +1673,35 @@ static PyObject *scan_impl(const fdef *f, PyObject *a, PyObject *axis,
         return NULL;
     }
     if (PyArray_Check(a) && !PyArray_CheckExact(a) && mode == 0 &&
-        !exclusive && (f->func == GR_F_CUMSUM || f->func == GR_F_CUMPROD)) {
-        /* subclasses: NumPy's own answer (it defers to their methods) */
-        PyObject *args = PyTuple_Pack(1, a);
-        PyObject *kwd = Py_BuildValue("{s:O, s:O, s:O}", "axis",
-                                      axis ? axis : Py_None, "dtype",
-                                      dtype ? dtype : Py_None, "out",
-                                      out ? out : Py_None);
+        !exclusive) {
+        /* subclasses: NumPy's own answer (it defers to their methods);
+         * cummin/cummax are np.minimum/maximum.accumulate of the
+         * flattened array (axis None) or along the axis */
+        const int cum = f->func == GR_F_CUMSUM || f->func == GR_F_CUMPROD;
+        PyObject *src = (!cum && is_none(axis))
+                            ? PyObject_CallMethod(a, "ravel", NULL)
+                            : Py_NewRef(a);
+        PyObject *args = src ? PyTuple_Pack(1, src) : NULL;
+        PyObject *kwd = Py_BuildValue(
+            "{s:N, s:O, s:O}", "axis",
+            !cum && is_none(axis) ? PyLong_FromLong(-1) /* (a matrix
+                                                         ravels to 1 x n) */
+                                  : Py_NewRef(axis ? axis : Py_None),
+            "dtype", dtype ? dtype : Py_None, "out", out ? out : Py_None);
         if (args != NULL && kwd != NULL) {
-            result = numpy_call(f->name, args, kwd);
+            if (cum) {
+                result = numpy_call(f->name, args, kwd);
+            } else {
+                PyObject *uf = PyObject_GetAttrString(
+                    np_module, f->func == GR_F_CUMMIN ? "minimum" : "maximum");
+                PyObject *acc = uf ? PyObject_GetAttrString(uf, "accumulate")
+                                   : NULL;
+                result = acc ? PyObject_Call(acc, args, kwd) : NULL;
+                Py_XDECREF(acc);
+                Py_XDECREF(uf);
+            }
         }
+        Py_XDECREF(src);
         Py_XDECREF(args);
         Py_XDECREF(kwd);
         return result;
@@ -1478,25 +1742,20 @@ static PyObject *scan_impl(const fdef *f, PyObject *a, PyObject *axis,
             }
         }
     }
-    /* result dtype: dtype=, else out's (NumPy's accumulate uses it),
-     * else NumPy's default for the operator */
+    /* result dtype: dtype=, else NumPy's default for the operator, or
+     * out's where the input casts to it "same kind" (NumPy's accumulate) */
     gr_dtype rt;
     if (rt_i >= 0) {
         rt = (gr_dtype)rt_i;
-    } else if (!is_none(out) && (gr_array_of(out) != NULL ||
-                                 PyArray_Check(out))) {
-        PyArray_Descr *od = gr_array_of(out)
-                                ? gr_array_of(out)->descr
-                                : PyArray_DESCR((PyArrayObject *)out);
-        int t = gr_dtype_of(od, "out");
-        if (t < 0) {
-            goto done;
-        }
-        rt = (gr_dtype)t;
     } else if (f->op == GR_ADD || f->op == GR_MUL) {
         rt = sum_dtype(req.in.t);
     } else {
         rt = req.in.t;
+    }
+    if (rt_i < 0 && !is_none(out) &&
+        (gr_array_of(out) != NULL || PyArray_Check(out)) &&
+        scan_out_dtype_rule(out, &rt) != 0) {
+        goto done;
     }
     if (fp64_check(d, rt) != 0 || fp64_check(d, req.in.t) != 0) {
         goto done;
@@ -1619,7 +1878,11 @@ static PyObject *scan_impl(const fdef *f, PyObject *a, PyObject *axis,
         goto done;
     }
     if (mode == 1) {
-        result = scan_plan_dict(d, &res.plan.scan, &res.acc, &res.lay);
+        result = res.where == 1
+                     ? host_plan_dict(d, &res)
+                     : add_placement(scan_plan_dict(d, &res.plan.scan,
+                                                    &res.acc, &res.lay),
+                                     &res);
         goto done;
     }
     PyObject *value;
@@ -1718,6 +1981,11 @@ static int bk_op_of(const char *func, PyObject *op, gr_bk_types *ty)
 static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
                       const char *what, int keys)
 {
+    if (obj == Py_None) {
+        PyErr_Format(PyExc_ValueError, "%s must be a 1-D array, not None",
+                     what);
+        return -1;
+    }
     if (operand_of(obj, o, keep, dev, what) != 0) {
         return -1;
     }
@@ -3242,6 +3510,99 @@ static PyObject *py_from_dlpack(PyObject *self, PyObject *args)
     return r;
 }
 
+/* placement(mode=None) -> the mode ("auto" or "current"), set if given. */
+static PyObject *py_placement(PyObject *self, PyObject *args)
+{
+    const char *m = NULL;
+    if (!PyArg_ParseTuple(args, "|z", &m)) {
+        return NULL;
+    }
+    if (m != NULL) {
+        if (strcmp(m, "auto") == 0) {
+            gr_placement_set(1);
+        } else if (strcmp(m, "current") == 0) {
+            gr_placement_set(0);
+        } else {
+            PyErr_Format(PyExc_ValueError, "placement is 'auto' or 'current' "
+                         "(got '%s')", m);
+            return NULL;
+        }
+    }
+    return PyUnicode_FromString(gr_placement_auto() ? "auto" : "current");
+}
+
+static const char *const rate_names[GR_NRATES] = {"reduce", "arg", "column",
+                                                  "scan"};
+
+static PyObject *rates_dict(const gr_rates *r, int measured)
+{
+    PyObject *h = PyDict_New(), *dv = PyDict_New();
+    for (int i = 0; h && dv && i < GR_NRATES; ++i) {
+        PyObject *a = PyFloat_FromDouble(r->host_gbs[i]);
+        PyObject *b = PyFloat_FromDouble(r->dev_gbs[i]);
+        if (!a || !b || PyDict_SetItemString(h, rate_names[i], a) ||
+            PyDict_SetItemString(dv, rate_names[i], b)) {
+            Py_CLEAR(h);
+        }
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+    if (h == NULL || dv == NULL) {
+        Py_XDECREF(h);
+        Py_XDECREF(dv);
+        return NULL;
+    }
+    return Py_BuildValue("{s:d, s:d, s:N, s:N, s:O}", "host_call_us",
+                         r->host_call_ns / 1e3, "device_call_us",
+                         r->dev_call_ns / 1e3, "host_gbs", h, "device_gbs", dv,
+                         "measured", measured ? Py_True : Py_False);
+}
+
+/* rates(device=None) -> the placement rates for the device. */
+static PyObject *py_rates(PyObject *self, PyObject *args)
+{
+    PyObject *devo = Py_None;
+    gr_rates r;
+    int dev = -1, measured = 0;
+    if (!PyArg_ParseTuple(args, "|O", &devo) || dev_of_arg(devo, &dev) != 0) {
+        return NULL;
+    }
+    gr_rates_get(gr_device_get(dev), &r, &measured);
+    return rates_dict(&r, measured);
+}
+
+/* set_rates(device_name, host_call_us, device_call_us, host_gbs{},
+ * device_gbs{}): measured rates (gpured.tune(), tuned.json). */
+static PyObject *py_set_rates(PyObject *self, PyObject *args)
+{
+    const char *name = NULL;
+    double hc = 0, dc = 0;
+    PyObject *h = NULL, *dv = NULL;
+    gr_rates r;
+    if (!PyArg_ParseTuple(args, "sddO!O!", &name, &hc, &dc, &PyDict_Type, &h,
+                          &PyDict_Type, &dv)) {
+        return NULL;
+    }
+    memset(&r, 0, sizeof r);
+    r.host_call_ns = hc * 1e3;
+    r.dev_call_ns = dc * 1e3;
+    for (int i = 0; i < GR_NRATES; ++i) {
+        PyObject *a = PyDict_GetItemString(h, rate_names[i]);   /* borrowed */
+        PyObject *b = PyDict_GetItemString(dv, rate_names[i]);  /* borrowed */
+        r.host_gbs[i] = a ? PyFloat_AsDouble(a) : 0;
+        r.dev_gbs[i] = b ? PyFloat_AsDouble(b) : 0;
+        if (PyErr_Occurred() || r.host_gbs[i] <= 0 || r.dev_gbs[i] <= 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_ValueError, "rates for '%s' must be > 0",
+                             rate_names[i]);
+            }
+            return NULL;
+        }
+    }
+    gr_rates_set(name, &r);
+    Py_RETURN_NONE;
+}
+
 /* device_index(device=None) -> its position in devices(). */
 static PyObject *py_device_index(PyObject *self, PyObject *arg)
 {
@@ -3326,6 +3687,12 @@ static PyMethodDef methods[] = {
      "set_staging(chunk_bytes, buffers, min_bytes, force, threads)."},
     {"staging", py_staging, METH_NOARGS,
      "Staging settings and counters (streams, chunks)."},
+    {"placement", py_placement, METH_VARARGS,
+     "placement(mode=None): 'auto' (host path or device) or 'current'."},
+    {"rates", py_rates, METH_VARARGS,
+     "rates(device=None): the placement model's rates for a device."},
+    {"set_rates", py_set_rates, METH_VARARGS,
+     "set_rates(name, host_call_us, device_call_us, host_gbs, device_gbs)."},
     {"from_dlpack", py_from_dlpack, METH_VARARGS,
      "from_dlpack(obj, device=None): host memory as an Array (CPU: in place)."},
     {"use_queue", py_use_queue, METH_O,
@@ -3372,6 +3739,13 @@ PyMODINIT_FUNC PyInit__core(void)
     if (np_module != NULL) {
         np_novalue = PyObject_GetAttrString(np_module, "_NoValue");
         np_true_divide = PyObject_GetAttrString(np_module, "true_divide");
+        /* NumPy versions differ on mean(axis=True): ask this one */
+        PyObject *r = PyRun_String(
+            "__import__('numpy').mean(__import__('numpy').zeros((1, 1)), axis=True)",
+            Py_eval_input, PyModule_GetDict(m), PyModule_GetDict(m));
+        mean_bool_axes = r != NULL;
+        Py_XDECREF(r);
+        PyErr_Clear();
     }
     gr_OpenCLError = PyErr_NewExceptionWithDoc(
         "gpured.OpenCLError",

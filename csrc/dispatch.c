@@ -25,7 +25,9 @@
  * other threads keep enqueuing.  Temporaries come from the device pool.
  */
 #include "gpured.h"
+#include "host.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,15 +393,20 @@ static void contiguous_layout(red_view *v)
 }
 
 /* What the reduction computes (st: mean's sum dtype) and its plan. */
-static int red_plan(gr_device *d, const gr_request *req, const red_view *v,
-                    gr_accum *acc, gr_plan *plan, gr_status *st)
+static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
+                    const red_view *v, gr_accum *acc, gr_plan *plan,
+                    gr_status *st)
 {
     char err[256];
-    if (gr_accum_for(d, GR_FAM_REDUCE, req->op, req->in.t, req->st, acc, err,
+    if (gr_accum_for(d, GR_FAM_REDUCE, req->op, t, req->st, acc, err,
                      sizeof err) != 0) {
         gr_status_kind(st, GR_E_TYPE, "%s", err);
         return -1;
     }
+    /* float sums start from -0.0 under an initial= (NumPy's fold starts
+     * from it): the exact identity keeps an all-(-0.0) sum -0.0 */
+    acc->neg0 = req->has_initial && req->op == GR_ADD &&
+                gr_dtypes[req->st].is_float;
     int rc = gr_plan_reduce(d, req->op, acc, &v->lay, &req->kn, plan);
     if (rc != 0) {
         gr_status_kind(st, rc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
@@ -583,6 +590,159 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
     return rc;
 }
 
+/* ------------------------------------------------------ the host path */
+
+/* Read element i of a typed array as double / write double as type t
+ * (C's conversions: the casts NumPy makes with casting="unsafe"). */
+static double get_as_double(const void *p, gr_dtype t, size_t i)
+{
+    switch (t) {
+    case GR_BOOL: return ((const unsigned char *)p)[i] != 0;
+    case GR_INT8: return ((const int8_t *)p)[i];
+    case GR_UINT8: return ((const uint8_t *)p)[i];
+    case GR_INT16: return ((const int16_t *)p)[i];
+    case GR_UINT16: return ((const uint16_t *)p)[i];
+    case GR_INT32: return ((const int32_t *)p)[i];
+    case GR_UINT32: return ((const uint32_t *)p)[i];
+    case GR_INT64: return (double)((const int64_t *)p)[i];
+    case GR_UINT64: return (double)((const uint64_t *)p)[i];
+    case GR_FLOAT32: return ((const float *)p)[i];
+    default: return ((const double *)p)[i];
+    }
+}
+
+static void put_double(void *p, gr_dtype t, size_t i, double x, int f32)
+{
+    switch (t) {
+    case GR_BOOL: ((unsigned char *)p)[i] = x != 0; break;
+    case GR_INT8: ((int8_t *)p)[i] = (int8_t)(int64_t)x; break;
+    case GR_UINT8: ((uint8_t *)p)[i] = (uint8_t)(int64_t)x; break;
+    case GR_INT16: ((int16_t *)p)[i] = (int16_t)(int64_t)x; break;
+    case GR_UINT16: ((uint16_t *)p)[i] = (uint16_t)(int64_t)x; break;
+    case GR_INT32: ((int32_t *)p)[i] = (int32_t)(int64_t)x; break;
+    case GR_UINT32: ((uint32_t *)p)[i] = (uint32_t)(int64_t)x; break;
+    case GR_INT64: ((int64_t *)p)[i] = (int64_t)x; break;
+    case GR_UINT64: ((uint64_t *)p)[i] = (uint64_t)x; break;
+    case GR_FLOAT32: ((float *)p)[i] = (float)x; break;
+    default: ((double *)p)[i] = f32 ? (double)(float)x : x; break;
+    }
+}
+
+/* A reduction of host memory on the calling thread (host.c): the view v
+ * (gathered first where it is not one M x L layout), `initial` folded in
+ * first as NumPy's reduction does (as column 0 of a copy when it has the
+ * input's dtype, else folded with the row's result), mean's division.
+ * 0, -1 (st set), or 1: the host path lacks this operator. */
+static int reduce_on_host(const gr_request *req, const red_view *v,
+                          gr_result *res, gr_status *st)
+{
+    const gr_operand *in = &req->in;
+    const gr_device *d = gr_device_get(req->dev);
+    const size_t isz = isz_of(in->t), M = v->lay.M, L = v->lay.L;
+    const int arg = req->op == GR_ARGMIN || req->op == GR_ARGMAX;
+    const gr_dtype ct = arg ? GR_INT64 : req->st;
+    const size_t csz = isz_of(ct);
+    const int init_col = req->has_initial && ct == in->t;
+    char *copy = NULL, *y = NULL, *z = NULL;
+    const char *base = in->host + v->base * (ptrdiff_t)isz;
+    ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
+    size_t Lh = L;
+    int rc = -1;
+    (void)res;
+    if (!v->ok || init_col) {
+        /* (kept..., reduced...) in C order, behind a column of initial */
+        size_t gshape[GR_MAXDIMS];
+        ptrdiff_t gstr[GR_MAXDIMS], bstr[GR_MAXDIMS];
+        const int gn = red_gather_dims(v, gshape, gstr);
+        const size_t lead = init_col ? 1 : 0;
+        char *rows = NULL;
+        Lh = L + lead;
+        copy = malloc(M * Lh * isz + 1);
+        rows = lead ? malloc(M * L * isz + 1) : copy;
+        if (copy == NULL || rows == NULL) {
+            if (rows != copy) {
+                free(rows);
+            }
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            goto out;
+        }
+        for (int i = 0; i < gn; ++i) {
+            bstr[i] = gstr[i] * (ptrdiff_t)isz;
+        }
+        host_gather(rows, in->host + v->base * (ptrdiff_t)isz, gn, gshape,
+                    bstr, isz);
+        if (lead) {
+            for (size_t m = 0; m < M; ++m) {
+                memcpy(copy + m * Lh * isz, req->initial, isz);
+                memcpy(copy + (m * Lh + 1) * isz, rows + m * L * isz, L * isz);
+            }
+            free(rows);
+        }
+        base = copy;
+        ss = (ptrdiff_t)Lh;
+        es = 1;
+    }
+    const gr_host_op o = {req->op, in->t, ct, d->fp64};
+    const int fold_init = req->has_initial && !init_col;
+    const int epi = req->div != 0.0 || fold_init;
+    y = epi ? malloc(M * csz + 1) : req->out.host;
+    if (y == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        goto out;
+    }
+    if (gr_host_reduce(&o, base, M, Lh, ss, es, y) != 0) {
+        rc = 1;
+        goto out;
+    }
+    if (init_col && req->op == GR_ADD && gr_dtypes[ct].is_float) {
+        /* host.c's sums start from +0.0; NumPy's fold starts from the
+         * initial: a sum of -0.0s only (initial included) is -0.0 */
+        for (size_t m = 0; m < M; ++m) {
+            if (get_as_double(y, ct, m) != 0.0) {
+                continue;
+            }
+            int neg = 1;
+            for (size_t i = 0; neg && i < Lh; ++i) {
+                double x = get_as_double(base + (m * ss + i * es) * isz, ct, 0);
+                neg = x == 0.0 && signbit(x);
+            }
+            if (neg) {
+                put_double(y, ct, m, -0.0, 0);
+            }
+        }
+    }
+    if (fold_init) {
+        /* [initial, row's result] folded in the result dtype */
+        const gr_host_op o2 = {req->op, ct, ct, d->fp64};
+        if ((z = malloc(2 * M * csz + 1)) == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            goto out;
+        }
+        for (size_t m = 0; m < M; ++m) {
+            memcpy(z + 2 * m * csz, req->initial, csz);
+            memcpy(z + (2 * m + 1) * csz, y + m * csz, csz);
+        }
+        if (gr_host_reduce(&o2, z, M, 2, 2, 1, req->out.host) != 0) {
+            rc = 1;
+            goto out;
+        }
+    } else if (req->div != 0.0) {
+        /* mean: the sum (ct) divided in double, rounded once to rt */
+        for (size_t m = 0; m < M; ++m) {
+            put_double(req->out.host, req->rt, m,
+                       get_as_double(y, ct, m) / req->div, 0);
+        }
+    }
+    rc = 0;
+out:
+    if (y != NULL && y != req->out.host) {
+        free(y);
+    }
+    free(z);
+    free(copy);
+    return rc;
+}
+
 static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
 {
     red_view v;
@@ -597,24 +757,46 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
 
     red_view_of(req, &v);
     res->lay = v.lay;
+    /* min/max into a narrower dtype (out's, NumPy's same-kind rule)
+     * compare in it: device inputs are cast by the copy below (host
+     * inputs come cast by api.c) */
+    const gr_dtype ct = ((req->op == GR_MIN || req->op == GR_MAX) &&
+                         in->t != req->rt) ? req->rt : in->t;
+    if (req->host_ok && in->host != NULL && ct == in->t &&
+        (!req->out.present || req->out.blk == NULL) &&
+        gr_place_host(gr_device_get(req->dev), GR_FAM_REDUCE, req->op, &v.lay,
+                      v.lay.M * v.lay.L * isz, res->place_why,
+                      sizeof res->place_why)) {
+        /* The host path: no OpenCL call, no device lock. */
+        res->where = 1;
+        if (req->mode == GR_EXPLAIN) {
+            return 0;
+        }
+        rc = reduce_on_host(req, &v, res, st);
+        if (rc <= 0) {
+            return rc;
+        }
+        res->where = 0; /* an operator the host path lacks: the device */
+    }
     gr_device *d = dev_begin(req, st);
     if (d == NULL) {
         return -1;
     }
-    if (red_plan(d, req, &v, &acc, &plan, st) != 0) {
+    if (red_plan(d, req, ct, &v, &acc, &plan, st) != 0) {
         goto done;
     }
     /* Work-group variants read contiguous segments; host views that are
-     * mostly gaps are not uploaded as they are. */
+     * mostly gaps are not uploaded as they are; a min/max into a narrower
+     * dtype compares cast elements (a casting copy). */
     const int need_rows = plan.kind == GR_K_GROUP && v.lay.elem_stride != 1;
     const size_t span_elems = (v.lay.M - 1) * (size_t)v.lay.seg_stride +
                               (v.lay.L - 1) * (size_t)v.lay.elem_stride + 1;
     const int sparse = in->host != NULL && d->is_gpu &&
                        span_elems > 4 * v.lay.M * v.lay.L + 64;
-    if (!v.ok || need_rows || sparse) {
+    if (!v.ok || need_rows || sparse || ct != in->t) {
         contiguous_layout(&v);
         res->copied = 1;
-        if (red_plan(d, req, &v, &acc, &plan, st) != 0) {
+        if (red_plan(d, req, ct, &v, &acc, &plan, st) != 0) {
             goto done;
         }
     }
@@ -661,11 +843,11 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                 cstr[i] = (ptrdiff_t)acc_n;
                 acc_n *= gshape[i];
             }
-            if ((tmp_in = gr_block_get(d, v.lay.M * v.lay.L * isz, st)) ==
-                    NULL ||
+            if ((tmp_in = gr_block_get(d, v.lay.M * v.lay.L * isz_of(ct),
+                                       st)) == NULL ||
                 gr_copy_nd(d, in->blk->mem, in->t,
                            (size_t)((ptrdiff_t)(in->off / isz) + v.gbase),
-                           tmp_in->mem, in->t, 0, gn, gshape, gstr, cstr,
+                           tmp_in->mem, ct, 0, gn, gshape, gstr, cstr,
                            NULL, st) != 0) {
                 goto done;
             }
@@ -755,15 +937,15 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     }
     rc = -1;
     /* The epilogue: computed results (st or int64) -> destination. */
-    const gr_dtype ct = (req->op == GR_ARGMIN || req->op == GR_ARGMAX)
-                            ? GR_INT64
-                            : req->st;
+    const gr_dtype rest = (req->op == GR_ARGMIN || req->op == GR_ARGMAX)
+                              ? GR_INT64
+                              : req->st;
     if (req->out.present && req->out.blk == NULL) {
         /* host: into a device temporary of rt, then read back */
         const size_t one[1] = {M};
         const ptrdiff_t unit[1] = {1};
         if ((tmp_rt = gr_block_get(d, M * isz_of(req->rt), st)) == NULL ||
-            gr_copy_nd(d, tmp_res->mem, ct, 0, tmp_rt->mem, req->rt, 0, 1,
+            gr_copy_nd(d, tmp_res->mem, rest, 0, tmp_rt->mem, req->rt, 0, 1,
                        one, unit, unit, &epi, st) != 0) {
             goto done;
         }
@@ -781,7 +963,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
             cstr[i] = (ptrdiff_t)acc_n;
             acc_n *= oshape[i];
         }
-        if (gr_copy_nd(d, tmp_res->mem, ct, 0, final_mem, dt, final_off, on,
+        if (gr_copy_nd(d, tmp_res->mem, rest, 0, final_mem, dt, final_off, on,
                        oshape, cstr, ostr, &epi, st) != 0) {
             goto done;
         }
@@ -1067,6 +1249,27 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
     int temp_out = !so.ok || (out->host != NULL && !scan_dense(&so)) ||
                    out->t != req->rt;
 
+    if (req->host_ok && in->host != NULL && out->host != NULL && !cast_in &&
+        si.ok && so.ok && out->t == req->rt) {
+        const gr_layout hl = {M, L, si.ss, si.es};
+        const gr_device *hd = gr_device_get(req->dev);
+        if (gr_place_host(hd, GR_FAM_SCAN, req->op, &hl,
+                          M * L * isz_of(in->t), res->place_why,
+                          sizeof res->place_why)) {
+            /* The host path: no OpenCL call, no device lock. */
+            const gr_host_op o = {req->op, in->t, req->rt, hd->fp64};
+            res->where = 1;
+            if (req->mode == GR_EXPLAIN) {
+                return 0;
+            }
+            if (gr_host_scan(&o, req->exclusive, in->host, M, L, si.ss,
+                             si.es, out->host, so.ss, so.es) == 0) {
+                return 0;
+            }
+            res->where = 0; /* an operator the host path lacks */
+        }
+    }
+
     gr_device *d = dev_begin(req, st);
     if (d == NULL) {
         return -1;
@@ -1220,6 +1423,20 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
             if (req->ns != NULL) {
                 req->ns[i] = tm.first_ns;
             }
+        }
+    }
+    if (req->exclusive && req->op == GR_ADD && gr_dtypes[req->rt].is_float) {
+        /* an exclusive sum starts from +0.0 (the kernels' identity is
+         * -0.0, which keeps NumPy's inclusive -0.0s): 0.0 + column 0 */
+        gr_epilogue z;
+        const size_t one[1] = {M};
+        const ptrdiff_t rs[1] = {io.out_seg_stride};
+        memset(&z, 0, sizeof z);
+        z.mode = GR_EPI_OP;
+        z.op = GR_ADD;
+        if (gr_copy_nd(d, io.out, req->rt, io.out_base, io.out, req->rt,
+                       io.out_base, 1, one, rs, rs, &z, st) != 0) {
+            goto done;
         }
     }
     /* results to their destination */

@@ -326,6 +326,8 @@ typedef struct {
     int cvt;              /* GR_CVT_* of kernels/common.cl                 */
     int comp;
     int x_size;           /* bytes of the auxiliary state, 0 if none       */
+    int neg0;             /* float sums start from -0.0 (an initial= that
+                           * NumPy's fold begins with follows)            */
 } gr_accum;
 
 int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
@@ -337,6 +339,23 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
 const char *const *gr_reduce_variants(void);
 int gr_variant_available(const gr_device *d, gr_op op, const gr_accum *acc,
                          const char *name, char *why, size_t n);
+
+/* Placement (policy.c): the host path (host.c) or the device, for calls
+ * on host memory, from a time model per side (per-call cost + bytes /
+ * rate) with rates per family; gpured.tune() measures them. */
+enum { GR_RATE_REDUCE, GR_RATE_ARG, GR_RATE_COLUMN, GR_RATE_SCAN, GR_NRATES };
+typedef struct {
+    double host_call_ns, dev_call_ns;
+    double host_gbs[GR_NRATES], dev_gbs[GR_NRATES];   /* bytes per ns */
+} gr_rates;
+void gr_rates_set(const char *device, const gr_rates *r);
+void gr_rates_get(const gr_device *d, gr_rates *r, int *measured);
+void gr_placement_set(int automatic);   /* 0: always the device         */
+int gr_placement_auto(void);
+int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay);
+/* 1 if the host path is expected to finish first (why: the figures). */
+int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
+                  const gr_layout *lay, size_t nbytes, char *why, size_t n);
 
 /* gpured.tune()'s winners: auto uses them for full reductions. */
 typedef struct {
@@ -669,6 +688,7 @@ typedef struct {
     gr_accum acc;
     gr_layout lay;
     int where;           /* 0 device, 1 host fast path                    */
+    char place_why[320]; /* the placement's figures (explain)             */
     union {
         gr_plan reduce;
         gr_scan_plan scan;

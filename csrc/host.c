@@ -1655,6 +1655,26 @@ DEF_CSCAN(f64)
  */
 #define SUB 128
 
+/* A sub-block total that is zero: -0.0 where every element is -0.0 (the
+ * running sum of NumPy's cumsum stays -0.0 across such a block; the
+ * vector totals start from +0.0), else as computed. */
+#define DEF_ZSIGN(NAME, T)                                                   \
+    static double NAME(const T *p, size_t n, double t)                       \
+    {                                                                        \
+        size_t i;                                                            \
+        if (t != 0.0) {                                                      \
+            return t;                                                        \
+        }                                                                    \
+        for (i = 0; i < n; ++i) {                                            \
+            if (p[i] != 0 || !signbit(p[i])) {                               \
+                return t;                                                    \
+            }                                                                \
+        }                                                                    \
+        return -0.0;                                                         \
+    }
+DEF_ZSIGN(zsign_f32, float)
+DEF_ZSIGN(zsign_f64, double)
+
 static void wscan4_add(const void *vp, size_t n, gr_hstate *s, void *vo)
 {
     const float *p = (const float *)vp;
@@ -1670,9 +1690,9 @@ static void wscan4_add(const void *vp, size_t n, gr_hstate *s, void *vo)
         fsumw_f32(p + SUB, SUB, 0, &t1);
         fsumw_f32(p + 2 * SUB, SUB, 0, &t2);
         a0 = c;
-        a1 = a0 + t0.v.f64;
-        a2 = a1 + t1.v.f64;
-        a3 = a2 + t2.v.f64;
+        a1 = a0 + zsign_f32(p, SUB, t0.v.f64);
+        a2 = a1 + zsign_f32(p + SUB, SUB, t1.v.f64);
+        a3 = a2 + zsign_f32(p + 2 * SUB, SUB, t2.v.f64);
         for (j = 0; j < SUB; ++j) {
             a0 += (double)p[j];
             a1 += (double)p[SUB + j];
@@ -1711,6 +1731,7 @@ static GR_CLONES void cscan4_f64(const void *vp, size_t n, gr_hstate *s,
             t[k].v.f64 = 0.0;
             t[k].x.f64 = 0.0;
             fcomp_f64(p + k * SUB, SUB, 0, &t[k]);
+            t[k].v.f64 = zsign_f64(p + k * SUB, SUB, t[k].v.f64);
         }
         /* lane k starts from lane k - 1's start merged with T(k-1) */
         v[0] = cv;

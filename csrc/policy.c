@@ -593,6 +593,7 @@ static const char *const scan_variants[] = {
 const char *const *gr_scan_variants(void) { return scan_variants; }
 
 #define ROW_ITEMS_GPU 32   /* rows this short: one work-item per row (GPU) */
+#define MAX_REG_ITEMS 64   /* items of a tile kept in registers          */
 #define ROW_ITEMS_CPU 256  /* ... (CPU: work-items are cheap threads)      */
 #define CPU_TILE_BYTES 32768 /* one look-back tile per work-item: in L1    */
 #define DEFAULT_SPIN 4096
@@ -731,7 +732,7 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
         const size_t short_row = d->is_gpu ? ROW_ITEMS_GPU : ROW_ITEMS_CPU;
         if (!rows_contig || (lay->L <= short_row && lay->M > 1)) {
             name = "row_per_item";
-        } else if (d->atomics64) {
+        } else if (d->atomics64 && (d->is_gpu || ov->wg_size <= 1)) {
             name = "decoupled_lookback";
         } else {
             name = "reduce_then_scan";
@@ -740,6 +741,17 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
     }
     if (unavailable(d, op, acc, name, plan->why, sizeof plan->why)) {
         return -2;
+    }
+    if (!d->is_gpu && ov->wg_size > 1 &&
+        strcmp(name, "decoupled_lookback") == 0) {
+        /* PoCL 3.1 never finishes a look-back of tiles of several
+         * work-items (2 tiles of 2 x 1 elements: no answer in minutes);
+         * CPUs run one work-item per tile */
+        snprintf(plan->why, sizeof plan->why,
+                 "variant 'decoupled_lookback' on CPU devices runs one "
+                 "work-item per tile: wg_size must be 1 (reduce_then_scan "
+                 "takes larger work-groups)");
+        return -1;
     }
     plan->spin = ov->spins >= 0 ? ov->spins : DEFAULT_SPIN;
     plan->ilp = 1;
@@ -805,11 +817,28 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
     }
     if (ov->wg_size) {
         wg = ov->wg_size;
+        if (!d->is_gpu && !ladder && wg > 1) {
+            items = vec_items; /* CPU tiles of several work-items: the
+                                * elements live in registers */
+        }
     }
     if (ov->items) {
         items = (int)ov->items;
     }
     wg = (int)min_sz((size_t)wg, d->max_wg);
+    if (items > MAX_REG_ITEMS &&
+        !(strcmp(name, "decoupled_lookback") == 0 && !d->is_gpu && wg == 1)) {
+        /* every tile kernel but the CPU's one-work-item look-back keeps a
+         * work-item's elements in private arrays, unrolled: thousands of
+         * them take compilers minutes and spill */
+        snprintf(plan->why, sizeof plan->why,
+                 "variant '%s' keeps a work-item's elements in registers: "
+                 "items must be at most %d%s", name, MAX_REG_ITEMS,
+                 !d->is_gpu && strcmp(name, "decoupled_lookback") == 0
+                     ? " (with wg_size 1 on a CPU, up to 65536)"
+                     : "");
+        return -1;
+    }
     if (wg == 1) {
         plan->local = LOC_NONE; /* nothing to combine across work-items */
         plan->sg = 0;
@@ -1158,3 +1187,116 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
     return 0;
 }
 
+
+/* ============================================================= placement
+ * Where a call on host memory runs: the host path (host.c: C on the
+ * calling thread, no OpenCL) or the device.  A time model per side,
+ *
+ *     t = per-call cost + bytes / rate,
+ *
+ * with rates per family (contiguous reductions, argmin/argmax, column
+ * reductions, scans) that gpured.tune() measures on the machine
+ * (gr_rates_set); the defaults below are safe guesses from the 2-core CI
+ * machine (benchmarks/host_path.py, 2026-11-23: the host path beat PoCL up
+ * to 8 MiB for sums, 4 MiB for scans, at every size for argmax and
+ * columns) and the H100 host (OpenCL call ~60 us, pinned transfers ~25
+ * GB/s). */
+
+static gr_rates rates_default(const gr_device *d)
+{
+    gr_rates r;
+    memset(&r, 0, sizeof r);
+    r.host_call_ns = 200;
+    r.host_gbs[GR_RATE_REDUCE] = 8.0;
+    r.host_gbs[GR_RATE_ARG] = 6.0;
+    r.host_gbs[GR_RATE_COLUMN] = 6.0;
+    r.host_gbs[GR_RATE_SCAN] = 2.0;
+    if (d->is_gpu) {
+        r.dev_call_ns = 60000;
+        for (int f = 0; f < GR_NRATES; ++f) {
+            r.dev_gbs[f] = f == GR_RATE_SCAN ? 8.0 : 25.0; /* transfers */
+        }
+    } else {
+        const double cores = d->compute_units ? d->compute_units : 1;
+        r.dev_call_ns = 120000;
+        r.dev_gbs[GR_RATE_REDUCE] = 4.0 * cores;
+        r.dev_gbs[GR_RATE_ARG] = 1.0 * cores;
+        r.dev_gbs[GR_RATE_COLUMN] = 1.0 * cores;
+        r.dev_gbs[GR_RATE_SCAN] = 1.0 * cores;
+    }
+    return r;
+}
+
+#define MAX_RATES 16
+static struct {
+    char device[256];
+    gr_rates r;
+} rates_tab[MAX_RATES];
+static int nrates = 0;
+static int placement_auto = 1;
+
+void gr_rates_set(const char *device, const gr_rates *r)
+{
+    for (int i = 0; i < nrates; ++i) {
+        if (strcmp(rates_tab[i].device, device) == 0) {
+            rates_tab[i].r = *r;
+            return;
+        }
+    }
+    if (nrates < MAX_RATES) {
+        snprintf(rates_tab[nrates].device, sizeof rates_tab[nrates].device,
+                 "%s", device);
+        rates_tab[nrates++].r = *r;
+    }
+}
+
+void gr_rates_get(const gr_device *d, gr_rates *r, int *measured)
+{
+    for (int i = 0; i < nrates; ++i) {
+        if (strcmp(rates_tab[i].device, d->name) == 0) {
+            *r = rates_tab[i].r;
+            *measured = 1;
+            return;
+        }
+    }
+    *r = rates_default(d);
+    *measured = 0;
+}
+
+void gr_placement_set(int automatic) { placement_auto = automatic; }
+int gr_placement_auto(void) { return placement_auto; }
+
+int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay)
+{
+    if (fam == GR_FAM_SCAN) {
+        return GR_RATE_SCAN;
+    }
+    if (op == GR_ARGMIN || op == GR_ARGMAX) {
+        return GR_RATE_ARG;
+    }
+    if (lay->elem_stride != 1 && lay->M > 1) {
+        return GR_RATE_COLUMN;
+    }
+    return GR_RATE_REDUCE;
+}
+
+int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
+                  const gr_layout *lay, size_t nbytes, char *why, size_t n)
+{
+    gr_rates r;
+    int measured = 0;
+    gr_rates_get(d, &r, &measured);
+    const int f = gr_rate_family(fam, op, lay);
+    const double host = r.host_call_ns + (double)nbytes / r.host_gbs[f];
+    const double dev = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+    static const char *const names[] = {"reduction", "argmin/argmax",
+                                        "column reduction", "scan"};
+    const int on_host = host <= dev;
+    snprintf(why, n, "%s of %zu bytes: host path %.1f us vs %s '%s' %.1f us "
+             "(%s rates: host %.1f GB/s + %.1f us, device %.1f GB/s + "
+             "%.1f us)", names[f], nbytes, host / 1e3,
+             d->is_gpu ? "GPU" : "CPU device", d->name, dev / 1e3,
+             measured ? "measured" : "default", r.host_gbs[f],
+             r.host_call_ns / 1e3, r.dev_gbs[f], r.dev_call_ns / 1e3);
+    return on_host;
+}

@@ -29,6 +29,7 @@ from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
 from ._tune import tune
 from . import _tune
 from ._scan import cummax, cummin, cumprod, cumsum
+from ._place import measure_rates, placement, rates, set_rates
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
@@ -43,6 +44,7 @@ __all__ = [
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
     "set_staging", "staging", "memory_info", "empty_cache",
     "set_memory_limit", "from_dlpack", "use_queue", "handles",
+    "placement", "rates", "set_rates", "measure_rates",
 ]
 
 

@@ -111,8 +111,9 @@ typedef struct {
 /* Identity of each operator (for min/max: the dtype's extreme or +-inf).
  * Float sums in scans start from -0.0, the exact identity (-0.0 + x == x
  * for every x, signed zeros included): NumPy's cumsum([-0.0, 1.0]) begins
- * with -0.0.  Reductions keep +0.0, as np.sum([-0.0]) == +0.0 does. */
-#if GR_OP == GR_OP_ADD && GR_A_FLOAT && defined(GR_ITEMS)
+ * with -0.0.  Reductions keep +0.0, as np.sum([-0.0]) == +0.0 does,
+ * except under an initial= (GR_NEG0): NumPy's fold then starts from it. */
+#if GR_OP == GR_OP_ADD && GR_A_FLOAT && (defined(GR_ITEMS) || (defined(GR_NEG0) && GR_NEG0))
 #define GR_IDENT_V ((GR_A)(-0.0))
 #elif GR_OP == GR_OP_ADD || GR_OP == GR_OP_ANY
 #define GR_IDENT_V ((GR_A)0)
@@ -165,9 +166,13 @@ typedef struct {
 #elif GR_OP == GR_OP_MUL
 #define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) *= (y))
 #elif GR_OP == GR_OP_MIN
-#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) = GR_SEL((v), (y), ((y) < (v)) || GR_ISNAN(y)))
+/* min/max: on ties the later element wins (NumPy's np.minimum(a, b) gives
+ * b unless a < b: min([0.0, -0.0]) is -0.0); a NaN stays. */
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
+    ((v) = GR_SEL((v), (y), ((y) <= (v)) || GR_ISNAN(y)))
 #elif GR_OP == GR_OP_MAX
-#define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) = GR_SEL((v), (y), ((y) > (v)) || GR_ISNAN(y)))
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
+    ((v) = GR_SEL((v), (y), ((y) >= (v)) || GR_ISNAN(y)))
 #elif GR_OP == GR_OP_ALL
 #define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) &= (y))
 #elif GR_OP == GR_OP_ANY

@@ -230,6 +230,7 @@ CACHE_SCRIPT = textwrap.dedent("""
 def _cache_run(cache_dir):
     code = CACHE_SCRIPT + textwrap.dedent("""
         import gpured
+        gpured.placement("current")  # kernels, not the host path
         FP64 = bool(gpured.get_device()["fp64"])
         print(json.dumps(compute(gpured)))
     """)

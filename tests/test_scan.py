@@ -325,6 +325,13 @@ def test_variant_knobs(variant):
                {"groups": 3}, {"groups": 1}, {"items": 1}):
         if variant != "reduce_then_scan" and "groups" in kw and variant == "decoupled_lookback":
             continue
+        if (variant == "decoupled_lookback" and not DEV["type"].startswith("GPU")
+                and kw.get("wg_size", 1) > 1):
+            # CPUs run one work-item per look-back tile (PoCL never
+            # finished tiles of several): refused, with the reason
+            with pytest.raises(ValueError, match="wg_size must be 1"):
+                gpured.cumsum(a, axis=1, variant=variant, **kw)
+            continue
         check("cumsum", a, axis=1, variant=variant, **kw)
         check("cummin", a, axis=1, variant=variant, exclusive=True, **kw)
 
@@ -436,6 +443,9 @@ def test_variants_listing():
     assert ("subgroup" in names) == bool(DEV["nvidia_ptx"] or DEV["subgroups"])
     assert "sum" not in names and gpured.variants("sum")[0] == "auto"
     e = gpured.explain("cumsum", np.ones(1000, np.float32))
+    # a small host array may be scanned on the host (placement "auto")
+    assert (e["variant"] in names or e["placement"] == "host") and "why" in e
+    e = gpured.explain("cumsum", gpured.to_device(np.ones(1000, np.float32)))
     assert e["variant"] in names and "why" in e
     t = gpured.timeit("cumsum", np.ones(1 << 16, np.float32), reps=2)
     assert t["seconds"] > 0 and t["result"][-1] == 1 << 16

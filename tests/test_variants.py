@@ -235,6 +235,7 @@ def test_availability_follows_capabilities():
 def test_tune_stores_winners_and_auto_uses_them(tmp_path):
     code = textwrap.dedent("""
         import json, numpy as np, gpured
+        gpured.placement("current")  # (small host arrays: kernels, not the host path)
         res = gpured.tune(sizes=(2**14,), reps=2)
         r = res[0]
         a = np.random.default_rng(0).standard_normal(2**12).astype(np.float32)
@@ -253,7 +254,7 @@ def test_tune_stores_winners_and_auto_uses_them(tmp_path):
     assert entries[0]["size_class"] == 14 and entries[0]["op"] == "sum"
     # a second process picks the table up at import
     out = subprocess.run([sys.executable, "-c",
-                          "import gpured, numpy as np;"
+                          "import gpured, numpy as np; gpured.placement('current');"
                           "print(gpured.explain('sum', np.ones(2**12, np.float32))['tuned'])"],
                          env=env, check=True, capture_output=True, text=True).stdout
     assert out.strip() == "True"

@@ -1,0 +1,127 @@
+"""Placement: where a call on a NumPy array runs (issue 12).
+
+The rule is in C (csrc/policy.c, ``gr_place_host``): a host array is
+reduced or scanned on the host, in C, when the model says that finishes
+first (a call overhead plus bytes over a rate, for the host path and for
+the current device, per family: reduction, argmin/argmax, column
+reduction, scan); otherwise on the current device.  Device Arrays always
+run on their own device, and a call with knobs (``variant=``, ``wg_size=``,
+...) runs the device's kernels.  :func:`explain` says where a call runs and
+why (``placement``, ``placement_why``).
+
+This module is the Python face: :func:`placement` switches the rule off
+and on, :func:`rates` / :func:`set_rates` read and replace the model's
+rates, and :func:`measure_rates` measures them on this machine (with
+:func:`gpured.tune` as well).
+"""
+import time
+
+import numpy as np
+
+from . import _core
+
+FAMILIES = ("reduce", "arg", "column", "scan")
+
+
+def placement(mode=None):
+    """The placement rule: ``"auto"`` (the default: each NumPy array where
+    it finishes first, the host path or the current device) or
+    ``"current"`` (always the current device, as before gpured 0.3).
+
+    Returns the mode in force before the call, so that
+    ``old = placement("current"); ...; placement(old)`` restores it.
+    """
+    old = _core.placement()
+    if mode is not None:
+        _core.placement(mode)
+    return old
+
+
+def rates(device=None):
+    """The placement model's rates for a device (default: the current one):
+    ``host_call_us``, ``device_call_us`` (the fixed cost of one call),
+    ``host_gbs`` and ``device_gbs`` (GB/s per family: reduce, arg, column,
+    scan) and ``measured`` (False: the defaults)."""
+    return _core.rates(device)
+
+
+def set_rates(device=None, *, host_call_us=None, device_call_us=None,
+              host_gbs=None, device_gbs=None):
+    """Replace some of a device's rates (the others are kept)."""
+    cur = _core.rates(device)
+    hg = dict(cur["host_gbs"], **(host_gbs or {}))
+    dg = dict(cur["device_gbs"], **(device_gbs or {}))
+    _core.set_rates(_device_name(device),
+                    float(cur["host_call_us"] if host_call_us is None else host_call_us),
+                    float(cur["device_call_us"] if device_call_us is None else device_call_us),
+                    {k: float(v) for k, v in hg.items()},
+                    {k: float(v) for k, v in dg.items()})
+    return _core.rates(device)
+
+
+def _device_name(device):
+    if device is None:
+        return _core.get_device()["name"]
+    return _core.devices()[_core.device_index(device)]["name"]
+
+
+def _calls(fn, reps):
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            r = fn()
+        if hasattr(r, "get"):
+            r.get()
+        best = min(best, (time.perf_counter() - t0) / reps)
+    return best
+
+
+_FAMILY_CALLS = {
+    "reduce": lambda a: (lambda: _core.reduce("sum", a, None, None, None, False,
+                                              None, None, 0, 0)),
+    "arg": lambda a: (lambda: _core.reduce("argmax", a, None, None, None, False,
+                                           None, None, 0, 0)),
+    "column": lambda a: (lambda: _core.reduce("sum", a.reshape(-1, 64), 0, None,
+                                              None, False, None, None, 0, 0)),
+    "scan": lambda a: (lambda: _core.scan("cumsum", a, None, None, None, False,
+                                          None, 0, 0)),
+}
+
+
+def measure_rates(sizes=(1 << 10, 1 << 22), reps=None):
+    """Measure the model's rates on this machine for the current device:
+    each family's host path and device call at two sizes of float32 (a
+    two-point fit of a call cost and a rate), stored for the device (as
+    ``set_rates``) and returned."""
+    device = None
+    small, large = sizes
+    rng = np.random.default_rng(0)
+    data = {n: rng.standard_normal(n).astype(np.float32) for n in sizes}
+    fast, slow = 1e6, 1e-6  # rates that force one side
+    saved = _core.rates(device)
+    name = _device_name(device)
+    hcall, dcall, hg, dg = [], [], {}, {}
+    try:
+        for fam in FAMILIES:
+            t = {}
+            for side in ("host", "device"):
+                h, d = (fast, slow) if side == "host" else (slow, fast)
+                _core.set_rates(name, 0.0 if side == "host" else 1e9,
+                                1e9 if side == "host" else 0.0,
+                                {k: h for k in FAMILIES}, {k: d for k in FAMILIES})
+                for n in sizes:
+                    fn = _FAMILY_CALLS[fam](data[n])
+                    fn()  # warm: kernels built, buffers pooled
+                    r = reps or max(3, min(200, (1 << 24) // n))
+                    t[side, n] = _calls(fn, r)
+            for side, calls, gbs in (("host", hcall, hg), ("device", dcall, dg)):
+                dt = max(t[side, large] - t[side, small], 1e-9)
+                gbs[fam] = (large - small) * 4 / dt / 1e9
+                calls.append(max(0.0, t[side, small] - small * 4 / (gbs[fam] * 1e9)))
+    finally:
+        _core.set_rates(name, saved["host_call_us"], saved["device_call_us"],
+                        saved["host_gbs"], saved["device_gbs"])
+    _core.set_rates(name, float(np.median(hcall)) * 1e6, float(np.median(dcall)) * 1e6,
+                    hg, dg)
+    return _core.rates(device)

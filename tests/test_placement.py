@@ -1,0 +1,148 @@
+"""Placement (issue 12): a NumPy array is reduced or scanned where the
+model says it finishes first, the host path (C, no OpenCL call) or the
+current device; the answer is the same either way; explain() says which
+and why; placement("current") and knobs switch the rule off; device
+Arrays stay on their device."""
+import numpy as np
+import pytest
+
+import gpured
+
+# Rates that put the edge at 20,000 bytes: host 1 GB/s and no call cost,
+# device 2 GB/s after 10 us (B / 1 = 10 us + B / 2  ->  B = 20,000).
+EDGE_BYTES = 20_000
+EDGE_RATES = dict(host_call_us=0.0, device_call_us=10.0,
+                  host_gbs={k: 1.0 for k in ("reduce", "arg", "column", "scan")},
+                  device_gbs={k: 2.0 for k in ("reduce", "arg", "column", "scan")})
+
+
+@pytest.fixture
+def edge_rates():
+    saved = gpured.rates()
+    old = gpured.placement("auto")
+    gpured.set_rates(**EDGE_RATES)
+    yield
+    gpured.set_rates(host_call_us=saved["host_call_us"],
+                     device_call_us=saved["device_call_us"],
+                     host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
+    gpured.placement(old)
+
+
+def _where(op, a, **kw):
+    return gpured.explain(op, a, **kw)["placement"]
+
+
+def test_explain_reports_the_choice_and_its_reasons(edge_rates):
+    small = np.ones(16, np.float32)
+    large = np.ones(EDGE_BYTES, np.float32)
+    e = gpured.explain("sum", small)
+    assert e["placement"] == "host"
+    assert "host path" in e["placement_why"] and "1.0 GB/s" in e["placement_why"]
+    assert _where("sum", large) == "device"
+    # a device Array runs on its device, whatever its size
+    assert _where("sum", gpured.to_device(small)) == "device"
+    # knobs name kernels: the device
+    assert _where("sum", small, variant="naive") == "device"
+    # placement("current") switches the rule off
+    old = gpured.placement("current")
+    try:
+        assert old == "auto" and gpured.placement() == "current"
+        assert _where("sum", small) == "device"
+        assert _where("cumsum", small) == "device"
+    finally:
+        gpured.placement(old)
+
+
+def test_placement_mode_is_checked():
+    with pytest.raises(ValueError, match="auto"):
+        gpured.placement("gpu")
+    assert gpured.placement() in ("auto", "current")
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.uint8, np.int64, np.float32, np.float64, np.bool_])
+def test_same_answer_on_both_sides_of_the_edge(edge_rates, dt):
+    """Sizes on both sides of the 20,000-byte edge: explain() flips between
+    host and device, and every op answers as NumPy does, and as the device
+    does (placement "current"), bit for bit where the device's answer is
+    exact or compensated."""
+    if dt == np.float64 and not gpured.get_device()["fp64"]:
+        pytest.skip("device without fp64: float64 is refused there (tested elsewhere)")
+    size = np.dtype(dt).itemsize
+    edge = EDGE_BYTES // size
+    rng = np.random.default_rng(size)
+    seen = set()
+    for n in (edge - 1, edge, edge + 1, 2 * edge):
+        if dt == np.bool_:
+            a = rng.integers(0, 2, n).astype(bool)
+        elif np.dtype(dt).kind == "f":
+            a = rng.standard_normal(n).astype(dt)
+            a[n // 3] = -0.0
+        else:
+            a = rng.integers(0, 100, n).astype(dt)
+        for op in ("sum", "min", "max", "argmin", "argmax", "any", "all", "mean"):
+            where = _where(op, a)
+            seen.add(where)
+            got = getattr(gpured, op)(a)
+            old = gpured.placement("current")
+            try:
+                dev = getattr(gpured, op)(a)
+            finally:
+                gpured.placement(old)
+            want = getattr(np, op)(a)
+            assert np.asarray(got).dtype == np.asarray(want).dtype, (op, n, where)
+            if np.dtype(dt).kind == "f" and op in ("sum", "mean"):
+                np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=(op, n, where))
+                np.testing.assert_allclose(got, dev, rtol=4 * np.finfo(dt).eps,
+                                           err_msg=(op, n, where))
+            else:
+                assert got == want and dev == want, (op, n, where, got, dev, want)
+        for op in ("cumsum", "cummax"):
+            if dt == np.bool_ and op == "cumsum":
+                continue
+            got = getattr(gpured, op)(a)
+            old = gpured.placement("current")
+            try:
+                dev = getattr(gpured, op)(a)
+            finally:
+                gpured.placement(old)
+            want = (np.cumsum(a, dtype=np.float64) if op == "cumsum" and
+                    np.dtype(dt).kind == "f" else
+                    np.cumsum(a) if op == "cumsum" else np.maximum.accumulate(a))
+            assert got.dtype == dev.dtype
+            if op == "cumsum" and np.dtype(dt).kind == "f":
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+                np.testing.assert_allclose(got, dev, rtol=1e-5, atol=1e-5)
+            else:
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(dev, want)
+    assert seen == {"host", "device"}, seen
+
+
+def test_columns_and_axes_at_the_edge(edge_rates):
+    rng = np.random.default_rng(5)
+    for shape in ((50, 99), (50, 101), (200, 64)):
+        a = rng.integers(-50, 50, shape).astype(np.int32)
+        for axis in (0, 1, None):
+            for op in ("sum", "max", "argmin"):
+                got = getattr(gpured, op)(a, axis=axis)
+                np.testing.assert_array_equal(got, getattr(np, op)(a, axis=axis))
+            np.testing.assert_array_equal(gpured.cumsum(a, axis=axis),
+                                          np.cumsum(a, axis=axis))
+
+
+def test_measure_rates_fits_and_restores():
+    saved = gpured.rates()
+    try:
+        r = gpured.measure_rates(sizes=(1 << 8, 1 << 16), reps=3)
+        assert r["measured"]
+        assert r["host_call_us"] >= 0 and r["device_call_us"] >= 0
+        for side in ("host_gbs", "device_gbs"):
+            assert set(r[side]) == {"reduce", "arg", "column", "scan"}
+            assert all(v > 0 for v in r[side].values())
+        # calls still answer as NumPy under the measured model
+        a = np.arange(1000, dtype=np.int64)
+        assert gpured.sum(a) == a.sum()
+    finally:
+        gpured.set_rates(host_call_us=saved["host_call_us"],
+                         device_call_us=saved["device_call_us"],
+                         host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
