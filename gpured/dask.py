@@ -402,8 +402,16 @@ def _extent(shape, axis):
     return n
 
 
-def _kept_shape(shape, axis, size=1):
-    return tuple(size if i in axis else s for i, s in enumerate(shape))
+def _kept_shape(shape, axis):
+    return tuple(1 if i in axis else s for i, s in enumerate(shape))
+
+
+def _empty_shape(shape, axis):
+    """The keepdims shape of an empty partial (a chunk or group with no
+    element along some reduced axis): 0 on those axes, 1 on the other
+    reduced ones, so that it concatenates with its neighbours."""
+    return tuple((0 if s == 0 else 1) if i in axis else s
+                 for i, s in enumerate(shape))
 
 
 class _Row:
@@ -442,7 +450,8 @@ def _final_ufunc(ufunc):
         if kw.get("initial", _NoValue) is not _NoValue:
             extra["initial"] = kw["initial"]
         with np.errstate(over="ignore"):
-            r = ufunc.reduce(f["v"], axis=axis, keepdims=keepdims, **extra)
+            r = ufunc.reduce(f["v"], axis=axis, keepdims=keepdims,
+                             dtype=f["v"].dtype, **extra)
         return r.astype(res, copy=False)
     return final
 
@@ -454,7 +463,9 @@ def _mean_fields(call, x, axis, res, pos, kw):
 
 
 def _mean_final(f, axis, keepdims, res, kw):
-    s = np.add.reduce(f["s"], axis=axis, keepdims=keepdims)
+    # in the partials' dtype: ufunc.reduce would widen small integers, and
+    # mean(dtype=int8) sums in int8 (wrapping) as NumPy does
+    s = np.add.reduce(f["s"], axis=axis, keepdims=keepdims, dtype=f["s"].dtype)
     n = np.add.reduce(f["n"], axis=axis, keepdims=keepdims)
     if np.any(n == 0):
         warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
@@ -482,7 +493,7 @@ def _red_chunk(x, axis=None, keepdims=True, *, row, placer, res, kw,
     if computing_meta:
         return x
     if row.empty == "skip" and _extent(x.shape, axis) == 0:
-        z = np.empty(_kept_shape(x.shape, axis, 0), x.dtype)
+        z = np.empty(_empty_shape(x.shape, axis), x.dtype)
         return {f: z for f in row.merge} if isinstance(row.merge, dict) \
             else {"v": z}
     if x.size == 0:
@@ -519,10 +530,11 @@ def _merge(row, f, axis):
     for k, uf in row.merge.items():
         v = f[k]
         if _extent(v.shape, axis) == 0:
-            out[k] = v  # every partial so far empty (min/max): keep empty
+            # every partial of the group empty (min/max): stays empty
+            out[k] = np.empty(_empty_shape(v.shape, axis), v.dtype)
         else:
             with np.errstate(over="ignore"):
-                out[k] = uf.reduce(v, axis=axis, keepdims=True)
+                out[k] = uf.reduce(v, axis=axis, keepdims=True, dtype=v.dtype)
     return out
 
 
@@ -598,7 +610,7 @@ def _arg_chunk(x, axis, offset_info, *, fname, placer):
     rax = tuple(range(x.ndim)) if arg_axis is None else (arg_axis,)
     vname = _ARGS[fname][0]
     if _extent(x.shape, rax) == 0:
-        shape = _kept_shape(x.shape, rax, 0)
+        shape = _empty_shape(x.shape, rax)
         return _struct(np.empty(shape, x.dtype), np.empty(shape, np.int64))
 
     def body(call, pos):
@@ -868,7 +880,9 @@ def _scan(op, a, axis=None, dtype=None, out=None, method="sequential",
     else:
         axis = _norm_axis(axis, x.ndim)[0]
     placer = _Placer(devices, policy, rates)
-    if device_meta is None and not exclusive:
+    if device_meta is None and not exclusive and 0 not in x.chunks[axis]:
+        # (cumreduction takes a block's total from its last slice: an empty
+        # block has none, so arrays with one take the carry-first path)
         ufunc = _SCANS[op][1]
         r = cumreduction(
             _named(partial(_host_scan, op=op, placer=placer), "gpured_" + op),
