@@ -53,10 +53,12 @@ A host-resident chunk goes to a device chosen from ``devices=`` when the
 chunk task runs (in the process that runs it):
 
 * ``devices=None`` (default): every device of ``gpured.devices()``, unless
-  the ``GPURED_DEVICE`` environment variable pins the process to one
-  device, then that one (the current device) only: the ``dask.distributed``
-  set-up below.  ``"all"``, ``"current"``, a position, a name part, or a
-  list of those choose explicitly.
+  the ``GPURED_DEVICE`` environment variable names one (read when the
+  chunk runs), then that one only: the ``dask.distributed`` set-up below.
+  ``"all"``, ``"current"`` (gpured's current device), a position, a name
+  part, or a list of those choose explicitly.  (On a GPU host "every
+  device" includes the host's CPU device through PoCL, when installed: the
+  "rate" policy gives it the share its measured rate earns.)
 * ``policy="rate"`` (default): the chunk goes where it would finish first
   given what this process has already queued there: the device minimising
   (bytes in flight there + this chunk) / rate, ties to the device with
@@ -68,8 +70,9 @@ chunk task runs (in the process that runs it):
 * ``policy="round_robin"``: the i-th chunk placed on a given device list
   goes to ``devices[i % len(devices)]`` (a process-wide counter per list).
 
-:func:`stats` counts the chunks and bytes each device reduced in this
-process (``reset_stats()`` clears it).
+:func:`stats` counts the chunk tasks and bytes each device ran in this
+process (``reset_stats()`` clears it; a carry-first scan runs two tasks
+per chunk: its total, then its scan).
 
 Schedulers
 ----------
@@ -78,8 +81,10 @@ calls into gpured from several threads are safe (the C core serialises
 device work with one lock and releases the GIL while it waits), so chunk
 tasks on different devices run at once.  ``dask.config.set(num_workers=k)``
 bounds the chunks in flight.  Device-resident chunks return their partials
-without waiting (the device queue stays full); host chunks wait for their
-result (the thread is busy until the chunk is reduced).
+(and scans their results) without waiting, so a thread enqueues chunk
+after chunk and the device queue stays full (argmin/argmax wait for their
+two small partials); host chunks wait for their result (the thread is
+busy until the chunk is reduced).
 
 *dask.distributed* (one worker process per device): give each worker
 ``GPURED_DEVICE`` in its environment, so ``devices=None`` means that
