@@ -516,6 +516,10 @@ def _np_call(fname, a, **kw):
 
 def _gather(parts, axis):
     """Nested lists of partial dicts -> {field: one host array}."""
+    if not axis:  # nothing reduced (axis=(), 0-d): one partial per block
+        while isinstance(parts, list):
+            parts = parts[0]
+        return {f: _host(v) for f, v in parts.items()}
     if not isinstance(parts, list):
         parts = [parts]
     first = parts
@@ -699,9 +703,8 @@ def _argreduce(fname, a, axis=None, keepdims=False, split_every=None,
     _check_dtype(x.dtype, "input")
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise TypeError("axis must be None or an int, got %r" % (axis,))
-    if x.ndim == 0:
-        x = x.reshape(1)
-        axis = None
+    if x.ndim == 0:  # as NumPy: index 0, a 0-d result with or without keepdims
+        x, axis, keepdims = x.reshape(1), None, False
     if x.size == 0 and (axis is None or x.shape[int(axis) % x.ndim] == 0):
         raise ValueError("attempt to get %s of an empty sequence" % fname)
     is_min = _ARGS[fname][1]
@@ -710,8 +713,6 @@ def _argreduce(fname, a, axis=None, keepdims=False, split_every=None,
                       partial(_arg_combine, is_min=is_min),
                       partial(_arg_agg, is_min=is_min),
                       axis=axis, keepdims=keepdims, split_every=split_every)
-    if keepdims and a is not x and getattr(a, "ndim", 1) == 0:
-        r = r.reshape(())
     return handle_out(out, r)
 
 

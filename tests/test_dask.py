@@ -265,6 +265,22 @@ def test_empty_reductions():
     assert np.isnan(m).all() and m.dtype == np.float32
 
 
+@needs_dask
+@pytest.mark.parametrize("op", REDS + ARGS)
+def test_zero_d_and_no_axes(op):
+    z = np.array(3, np.int32)
+    for kd in (False, True):
+        kw = {"keepdims": kd}
+        got = getattr(gd, op)(da.from_array(z), **kw).compute()
+        compare(op, z, got, _np(op, z, **kw), kw)
+    if op in ARGS:
+        return
+    a = make_data(np.float32, (10, 4), _kind(op))
+    kw = {"axis": ()}
+    compare(op, a, getattr(gd, op)(da.from_array(a, chunks=3), **kw)
+            .compute(), _np(op, a, **kw), kw)
+
+
 # -------------------------------------------------------------- scans
 
 def _scan_ref(op, a, axis, dtype, exclusive):
