@@ -61,8 +61,7 @@ chunk task runs (in the process that runs it):
   "rate" policy gives it the share its measured rate earns.)
 * ``policy="rate"`` (default): the chunk goes where it would finish first
   given what this process has already queued there: the device minimising
-  (bytes in flight there + this chunk) / rate, ties to the device with
-  fewer chunks so far.  Rates (bytes/s) come from ``rates=`` (a list
+  (bytes in flight there + this chunk) / rate, ties taken in turn.  Rates (bytes/s) come from ``rates=`` (a list
   aligned with ``devices``, or a dict keyed by position), else from
   :func:`calibrate`: one timed ``gpured.sum`` of a 32 MiB host float32
   array per device, once per process and cached (identical devices, e.g.
@@ -152,7 +151,6 @@ _lock = threading.Lock()          # placement state and statistics
 _cal_lock = threading.Lock()      # one calibration at a time
 _DEVS = None
 _RR = {}                          # device tuple -> chunks placed so far
-_PLACED = {}                      # (device tuple, position) -> chunks
 _QUEUED = {}                      # position -> host bytes in flight
 _RATES = {}                       # (resident, position) -> bytes/s
 _STATS = {}                       # position -> {"chunks", "bytes"}
@@ -324,18 +322,18 @@ class _Placer:
             return pos[0]
         rates = (_rates_for(pos, self.rates, "host")
                  if self.policy == "rate" else None)
+        n = len(pos)
         with _lock:
+            i = _RR.get(pos, 0)
+            _RR[pos] = i + 1
             if rates is None:
-                i = _RR.get(pos, 0)
-                _RR[pos] = i + 1
-                p = pos[i % len(pos)]
+                p = pos[i % n]
             else:
-                p = builtins.min(
-                    range(len(pos)),
+                # first to finish; ties taken in turn (from the i-th device)
+                p = pos[builtins.min(
+                    range(n),
                     key=lambda j: ((_QUEUED.get(pos[j], 0) + nbytes) / rates[j],
-                                   _PLACED.get((pos, pos[j]), 0), j))
-                p = pos[p]
-                _PLACED[pos, p] = _PLACED.get((pos, p), 0) + 1
+                                   (j - i) % n))]
             _QUEUED[p] = _QUEUED.get(p, 0) + nbytes
         return p
 

@@ -500,8 +500,8 @@ def test_two_devices_rate_policy():
     a = make_data(np.float64 if HAS_FP64 else np.float32, (64, 40))
     x = da.from_array(a, chunks=(4, 40))  # 16 chunks
     gd.reset_stats()
-    # sequential execution, equal rates: nothing in flight, so each chunk
-    # goes to the device with fewer chunks so far
+    # sequential execution, equal rates: nothing in flight, every chunk a
+    # tie, ties taken in turn
     got = gd.mean(x, axis=0, devices=[0, 1], rates=[1, 1]).compute(
         scheduler="sync")
     compare("mean", a, got, np.mean(a, axis=0), {"axis": 0})
