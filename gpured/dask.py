@@ -545,16 +545,17 @@ def _merge(row, f, axis):
     return out
 
 
-def _red_combine(parts, axis=None, keepdims=True, *, row, computing_meta=False):
-    if computing_meta:
-        return parts
+def _red_combine(parts, axis=None, keepdims=True, *, row, res, ndim,
+                 computing_meta=False):
+    if computing_meta:  # (Dask's meta: an empty array of the right ndim)
+        return np.empty((0,) * ndim, res)
     return _merge(row, _gather(parts, axis), axis)
 
 
-def _red_agg(parts, axis=None, keepdims=False, *, row, res, kw,
+def _red_agg(parts, axis=None, keepdims=False, *, row, res, kw, ndim,
              computing_meta=False):
     if computing_meta:
-        return parts
+        return np.empty((0,) * (ndim if keepdims else ndim - len(axis)), res)
     f = _gather(parts, axis)
     if not callable(row.merge):
         # the final ufunc.reduce sees every partial (initial applies once)
@@ -580,6 +581,11 @@ def _norm_axis(axis, ndim):
 
 
 def _as_dask(a):
+    if getattr(da, "_array_expr_enabled", lambda: False)():
+        raise NotImplementedError(
+            "gpured.dask builds on Dask's default (graph) arrays; Dask's "
+            "experimental array query planning (dask.config "
+            "'array.query-planning': True) is not supported yet")
     if isinstance(a, _DaskArray):
         return a
     return da.asarray(a)
@@ -600,8 +606,8 @@ def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
     return da.reduction(
         x,
         partial(_red_chunk, row=row, placer=placer, res=res, kw=kw),
-        partial(_red_agg, row=row, res=res, kw=kw),
-        combine=partial(_red_combine, row=row),
+        partial(_red_agg, row=row, res=res, kw=kw, ndim=x.ndim),
+        combine=partial(_red_combine, row=row, res=res, ndim=x.ndim),
         axis=ax, keepdims=keepdims, dtype=res, split_every=split_every,
         out=out, concatenate=False, name="gpured-" + row.name,
         meta=np.empty((0,) * ndim_out, res))

@@ -114,6 +114,16 @@ def test_gpured_dask_without_dask_names_pip_install():
     assert "IMPORTERROR" in r.stdout and "pip install dask" in r.stdout
 
 
+@needs_dask
+def test_array_query_planning_refused_clearly():
+    r = _py("import dask.array as da, gpured.dask as gd\n"
+            "try:\n    gd.sum(da.ones(4))\n"
+            "except NotImplementedError as e:\n    print('REFUSED', e)\n",
+            {"DASK_ARRAY__QUERY_PLANNING": "True"})
+    assert r.returncode == 0, r.stderr
+    assert "REFUSED" in r.stdout and "query-planning" in r.stdout
+
+
 # ------------------------------------------------------------ reductions
 
 @needs_dask
