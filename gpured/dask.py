@@ -1,0 +1,1077 @@
+"""gpured over Dask arrays: reductions and scans past one device.
+
+    >>> import dask.array as da, gpured.dask as gd
+    >>> x = da.random.random((100_000, 1_000), chunks=(10_000, 1_000)).astype("f4")
+    >>> gd.sum(x).compute()                 # every chunk reduced by gpured
+    >>> gd.argmin(x, axis=0).compute()      # NumPy's first-index rule across chunks
+    >>> gd.cumsum(x, axis=0)                # a Dask array, chunked as x
+
+The functions have NumPy's names and signatures plus Dask's conventions
+(they take and return Dask arrays, ``split_every=``, ``out=`` a Dask
+array, scans take ``method=``): ``sum, prod, min, max, all, any, mean,
+argmin, argmax`` and ``cumsum, cumprod, cummin, cummax`` (the scans also
+take gpured's ``exclusive=``).  Results equal NumPy's on the whole array
+(dtypes, integer wraparound, NaN propagation, first index of the min/max or
+of the first NaN, empty reductions and their errors); float sums are
+gpured's compensated ones per chunk, combined in float64.
+
+How the work is split
+---------------------
+* **Reductions** go through ``dask.array.reduction``: each chunk is reduced
+  by gpured (keepdims) on one device, the small partials are combined on
+  the host by Dask's tree reduction (``split_every``).  ``mean`` carries a
+  sum (float64 where the device has it) and a count; ``argmin``/``argmax``
+  go through Dask's ``arg_reduction`` with (value, global index) partials
+  and a combine that keeps the smallest index among equal values (or among
+  NaNs), so the first-index rule holds across chunks and axes.
+* **Scans** of host chunks go through ``dask.array.reductions.cumreduction``
+  (``method="sequential"`` or ``"blelloch"``): gpured scans each chunk,
+  block totals are the scans' last slices (or gpured reductions, for
+  blelloch), and the carry is applied on the host, as Dask does.  Scans of
+  device-resident chunks, and ``exclusive=True`` scans, take the
+  carry-first path: gpured reduces every chunk to its total (in parallel),
+  the carries are chained on the host (small), and each chunk is then
+  scanned once with its carry: on the device the carry is written in front
+  of a device copy of the chunk (``scan([carry, chunk])[1:]``, or
+  ``scan([carry, chunk[:-1]])`` for an exclusive scan: an inclusive scan
+  of the shifted chunk *is* the exclusive result), so no chunk leaves its
+  device; on the host gpured's ``exclusive=True`` scan is used directly and
+  the carry applied in place.
+
+Chunks and devices
+------------------
+Chunks may be NumPy arrays (host-resident) or ``gpured.Array``
+(device-resident).  A device-resident chunk is always reduced on its own
+device and stays there: only the partials (one value per output element
+per chunk) move to the host; scans of such chunks give device-resident
+chunks.  Make a device-resident chunked array with :func:`to_device` (each
+chunk on a device chosen by the same policy), ``da.from_array(arr,
+chunks=..., asarray=False)`` of one Array, or ``x.map_blocks(gpured.to_device,
+device=...)``.  :func:`to_host` brings the chunks back.
+
+A host-resident chunk goes to a device chosen from ``devices=`` when the
+chunk task runs (in the process that runs it):
+
+* ``devices=None`` (default): every device of ``gpured.devices()``, unless
+  the ``GPURED_DEVICE`` environment variable names one (read when the
+  chunk runs), then that one only: the ``dask.distributed`` set-up below.
+  ``"all"``, ``"current"`` (gpured's current device), a position, a name
+  part, or a list of those choose explicitly.  (On a GPU host "every
+  device" includes the host's CPU device through PoCL, when installed: the
+  "rate" policy gives it the share its measured rate earns.)
+* ``policy="rate"`` (default): the chunk goes where it would finish first
+  given what this process has already queued there: the device minimising
+  (bytes in flight there + this chunk) / rate, ties taken in turn.  Rates (bytes/s) come from ``rates=`` (a list
+  aligned with ``devices``, or a dict keyed by position), else from
+  :func:`calibrate`: one timed ``gpured.sum`` of a 32 MiB host float32
+  array per device, once per process and cached (identical devices, e.g.
+  two of the same GPU, are not measured: equal rates).
+* ``policy="round_robin"``: the i-th chunk placed on a given device list
+  goes to ``devices[i % len(devices)]`` (a process-wide counter per list).
+
+:func:`stats` counts the chunk tasks and bytes each device ran in this
+process (``reset_stats()`` clears it; a carry-first scan runs two tasks
+per chunk: its total, then its scan).
+
+Schedulers
+----------
+*Threaded* (the default for Dask arrays; one process, several devices):
+calls into gpured from several threads are safe (the C core serialises
+device work with one lock and releases the GIL while it waits), so chunk
+tasks on different devices run at once.  ``dask.config.set(num_workers=k)``
+bounds the chunks in flight.  Device-resident chunks return their partials
+(and scans their results) without waiting, so a thread enqueues chunk
+after chunk and the device queue stays full (argmin/argmax wait for their
+two small partials); host chunks wait for their result (the thread is
+busy until the chunk is reduced).
+
+*dask.distributed* (one worker process per device): give each worker
+``GPURED_DEVICE`` in its environment, so ``devices=None`` means that
+worker's device.  On one machine :func:`local_cluster` does it::
+
+    from distributed import Client
+    cluster = gpured.dask.local_cluster()        # one Nanny per device
+    client = Client(cluster)
+    gpured.dask.sum(x).compute()
+
+or by hand, one worker per device::
+
+    GPURED_DEVICE=0:0 dask worker tcp://scheduler:8786 --nthreads 4 &
+    GPURED_DEVICE=1:0 dask worker tcp://scheduler:8786 --nthreads 4 &
+
+(``SpecCluster(workers={name: {"cls": Nanny, "options": {"env":
+{"GPURED_DEVICE": "1:0"}}}})`` is the same in Python.)  Workers must start
+by spawning (distributed's default), never by fork: gpured refuses device
+work in a forked child of a process that used OpenCL.
+
+Extending: a reduction is one row of ``_REDUCTIONS`` (its gpured
+function(s) per chunk as named partial fields, how fields combine, the
+final step and NumPy's result dtype); the public function, its signature
+and docstring are made from the row.
+"""
+import builtins
+import inspect
+import os
+import threading
+import time
+import warnings
+from functools import partial
+from itertools import product
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+    from dask.array.core import Array as _DaskArray
+    from dask.array.core import _concatenate2, handle_out
+    from dask.array.reductions import arg_reduction, cumreduction
+    from dask.highlevelgraph import HighLevelGraph
+    from dask.utils import deepmap
+except ImportError as _e:  # pragma: no cover - exercised in a child process
+    raise ImportError(
+        "gpured.dask needs Dask, which is not installed: pip install dask "
+        "(gpured itself does not depend on it)") from _e
+
+import gpured
+from . import _core
+from ._array import Array
+
+_NoValue = np._NoValue
+
+__all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
+           "argmax", "cumsum", "cumprod", "cummin", "cummax", "to_device",
+           "to_host", "calibrate", "stats", "reset_stats", "local_cluster"]
+
+_POLICIES = ("rate", "round_robin")
+
+# --------------------------------------------------------------- devices
+
+_lock = threading.Lock()          # placement state and statistics
+_cal_lock = threading.Lock()      # one calibration at a time
+_DEVS = None
+_RR = {}                          # device tuple -> chunks placed so far
+_QUEUED = {}                      # position -> host bytes in flight
+_RATES = {}                       # (resident, position) -> bytes/s
+_STATS = {}                       # position -> {"chunks", "bytes"}
+
+
+def _devices():
+    global _DEVS
+    if _DEVS is None:
+        _DEVS = gpured.devices()
+    return _DEVS
+
+
+def _resolve(devices):
+    """Device positions for a ``devices=`` spec, in this process."""
+    if devices is None:
+        # read now, not at import: a worker may import gpured before its
+        # environment is set (spawn re-imports the parent's main module)
+        devices = os.environ.get("GPURED_DEVICE") or "all"
+    if isinstance(devices, str) and devices == "all":
+        return tuple(range(len(_devices())))
+    if isinstance(devices, str) and devices == "current":
+        return (_core.current_index(),)
+    if isinstance(devices, (str, int, np.integer)):
+        devices = [devices]
+    out = []
+    for d in devices:
+        p = _core.device_index(d)
+        if p not in out:
+            out.append(p)
+    if not out:
+        raise ValueError("devices= lists no device")
+    return tuple(out)
+
+
+def _count(pos, nbytes):
+    with _lock:
+        s = _STATS.setdefault(pos, {"chunks": 0, "bytes": 0})
+        s["chunks"] += 1
+        s["bytes"] += int(nbytes)
+
+
+def stats():
+    """Chunks and bytes reduced or scanned per device by gpured.dask in this
+    process: ``{position: {"name", "chunks", "bytes"}}`` (for a
+    ``dask.distributed`` cluster: ``client.run(gpured.dask.stats)``)."""
+    with _lock:
+        return {p: dict(s, name=_devices()[p]["name"])
+                for p, s in sorted(_STATS.items())}
+
+
+def reset_stats():
+    """Clear :func:`stats`."""
+    with _lock:
+        _STATS.clear()
+
+
+# ------------------------------------------------------------------ rates
+
+def _tuned_rate(name):
+    """bytes/s of the device's tuned float32 sum (largest size measured)."""
+    try:
+        from ._tune import _read
+        rows = [e for e in _read().get(name, [])
+                if e.get("op") == "sum" and e.get("dtype") == "float32"
+                and float(e.get("seconds", 0)) > 0]
+    except Exception:  # a damaged table is ignored, as gpured.tune does
+        return None
+    if not rows:
+        return None
+    e = builtins.max(rows, key=lambda e: int(e["size_class"]))
+    return float(2 ** int(e["size_class"])) / float(e["seconds"])
+
+
+def calibrate(devices=None, resident="host", nbytes=32 << 20, force=False):
+    """Measure (or return the cached) rates of the devices, in bytes/s.
+
+    ``resident="host"``: a whole ``gpured.sum`` call on a host-resident
+    float32 array of ``nbytes`` (what a host chunk costs: transfer
+    included), best of 3 after a warm-up.  ``resident="device"``: the
+    kernel's rate on a device-resident array (what :func:`to_device`
+    weighs): ``gpured.tune()``'s measurement where the device was tuned,
+    else ``gpured.timeit``.  Cached per process (``force=True`` measures
+    again).  Returns ``{position: bytes_per_second}``.
+    """
+    if resident not in ("host", "device"):
+        raise ValueError("resident must be 'host' or 'device'")
+    pos = _resolve(devices)
+    with _cal_lock:
+        todo = [p for p in pos if force or (resident, p) not in _RATES]
+        if todo:
+            a = np.ones(builtins.max(int(nbytes) // 4, 1024), np.float32)
+            for p in todo:
+                _RATES[resident, p] = _measure(a, p, resident)
+        return {p: _RATES[resident, p] for p in pos}
+
+
+def _measure(a, p, resident):
+    if resident == "device":
+        r = _tuned_rate(_devices()[p]["name"])
+        if r is not None:
+            return r
+        t = gpured.timeit("sum", a, reps=3, device=p)["seconds"]
+        return a.nbytes / builtins.max(t, 1e-9)
+    gpured.sum(a, device=p)  # warm-up: kernels built, pools filled
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        gpured.sum(a, device=p)
+        best = builtins.min(best, time.perf_counter() - t0)
+    return a.nbytes / builtins.max(best, 1e-9)
+
+
+def _rates_for(pos, rates, resident):
+    """Rates aligned with pos (user's, equal for identical devices, or
+    measured)."""
+    if rates is not None:
+        if isinstance(rates, dict):
+            got = []
+            for p in pos:
+                key = [k for k in rates if _core.device_index(k) == p]
+                if not key:
+                    raise ValueError("rates= has no rate for device %d" % p)
+                got.append(float(rates[key[0]]))
+        else:
+            got = [float(r) for r in rates]
+            if len(got) != len(pos):
+                raise ValueError("rates= needs one rate per device (%d), got "
+                                 "%d" % (len(pos), len(got)))
+        if not builtins.all(r > 0 for r in got):
+            raise ValueError("rates must be positive")
+        return got
+    devs = _devices()
+    if len({(devs[p]["name"], devs[p]["platform"]) for p in pos}) == 1:
+        return [1.0] * len(pos)
+    cal = calibrate(list(pos), resident)
+    return [cal[p] for p in pos]
+
+
+# -------------------------------------------------------------- placement
+
+class _Placer:
+    """Where host chunks go: the ``devices``/``policy``/``rates`` of one
+    call, resolved in the process that runs the chunk (picklable; its
+    state lives in that process)."""
+
+    def __init__(self, devices=None, policy="rate", rates=None):
+        if policy not in _POLICIES:
+            raise ValueError("policy must be one of %s, not %r"
+                             % (", ".join(map(repr, _POLICIES)), policy))
+        if isinstance(devices, (list, tuple)):
+            devices = tuple(devices)
+        if isinstance(rates, (list, tuple)):
+            rates = tuple(rates)
+        self.devices, self.policy, self.rates = devices, policy, rates
+
+    def __dask_tokenize__(self):
+        r = tuple(sorted(self.rates.items())) if isinstance(self.rates, dict) \
+            else self.rates
+        return ("gpured.dask.placer", self.devices, self.policy, r)
+
+    def __repr__(self):
+        return "placer(devices=%r, policy=%r)" % (self.devices, self.policy)
+
+    def pick(self, nbytes):
+        pos = _resolve(self.devices)
+        if len(pos) == 1:
+            with _lock:
+                _QUEUED[pos[0]] = _QUEUED.get(pos[0], 0) + nbytes
+            return pos[0]
+        rates = (_rates_for(pos, self.rates, "host")
+                 if self.policy == "rate" else None)
+        n = len(pos)
+        with _lock:
+            i = _RR.get(pos, 0)
+            _RR[pos] = i + 1
+            if rates is None:
+                p = pos[i % n]
+            else:
+                # first to finish; ties taken in turn (from the i-th device)
+                p = pos[builtins.min(
+                    range(n),
+                    key=lambda j: ((_QUEUED.get(pos[j], 0) + nbytes) / rates[j],
+                                   (j - i) % n))]
+            _QUEUED[p] = _QUEUED.get(p, 0) + nbytes
+        return p
+
+    def done(self, p, nbytes):
+        with _lock:
+            _QUEUED[p] -= nbytes
+
+
+def _on_device(x, placer, body):
+    """Run body(call) for one chunk, where call(fname, arr, **kw) runs
+    gpured.<fname> on the chunk's device (its own for an Array, else one
+    the placer picks).  Counts the chunk in stats()."""
+    if isinstance(x, Array):
+        _count(x.device_index, x.nbytes)
+        return body(lambda f, a, **kw: getattr(gpured, f)(a, **kw),
+                    x.device_index)
+    x = np.asarray(x)
+    nb = x.nbytes
+    p = placer.pick(nb)
+    try:
+        _count(p, nb)
+        return body(lambda f, a, **kw: getattr(gpured, f)(a, device=p, **kw),
+                    p)
+    finally:
+        placer.done(p, nb)
+
+
+def _host(a):
+    return a.get() if isinstance(a, Array) else np.asarray(a)
+
+
+# ----------------------------------------------------------- dtype rules
+
+_SUPPORTED = ("b", "i", "u")
+
+
+def _check_dtype(dt, what):
+    dt = np.dtype(dt)
+    if dt.kind in _SUPPORTED or (dt.kind == "f" and dt.itemsize in (4, 8)):
+        return dt
+    raise TypeError("gpured does not support %s dtype %s (supported: bool, "
+                    "int8-int64, uint8-uint64, float32, float64)" % (what, dt))
+
+
+def _np_result(fn, xdt, dtype):
+    """NumPy's result dtype of fn on an xdt array with dtype=dtype."""
+    z = np.zeros(1, xdt)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.asarray(fn(z) if dtype is None else fn(z, dtype=dtype)).dtype
+
+
+def _fp64(pos):
+    return bool(_devices()[pos]["fp64"])
+
+
+def _acc(res, pos):
+    """Partial dtype of a sum whose result is res: float64 for float
+    results where the device has it (one rounding at the end)."""
+    return np.dtype(np.float64) if res.kind == "f" and _fp64(pos) else res
+
+
+# ------------------------------------------------------------ reductions
+
+def _extent(shape, axis):
+    n = 1
+    for a in axis:
+        n *= shape[a]
+    return n
+
+
+def _kept_shape(shape, axis):
+    return tuple(1 if i in axis else s for i, s in enumerate(shape))
+
+
+def _empty_shape(shape, axis):
+    """The keepdims shape of an empty partial (a chunk or group with no
+    element along some reduced axis): 0 on those axes, 1 on the other
+    reduced ones, so that it concatenates with its neighbours."""
+    return tuple((0 if s == 0 else 1) if i in axis else s
+                 for i, s in enumerate(shape))
+
+
+class _Row:
+    """One reduction.
+
+    fields(call, x, axis, res, pos, kw) -> {field: keepdims partial}
+        the chunk's partials (gpured on the chunk's device through call).
+    merge: {field: ufunc} (each field combines with ufunc.reduce) or a
+        function(fields, axis) -> fields over concatenated partials.
+    final(fields, axis, keepdims, res, kw) -> the result.
+    result(xdt, dtype) -> NumPy's result dtype.
+    params: the NumPy keywords the public function takes besides
+        axis/keepdims/split_every/out ("dtype", "initial").
+    empty: what a chunk whose reduced extent is 0 contributes:
+        "skip" (an empty partial: min/max have no identity) or "run".
+    """
+
+    def __init__(self, name, fields, merge, final, result, params=(),
+                 empty="run", doc=None):
+        self.name, self.fields, self.merge, self.final = name, fields, merge, final
+        self.result, self.params, self.empty, self.doc = (
+            result, params, empty, doc)
+
+
+def _one(fname, dtype_of=None):
+    """fields for a reduction that is one gpured call per chunk."""
+    def fields(call, x, axis, res, pos, kw):
+        extra = {} if dtype_of is None else {"dtype": dtype_of(res, pos)}
+        return {"v": call(fname, x, axis=axis, keepdims=True, **extra)}
+    return fields
+
+
+def _final_ufunc(ufunc):
+    def final(f, axis, keepdims, res, kw):
+        extra = {}
+        if kw.get("initial", _NoValue) is not _NoValue:
+            extra["initial"] = kw["initial"]
+        with np.errstate(over="ignore"):
+            r = ufunc.reduce(f["v"], axis=axis, keepdims=keepdims,
+                             dtype=f["v"].dtype, **extra)
+        return r.astype(res, copy=False)
+    return final
+
+
+def _mean_fields(call, x, axis, res, pos, kw):
+    acc = _acc(res, pos)
+    n = np.full(_kept_shape(x.shape, axis), _extent(x.shape, axis), np.int64)
+    return {"s": call("sum", x, axis=axis, keepdims=True, dtype=acc), "n": n}
+
+
+def _mean_final(f, axis, keepdims, res, kw):
+    # in the partials' dtype: ufunc.reduce would widen small integers, and
+    # mean(dtype=int8) sums in int8 (wrapping) as NumPy does
+    s = np.add.reduce(f["s"], axis=axis, keepdims=keepdims, dtype=f["s"].dtype)
+    n = np.add.reduce(f["n"], axis=axis, keepdims=keepdims)
+    if np.any(n == 0):
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(s, n).astype(res, copy=False)
+
+
+_SAME = lambda xdt, dtype: np.dtype(xdt)
+
+
+_REDUCTIONS = {r.name: r for r in [
+    #     name    chunk partials (gpured)       combine             final                       NumPy's result dtype                     keywords            empty chunk
+    _Row("sum",  _one("sum", _acc),             {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.sum, t, d),  ("dtype", "initial")),
+    _Row("prod", _one("prod", lambda r, p: r),  {"v": np.multiply}, _final_ufunc(np.multiply),  lambda t, d: _np_result(np.prod, t, d), ("dtype", "initial")),
+    _Row("min",  _one("min"),                   {"v": np.minimum},  _final_ufunc(np.minimum),   _SAME,                                  ("initial",),       "skip"),
+    _Row("max",  _one("max"),                   {"v": np.maximum},  _final_ufunc(np.maximum),   _SAME,                                  ("initial",),       "skip"),
+    _Row("all",  _one("all"),                   {"v": np.logical_and}, _final_ufunc(np.logical_and), lambda t, d: np.dtype(bool),   ()),
+    _Row("any",  _one("any"),                   {"v": np.logical_or},  _final_ufunc(np.logical_or),  lambda t, d: np.dtype(bool),   ()),
+    _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
+]}
+
+
+def _red_chunk(x, axis=None, keepdims=True, *, row, placer, res, kw,
+               computing_meta=False):
+    if computing_meta:
+        return x
+    if row.empty == "skip" and _extent(x.shape, axis) == 0:
+        z = np.empty(_empty_shape(x.shape, axis), x.dtype)
+        return {f: z for f in row.merge} if isinstance(row.merge, dict) \
+            else {"v": z}
+    if x.size == 0:
+        # nothing to send anywhere (and dask's meta calls): NumPy's
+        # identity partials on an empty host array
+        return row.fields(_np_call, np.empty(x.shape, x.dtype), axis, res,
+                          _core.current_index(), kw)
+    return _on_device(x, placer,
+                      lambda call, pos: row.fields(call, x, axis, res, pos, kw))
+
+
+def _np_call(fname, a, **kw):
+    return getattr(np, fname)(a, **kw)
+
+
+def _gather(parts, axis):
+    """Nested lists of partial dicts -> {field: one host array}."""
+    if not axis:  # nothing reduced (axis=(), 0-d): one partial per block
+        while isinstance(parts, list):
+            parts = parts[0]
+        return {f: _host(v) for f, v in parts.items()}
+    if not isinstance(parts, list):
+        parts = [parts]
+    first = parts
+    while isinstance(first, list):
+        first = first[0]
+    out = {}
+    for f in first:
+        a = deepmap(lambda p, f=f: _host(p[f]), parts)
+        out[f] = _concatenate2(a, axes=sorted(axis))
+    return out
+
+
+def _merge(row, f, axis):
+    if callable(row.merge):
+        return row.merge(f, axis)
+    out = {}
+    for k, uf in row.merge.items():
+        v = f[k]
+        if _extent(v.shape, axis) == 0:
+            # every partial of the group empty (min/max): stays empty
+            out[k] = np.empty(_empty_shape(v.shape, axis), v.dtype)
+        else:
+            with np.errstate(over="ignore"):
+                out[k] = uf.reduce(v, axis=axis, keepdims=True, dtype=v.dtype)
+    return out
+
+
+def _red_combine(parts, axis=None, keepdims=True, *, row, res, ndim,
+                 computing_meta=False):
+    if computing_meta:  # (Dask's meta: an empty array of the right ndim)
+        return np.empty((0,) * ndim, res)
+    return _merge(row, _gather(parts, axis), axis)
+
+
+def _red_agg(parts, axis=None, keepdims=False, *, row, res, kw, ndim,
+             computing_meta=False):
+    if computing_meta:
+        return np.empty((0,) * (ndim if keepdims else ndim - len(axis)), res)
+    f = _gather(parts, axis)
+    if not callable(row.merge):
+        # the final ufunc.reduce sees every partial (initial applies once)
+        return row.final(f, axis, keepdims, res, kw)
+    return row.final(_merge(row, f, axis), axis, keepdims, res, kw)
+
+
+def _norm_axis(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    out = []
+    for a in axis:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        a %= ndim
+        if a in out:
+            raise ValueError("duplicate value in 'axis'")
+        out.append(a)
+    return tuple(out)
+
+
+def _as_dask(a):
+    if getattr(da, "_array_expr_enabled", lambda: False)():
+        raise NotImplementedError(
+            "gpured.dask builds on Dask's default (graph) arrays; Dask's "
+            "experimental array query planning (dask.config "
+            "'array.query-planning': True) is not supported yet")
+    if isinstance(a, _DaskArray):
+        return a
+    return da.asarray(a)
+
+
+def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
+            out=None, initial=_NoValue, devices=None, policy="rate",
+            rates=None):
+    x = _as_dask(a)
+    _check_dtype(x.dtype, "input")
+    if dtype is not None:
+        dtype = _check_dtype(dtype, "result")
+    res = row.result(x.dtype, dtype)
+    ax = _norm_axis(axis, x.ndim)
+    kw = {"initial": initial}
+    placer = _Placer(devices, policy, rates)
+    ndim_out = x.ndim if keepdims else x.ndim - len(ax)
+    return da.reduction(
+        x,
+        partial(_red_chunk, row=row, placer=placer, res=res, kw=kw),
+        partial(_red_agg, row=row, res=res, kw=kw, ndim=x.ndim),
+        combine=partial(_red_combine, row=row, res=res, ndim=x.ndim),
+        axis=ax, keepdims=keepdims, dtype=res, split_every=split_every,
+        out=out, concatenate=False, name="gpured-" + row.name,
+        meta=np.empty((0,) * ndim_out, res))
+
+
+# ------------------------------------------------------- argmin / argmax
+
+_ARGS = {"argmin": ("min", True), "argmax": ("max", False)}
+
+
+def _arg_chunk(x, axis, offset_info, *, fname, placer):
+    arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
+    rax = tuple(range(x.ndim)) if arg_axis is None else (arg_axis,)
+    vname = _ARGS[fname][0]
+    if _extent(x.shape, rax) == 0:
+        shape = _empty_shape(x.shape, rax)
+        return _struct(np.empty(shape, x.dtype), np.empty(shape, np.int64))
+
+    def body(call, pos):
+        i = call(fname, x, axis=arg_axis, keepdims=True)
+        if isinstance(x, Array):
+            v = call(vname, x, axis=arg_axis, keepdims=True)
+            return _host(i), _host(v)
+        i = np.asarray(i)
+        if arg_axis is None:
+            idx = np.unravel_index(int(i.reshape(-1)[0]), x.shape)
+            v = np.asarray(x[idx]).reshape(i.shape)
+        else:
+            v = np.take_along_axis(np.asarray(x), i, axis=arg_axis)
+        return i, v
+
+    i, v = _on_device(x, placer, body)
+    i = i.astype(np.int64)
+    if x.ndim > 0:
+        if arg_axis is None:
+            offset, total = offset_info
+            loc = np.unravel_index(int(i.reshape(-1)[0]), x.shape)
+            i[...] = np.ravel_multi_index(
+                tuple(o + j for o, j in zip(offset, loc)), total)
+        else:
+            i += offset_info
+    return _struct(v, i)
+
+
+def _struct(v, i):
+    s = np.empty(v.shape, dtype=[("vals", v.dtype), ("arg", np.int64)])
+    s["vals"] = v
+    s["arg"] = i
+    return s
+
+
+def _arg_pick(data, axis, is_min, keepdims):
+    """(vals, args) of the winner along axis: the extreme value, NaN first,
+    the smallest global index among equals."""
+    v, i = data["vals"], data["arg"]
+    if axis is None:
+        v, i, ax = v.reshape(-1), i.reshape(-1), 0
+    else:
+        ax = axis
+    if v.shape[ax] == 0:
+        raise ValueError("attempt to get %s of an empty sequence"
+                         % ("argmin" if is_min else "argmax"))
+    with np.errstate(invalid="ignore"):
+        ext = (np.min if is_min else np.max)(v, axis=ax, keepdims=True)
+        cand = v == ext
+        if v.dtype.kind == "f":
+            cand |= np.isnan(v) & np.isnan(ext)
+    key = np.where(cand, i, np.iinfo(np.int64).max)
+    at = np.argmin(key, axis=ax, keepdims=True)
+    nv = np.take_along_axis(v, at, axis=ax)
+    ni = np.take_along_axis(i, at, axis=ax)
+    if axis is None:
+        shape = (1,) * data.ndim if keepdims else ()
+        return nv.reshape(shape), ni.reshape(shape)
+    if not keepdims:
+        nv, ni = np.squeeze(nv, ax), np.squeeze(ni, ax)
+    return nv, ni
+
+
+def _arg_axis(data, axis):
+    return None if len(axis) == data.ndim or data.ndim == 1 else axis[0]
+
+
+def _arg_combine(data, axis=None, keepdims=True, *, is_min, **kw):
+    v, i = _arg_pick(data, _arg_axis(data, axis), is_min, True)
+    return _struct(v, i)
+
+
+def _arg_agg(data, axis=None, keepdims=False, *, is_min, **kw):
+    v, i = _arg_pick(data, _arg_axis(data, axis), is_min, keepdims)
+    return i.astype(np.intp)[()] if i.ndim == 0 else i.astype(np.intp)
+
+
+def _argreduce(fname, a, axis=None, keepdims=False, split_every=None,
+               out=None, devices=None, policy="rate", rates=None):
+    x = _as_dask(a)
+    _check_dtype(x.dtype, "input")
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError("axis must be None or an int, got %r" % (axis,))
+    if x.ndim == 0:  # as NumPy: index 0, a 0-d result with or without keepdims
+        x, axis, keepdims = x.reshape(1), None, False
+    if x.size == 0 and (axis is None or x.shape[int(axis) % x.ndim] == 0):
+        raise ValueError("attempt to get %s of an empty sequence" % fname)
+    is_min = _ARGS[fname][1]
+    placer = _Placer(devices, policy, rates)
+    r = arg_reduction(x, partial(_arg_chunk, fname=fname, placer=placer),
+                      partial(_arg_combine, is_min=is_min),
+                      partial(_arg_agg, is_min=is_min),
+                      axis=axis, keepdims=keepdims, split_every=split_every)
+    return handle_out(out, r)
+
+
+# ----------------------------------------------------------------- scans
+
+# scan -> (reduction giving a chunk's total, NumPy merge, identity of dtype)
+_SCANS = {
+    "cumsum": ("sum", np.add, lambda dt: 0, np.cumsum),
+    "cumprod": ("prod", np.multiply, lambda dt: 1, np.cumprod),
+    "cummin": ("min", np.minimum, lambda dt: _extreme(dt, True),
+               np.minimum.accumulate),
+    "cummax": ("max", np.maximum, lambda dt: _extreme(dt, False),
+               np.maximum.accumulate),
+}
+
+
+def _extreme(dt, big):
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return big
+    if dt.kind == "f":
+        return np.inf if big else -np.inf
+    info = np.iinfo(dt)
+    return info.max if big else info.min
+
+
+def _scan_result(op, xdt, dtype):
+    fn = _SCANS[op][3]
+    z = np.zeros(1, xdt)
+    return np.asarray(fn(z) if dtype is None else fn(z, dtype=dtype)).dtype
+
+
+def _sl(ndim, axis, s):
+    return tuple(s if i == axis else slice(None) for i in range(ndim))
+
+
+def _host_scan(x, axis=None, dtype=None, *, op, placer, exclusive=False):
+    """gpured's scan of one chunk, as a host array (for cumreduction)."""
+    if x.size == 0:
+        return np.empty(x.shape, dtype)
+    r = _on_device(x, placer, lambda call, pos: call(
+        op, x, axis=axis, dtype=dtype, exclusive=exclusive))
+    return _host(r)
+
+
+def _host_total(x, axis=None, keepdims=True, *, red, res, placer):
+    """A chunk's total along axis (keepdims, res dtype): the blelloch preop
+    and the carry-first path's totals."""
+    if x.size == 0:
+        return np.full(_kept_shape(x.shape, (axis,)), _SCANS_ID[red](res), res)
+    extra = {"dtype": res} if red in ("sum", "prod") else {}
+    r = _on_device(x, placer, lambda call, pos: call(
+        red, x, axis=axis, keepdims=True, **extra))
+    return _host(r).astype(res, copy=False)
+
+
+_SCANS_ID = {v[0]: v[2] for v in _SCANS.values()}
+
+
+class _named:
+    """A picklable callable with a __name__ (cumreduction names its keys
+    after func.__name__) and the wrapped partial's signature."""
+
+    def __init__(self, fn, name):
+        self.fn, self.__name__ = fn, name
+        self.__signature__ = inspect.signature(fn)
+
+    def __call__(self, *a, **k):
+        return self.fn(*a, **k)
+
+    def __dask_tokenize__(self):
+        return (self.__name__, self.fn.keywords["op"], self.fn.keywords["placer"])
+
+
+def _merge_fn(ufunc):
+    def merge(a, b):
+        return ufunc(_host(a), _host(b))
+    merge.__name__ = ufunc.__name__
+    return merge
+
+
+def _scan_block(x, carry, *, op, axis, res, exclusive, placer):
+    """One chunk of the carry-first path: the scan of x with carry (None:
+    the first chunk) folded in; device chunks stay on their device."""
+    merge = _SCANS[op][1]
+    if x.size == 0:
+        return (gpured.empty(x.shape, res, device=x.device_index)
+                if isinstance(x, Array) else np.empty(x.shape, res))
+    if not isinstance(x, Array):
+        r = _host_scan(x, axis, res, op=op, placer=placer, exclusive=exclusive)
+        if carry is not None:
+            merge(r, carry.astype(res, copy=False), out=r)
+        return r
+    _count(x.device_index, x.nbytes)
+    if carry is None:
+        return getattr(gpured, op)(x, axis=axis, dtype=res, exclusive=exclusive)
+    # [carry, x] (or [carry, x[:-1]]) in one device buffer, scanned once
+    n = x.shape[axis]
+    dev = x.device_index
+    shape = tuple(s + (0 if exclusive else 1) if i == axis else s
+                  for i, s in enumerate(x.shape))
+    o = gpured.empty(shape, res, device=dev)
+    body = x[_sl(x.ndim, axis, slice(0, n - 1))] if exclusive else x
+    if body.size:
+        _core.device_copy(body, o[_sl(x.ndim, axis, slice(1, None))])
+    c = gpured.to_device(np.ascontiguousarray(carry, dtype=res), device=dev)
+    _core.device_copy(c, o[_sl(x.ndim, axis, slice(0, 1))])
+    r = getattr(gpured, op)(o, axis=axis, dtype=res)
+    return r if exclusive else r[_sl(x.ndim, axis, slice(1, None))]
+
+
+def _carry_first(op, x, axis, res, exclusive, placer, device_meta):
+    red, merge = _SCANS[op][0], _merge_fn(_SCANS[op][1])
+    totals = x.map_blocks(
+        _host_total, axis=axis, red=red, res=res, placer=placer,
+        chunks=tuple((1,) * len(c) if i == axis else c
+                     for i, c in enumerate(x.chunks)),
+        dtype=res, meta=np.empty((0,) * x.ndim, res))
+    name = "gpured-%s-%s" % (op, dask.base.tokenize(
+        x, axis, res, exclusive, placer, op))
+    cname = name + "-carry"
+    dsk = {}
+    nb = x.numblocks
+    for idx in product(*(range(n) for n in nb)):
+        k = idx[axis]
+        if k == 0:
+            carry = None
+        else:
+            prev = idx[:axis] + (k - 1,) + idx[axis + 1:]
+            tot = (totals.name,) + prev
+            if k == 1:
+                dsk[(cname,) + idx] = (_host, tot)
+            else:
+                dsk[(cname,) + idx] = (merge, (cname,) + prev, tot)
+            carry = (cname,) + idx
+        dsk[(name,) + idx] = (
+            partial(_scan_block, op=op, axis=axis, res=res,
+                    exclusive=exclusive, placer=placer),
+            (x.name,) + idx, carry)
+    graph = HighLevelGraph.from_collections(name, dsk,
+                                            dependencies=[x, totals])
+    if device_meta is not None:
+        meta = gpured.empty((0,) * x.ndim, res,
+                            device=device_meta.device_index)
+    else:
+        meta = np.empty((0,) * x.ndim, res)
+    return _DaskArray(graph, name, x.chunks, meta=meta)
+
+
+def _scan(op, a, axis=None, dtype=None, out=None, method="sequential",
+          exclusive=False, devices=None, policy="rate", rates=None):
+    x = _as_dask(a)
+    _check_dtype(x.dtype, "input")
+    if dtype is not None:
+        dtype = _check_dtype(dtype, "result")
+    res = _scan_result(op, x.dtype, dtype)
+    if method not in ("sequential", "blelloch"):
+        raise ValueError("method must be 'sequential' or 'blelloch', not %r"
+                         % (method,))
+    device_meta = x._meta if isinstance(x._meta, Array) else None
+    if axis is None:
+        if x.ndim != 1:
+            if device_meta is not None and builtins.any(
+                    n > 1 for n in x.numblocks[1:]):
+                raise ValueError(
+                    "axis=None on a device-resident array chunked along "
+                    "axes past the first would gather chunks on the host: "
+                    "rechunk so that only axis 0 is chunked")
+            x = x.reshape(-1)  # chunks along axis 0 only: blockwise views
+        axis = 0
+    else:
+        axis = _norm_axis(axis, x.ndim)[0]
+    placer = _Placer(devices, policy, rates)
+    if device_meta is None and not exclusive and 0 not in x.chunks[axis]:
+        # (cumreduction takes a block's total from its last slice: an empty
+        # block has none, so arrays with one take the carry-first path)
+        ufunc = _SCANS[op][1]
+        r = cumreduction(
+            _named(partial(_host_scan, op=op, placer=placer), "gpured_" + op),
+            _merge_fn(ufunc), _SCANS[op][2](res), x, axis, res,
+            method=method,
+            preop=partial(_host_total, red=_SCANS[op][0], res=res,
+                          placer=placer))
+    else:
+        r = _carry_first(op, x, axis, res, exclusive, placer, device_meta)
+    return handle_out(out, r)
+
+
+# ------------------------------------------------- device-resident arrays
+
+def _put(block, block_id=None, *, grid, devices, policy, rates):
+    k = int(np.ravel_multi_index(block_id, grid)) if grid else 0
+    pos = _resolve(devices)
+    if policy == "round_robin" or len(pos) == 1:
+        p = pos[k % len(pos)]
+    else:
+        p = pos[_pattern(pos, tuple(_rates_for(pos, rates, "device")))[
+            k % 64]]
+    return gpured.to_device(block, device=p)
+
+
+_PATTERNS = {}
+
+
+def _pattern(pos, w):
+    """64 device slots in proportion to w (smooth weighted round robin)."""
+    key = (pos, w)
+    if key not in _PATTERNS:
+        tot = float(np.sum(w))
+        cur = [0.0] * len(w)
+        seq = []
+        for _ in range(64):
+            for j in range(len(w)):
+                cur[j] += w[j]
+            j = int(np.argmax(cur))
+            cur[j] -= tot
+            seq.append(j)
+        _PATTERNS[key] = seq
+    return _PATTERNS[key]
+
+
+def to_device(a, devices=None, policy="rate", rates=None):
+    """A Dask array whose chunks are ``gpured.Array`` s: chunk k (in C order
+    of the block grid) goes to a device of ``devices`` (as the reductions'
+    ``devices=``): ``policy="round_robin"`` cycles through them,
+    ``"rate"`` gives each device a share of the chunks proportional to its
+    device-resident rate (:func:`calibrate` with ``resident="device"``;
+    equal for identical devices).  The upload runs when the result is
+    computed or persisted: ``x = gpured.dask.to_device(x).persist()`` keeps
+    the chunks on their devices for later calls."""
+    x = _as_dask(a)
+    _check_dtype(x.dtype, "input")
+    placer = _Placer(devices, policy, rates)  # validates the arguments
+    meta = gpured.empty((0,) * x.ndim, x.dtype)
+    return x.map_blocks(
+        _put, grid=x.numblocks, devices=placer.devices,
+        policy=placer.policy, rates=placer.rates, dtype=x.dtype, meta=meta)
+
+
+def to_host(a):
+    """The chunks of a device-resident Dask array as NumPy arrays."""
+    x = _as_dask(a)
+    return x.map_blocks(gpured.asnumpy, dtype=x.dtype,
+                        meta=np.empty((0,) * x.ndim, x.dtype))
+
+
+# ----------------------------------------------------- dask.distributed
+
+def local_cluster(devices=None, threads_per_worker=1, env=None, **kwargs):
+    """A ``distributed.SpecCluster`` on this machine with one worker
+    process (a Nanny) per device, each with ``GPURED_DEVICE`` set to its
+    device, so that gpured.dask's ``devices=None`` runs each worker's
+    chunks on its own device.  ``devices`` as in the reductions (default:
+    every device), ``env`` more environment variables for the workers,
+    ``kwargs`` to SpecCluster.  Use as ``Client(local_cluster())``."""
+    from distributed import Nanny, Scheduler, SpecCluster
+    pos = _resolve("all" if devices is None else devices)
+    workers = {}
+    for p in pos:
+        idx = _devices()[p]["index"]
+        workers["gpured-%d" % p] = {
+            "cls": Nanny,
+            "options": {"nthreads": threads_per_worker,
+                        "env": dict(env or {}, GPURED_DEVICE=idx)}}
+    kwargs.setdefault("scheduler", {"cls": Scheduler,
+                                    "options": {"dashboard_address": ":0"}})
+    return SpecCluster(workers=workers, **kwargs)
+
+
+# ------------------------------------------------------- public functions
+
+_OPTS = ("devices", "policy", "rates")
+
+_DOC = """{what}, as :func:`numpy.{np_name}`, over a Dask array.
+
+Each chunk is {how} by gpured on a device (its own for device-resident
+chunks; else one of ``devices`` by ``policy``), the partials combined by
+Dask ({combine}).  Returns a Dask array.  Keywords: NumPy's ({params}),
+Dask's ``split_every`` and ``out`` (a Dask array), and ``devices``,
+``policy``, ``rates`` (see the module docstring).
+"""
+
+
+def _public(name, impl, params, what, how="reduced", combine="tree "
+            "reduction, split_every"):
+    ps = [inspect.Parameter("a", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    defaults = {"axis": None, "dtype": None, "keepdims": False,
+                "split_every": None, "out": None, "initial": _NoValue,
+                "method": "sequential", "exclusive": False}
+    for p in params:
+        ps.append(inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    default=defaults[p]))
+    for p, d in (("devices", None), ("policy", "rate"), ("rates", None)):
+        ps.append(inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY,
+                                    default=d))
+    sig = inspect.Signature(ps)
+
+    def f(*args, **kw):
+        b = sig.bind(*args, **kw)
+        b.apply_defaults()
+        return impl(**b.arguments)
+
+    f.__name__ = f.__qualname__ = name
+    f.__module__ = __name__
+    f.__signature__ = sig
+    f.__doc__ = _DOC.format(what=what, np_name={"cummin": "minimum.accumulate",
+                                                "cummax": "maximum.accumulate"}
+                            .get(name, name), how=how, combine=combine,
+                            params=", ".join("``%s``" % p for p in params))
+    return f
+
+
+_WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
+         "max": "Maximum (NaN propagates)", "all": "Whether all elements are "
+         "nonzero", "any": "Whether any element is nonzero", "mean":
+         "Arithmetic mean (sum and count per chunk)"}
+
+
+def _red_impl(row):
+    def impl(a, axis=None, dtype=None, keepdims=False, split_every=None,
+             out=None, initial=_NoValue, devices=None, policy="rate",
+             rates=None):
+        return _reduce(row, a, axis, dtype, keepdims, split_every, out,
+                       initial, devices, policy, rates)
+    return impl
+
+
+for _name, _row in _REDUCTIONS.items():
+    globals()[_name] = _public(
+        _name, _red_impl(_row),
+        ("axis",) + tuple(p for p in ("dtype",) if p in _row.params) +
+        ("keepdims", "split_every", "out") +
+        tuple(p for p in ("initial",) if p in _row.params),
+        _row.doc or _WHAT.get(_name, _name))
+
+for _name in _ARGS:
+    globals()[_name] = _public(
+        _name, partial(_argreduce, _name),
+        ("axis", "keepdims", "split_every", "out"),
+        "Index of the first %s (of the first NaN, if any)"
+        % ("minimum" if _ARGS[_name][1] else "maximum"),
+        how="reduced to (value, global index)",
+        combine="Dask's arg_reduction; among equal values the smallest "
+        "index wins")
+
+for _name in _SCANS:
+    globals()[_name] = _public(
+        _name, partial(_scan, _name),
+        ("axis", "dtype", "out", "method", "exclusive"),
+        {"cumsum": "Cumulative sum", "cumprod": "Cumulative product",
+         "cummin": "Cumulative minimum", "cummax": "Cumulative maximum"}[
+            _name] + " along an axis (``exclusive=True``: gpured's exclusive "
+        "scan)",
+        how="scanned", combine="carries through dask.array's cumreduction "
+        "for host chunks, the carry-first path for device chunks and "
+        "exclusive scans")
+
+del _name, _row
