@@ -109,11 +109,15 @@ static void copy_defines(const void *ctx, char *buf, size_t n)
              "#define GR_S %s\n#define GR_M %s\n#define GR_D %s\n"
              "#define GR_MU %s\n#define GR_S_BOOL %d\n#define GR_M_BOOL %d\n"
              "#define GR_D_BOOL %d\n#define GR_M_FLOAT %d\n#define GR_F %s\n"
-             "#define GR_EPI %d\n#define GR_EOP %d\n",
+             "#define GR_EPI %d\n#define GR_EOP %d\n"
+             "#define GR_M_NARROW %d\n#define GR_D_NARROW %d\n",
              k->fp64, gr_dtypes[k->s].cl, mi->cl, gr_dtypes[k->d].cl,
              mi->is_float ? mi->cl : mi->cl_uns, k->s == GR_BOOL,
              k->m == GR_BOOL, k->d == GR_BOOL, mi->is_float,
-             k->fdouble ? "double" : "float", k->epi, k->eop);
+             k->fdouble ? "double" : "float", k->epi, k->eop,
+             !mi->is_float && k->m != GR_BOOL && mi->size < 8,
+             !gr_dtypes[k->d].is_float && k->d != GR_BOOL &&
+                 gr_dtypes[k->d].size < 8);
 }
 
 /* Merge dimensions that are contiguous in both operands, drop those of

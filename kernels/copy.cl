@@ -25,13 +25,20 @@
  * GR_D_BOOL, GR_M_FLOAT, GR_F (float or double), GR_EPI, GR_EOP (a GR_OP_*).
  */
 
+/* Into integers narrower than 64 bits through long, as NumPy's casts on
+ * x86 do (400.0 into uint8 is 144, not saturated as NVIDIA's direct
+ * conversion does); exact for every value a long holds. */
 #if GR_M_BOOL
 #define GR_TO_M(x) ((GR_M)((x) != (GR_S)0))
+#elif GR_M_NARROW
+#define GR_TO_M(x) ((GR_M)(long)(x))
 #else
 #define GR_TO_M(x) ((GR_M)(x))
 #endif
 #if GR_D_BOOL
 #define GR_TO_D(x, T) ((GR_D)((x) != (T)0))
+#elif GR_D_NARROW
+#define GR_TO_D(x, T) ((GR_D)(long)(x))
 #else
 #define GR_TO_D(x, T) ((GR_D)(x))
 #endif
@@ -99,10 +106,6 @@ __kernel void gr_copy(__global const GR_S *src, ulong soff, __global GR_D *dst,
     const GR_M m = gr_epi_op(value, GR_TO_M(x));
     dst[dso] = GR_TO_D(m, GR_M);
 #else
-#if GR_D_BOOL
-    dst[dso] = (GR_D)(x != (GR_S)0);
-#else
-    dst[dso] = (GR_D)x;
-#endif
+    dst[dso] = GR_TO_D(x, GR_S);
 #endif
 }
