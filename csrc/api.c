@@ -158,21 +158,14 @@ static int mean_call = 0;      /* axes of a mean being read */
 
 static int axis_one_ex(PyObject *o, int ndim, int in_tuple, int *ax)
 {
+    const int n = ndim > 0 || in_tuple ? ndim : 1; /* 0-d: axis 0 / -1 */
     if (!bools_are_axes && (PyBool_Check(o) || PyArray_IsScalar(o, Bool))) {
         /* NumPy's mean: the reduction's bounds check first (True is 1),
          * then its item count's "an integer is required" */
-        const int b = PyObject_IsTrue(o);
-        const int n = ndim > 0 || in_tuple ? ndim : 1;
-        if (mean_call && b >= n) {
-            PyObject *e = PyObject_CallFunction(np_axis_error, "ii", b, ndim);
-            if (e != NULL) {
-                PyErr_SetObject(np_axis_error, e);
-                Py_DECREF(e);
-            }
+        if (!mean_call || PyObject_IsTrue(o) < n) {
+            PyErr_SetString(PyExc_TypeError, "an integer is required");
             return -1;
         }
-        PyErr_SetString(PyExc_TypeError, "an integer is required");
-        return -1;
     }
     Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
     if (v == -1 && PyErr_Occurred()) {
@@ -184,7 +177,6 @@ static int axis_one_ex(PyObject *o, int ndim, int in_tuple, int *ax)
         }
         return -1;
     }
-    const int n = ndim > 0 || in_tuple ? ndim : 1; /* 0-d: axis 0 / -1 */
     if (v < -n || v >= n) {
         PyObject *e = PyObject_CallFunction(np_axis_error, "ni", v, ndim);
         if (e != NULL) {
@@ -399,12 +391,7 @@ static int signals_pending(void *ctx)
 static int forked_check(void)
 {
     if (gr_forked()) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "gpured cannot run OpenCL work in a child process "
-                        "started with fork() (the OpenCL driver's threads do "
-                        "not survive it); start workers with "
-                        "multiprocessing.get_context('spawn') or "
-                        "'forkserver'");
+        PyErr_SetString(PyExc_RuntimeError, GR_FORK_MSG);
         return -1;
     }
     return 0;
@@ -1344,9 +1331,8 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
                 [GR_F_SUM] = "add", [GR_F_PROD] = "multiply",
                 [GR_F_MIN] = "minimum", [GR_F_MAX] = "maximum"};
             PyArray_Descr *rd = gr_descr_of(rt);
-            PyObject *np_mod = rd ? PyImport_ImportModule("numpy") : NULL;
-            PyObject *uf = np_mod ? PyObject_GetAttrString(np_mod, uf_names[f->func])
-                                  : NULL;
+            PyObject *uf = rd ? PyObject_GetAttrString(np_module, uf_names[f->func])
+                              : NULL;
             npy_intp zero = 0;
             PyObject *empty = NULL, *args = NULL, *kw0 = NULL, *res = NULL;
             if (uf != NULL) {
@@ -1372,7 +1358,6 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
             Py_XDECREF(red);
             Py_XDECREF(empty);
             Py_XDECREF(uf);
-            Py_XDECREF(np_mod);
             Py_XDECREF(rd);
         }
         if (init_arr == NULL) {
@@ -1587,22 +1572,38 @@ static int mode_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t at,
     return 0;
 }
 
+/* The shells' common entry: argument count, the function by name, its
+ * family, mode and reps (args[at], args[at + 1]). */
+static const fdef *shell_entry(PyObject *const *args, Py_ssize_t nargs,
+                               Py_ssize_t lo, Py_ssize_t hi, const char *usage,
+                               gr_family fam, const char *what, int *mode,
+                               int *reps)
+{
+    if (nargs < lo || nargs > hi) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    const fdef *f = fdef_of(args[0]);
+    if (f == NULL || mode_args(args, nargs, hi - 2, mode, reps) != 0) {
+        return NULL;
+    }
+    if (f->fam != fam) {
+        PyErr_Format(PyExc_ValueError, "'%s' is not %s", f->name, what);
+        return NULL;
+    }
+    return f;
+}
+
 /* reduce(name, a, axis, dtype, out, keepdims, initial, kw, mode, reps) */
 static PyObject *py_reduce(PyObject *self, PyObject *const *args,
                            Py_ssize_t nargs)
 {
     int mode, reps;
-    if (nargs < 2 || nargs > 10) {
-        PyErr_SetString(PyExc_TypeError, "reduce(name, a, axis, dtype, out, "
-                        "keepdims, initial, kw, mode, reps)");
-        return NULL;
-    }
-    const fdef *f = fdef_of(args[0]);
-    if (f == NULL || mode_args(args, nargs, 8, &mode, &reps) != 0) {
-        return NULL;
-    }
-    if (f->fam != GR_FAM_REDUCE) {
-        PyErr_Format(PyExc_ValueError, "'%s' is not a reduction", f->name);
+    const fdef *f = shell_entry(args, nargs, 2, 10,
+                                "reduce(name, a, axis, dtype, out, keepdims, "
+                                "initial, kw, mode, reps)",
+                                GR_FAM_REDUCE, "a reduction", &mode, &reps);
+    if (f == NULL) {
         return NULL;
     }
     return reduce_impl(f, args[1], ARGN(2), ARGN(3), ARGN(4), ARGN(5),
@@ -1927,17 +1928,11 @@ static PyObject *py_scan(PyObject *self, PyObject *const *args,
                          Py_ssize_t nargs)
 {
     int mode, reps;
-    if (nargs < 2 || nargs > 9) {
-        PyErr_SetString(PyExc_TypeError, "scan(name, a, axis, dtype, out, "
-                        "exclusive, kw, mode, reps)");
-        return NULL;
-    }
-    const fdef *f = fdef_of(args[0]);
-    if (f == NULL || mode_args(args, nargs, 7, &mode, &reps) != 0) {
-        return NULL;
-    }
-    if (f->fam != GR_FAM_SCAN) {
-        PyErr_Format(PyExc_ValueError, "'%s' is not a scan", f->name);
+    const fdef *f = shell_entry(args, nargs, 2, 9,
+                                "scan(name, a, axis, dtype, out, exclusive, "
+                                "kw, mode, reps)",
+                                GR_FAM_SCAN, "a scan", &mode, &reps);
+    if (f == NULL) {
         return NULL;
     }
     return scan_impl(f, args[1], ARGN(2), ARGN(3), ARGN(4), ARGN(5), ARGN(6),
@@ -2060,19 +2055,12 @@ static PyObject *py_bykey(PyObject *self, PyObject *const *args,
     char err[256];
     memset(&req, 0, sizeof req);
     memset(&res, 0, sizeof res);
-    if (nargs < 4 || nargs > 11) {
-        PyErr_SetString(PyExc_TypeError, "bykey(func, keys, values, op, "
-                        "num_keys, exclusive, deterministic, sorted, kw, "
-                        "mode, reps)");
-        return NULL;
-    }
-    const fdef *f = fdef_of(args[0]);
-    if (f == NULL || mode_args(args, nargs, 9, &mode, &reps) != 0) {
-        return NULL;
-    }
-    if (f->fam != GR_FAM_BYKEY) {
-        PyErr_Format(PyExc_ValueError, "'%s' is not a by-key function",
-                     f->name);
+    const fdef *f = shell_entry(args, nargs, 4, 11,
+                                "bykey(func, keys, values, op, num_keys, "
+                                "exclusive, deterministic, sorted, kw, mode, "
+                                "reps)",
+                                GR_FAM_BYKEY, "a by-key function", &mode, &reps);
+    if (f == NULL) {
         return NULL;
     }
     if (knobs_of(ARGN(8), "variant wg_size items device", f->name, &k) != 0 ||

@@ -76,31 +76,32 @@ static int collapse(const size_t *shape, const ptrdiff_t *str, int n,
     return 1;
 }
 
-/* Copy an N-d strided host view (byte strides) into dst, C-contiguous in
- * the order given.  The innermost dimension is a memcpy when contiguous. */
-static void host_gather(char *dst, const char *src, int n,
-                        const size_t *shape, const ptrdiff_t *bstr,
-                        size_t isz)
+/* Walk an N-d strided host view (byte strides) in C order, copying each
+ * element between it and a C-contiguous buffer: gather (view -> buf) or
+ * scatter (buf -> view).  A contiguous innermost dimension is one memcpy. */
+static void host_walk(char *view, char *buf, int n, const size_t *shape,
+                      const ptrdiff_t *bstr, size_t isz, int gather)
 {
     size_t idx[GR_MAXDIMS] = {0};
     if (n == 0) {
-        memcpy(dst, src, isz);
+        memcpy(gather ? buf : view, gather ? view : buf, isz);
         return;
     }
     const size_t inner = shape[n - 1];
     const ptrdiff_t is = bstr[n - 1];
     for (;;) {
-        const char *p = src;
+        char *p = view;
         for (int k = 0; k < n - 1; ++k) {
             p += (ptrdiff_t)idx[k] * bstr[k];
         }
         if (is == (ptrdiff_t)isz) {
-            memcpy(dst, p, inner * isz);
-            dst += inner * isz;
+            memcpy(gather ? buf : p, gather ? p : buf, inner * isz);
+            buf += inner * isz;
         } else {
             for (size_t i = 0; i < inner; ++i) {
-                memcpy(dst, p + (ptrdiff_t)i * is, isz);
-                dst += isz;
+                char *e = p + (ptrdiff_t)i * is;
+                memcpy(gather ? buf : e, gather ? e : buf, isz);
+                buf += isz;
             }
         }
         int k = n - 2;
@@ -114,36 +115,18 @@ static void host_gather(char *dst, const char *src, int n,
     }
 }
 
-/* The inverse: a C-contiguous src scattered into an N-d strided view. */
+static void host_gather(char *dst, const char *src, int n,
+                        const size_t *shape, const ptrdiff_t *bstr,
+                        size_t isz)
+{
+    host_walk((char *)src, dst, n, shape, bstr, isz, 1);
+}
+
 static void host_scatter(char *dst, const char *src, int n,
                          const size_t *shape, const ptrdiff_t *bstr,
                          size_t isz)
 {
-    size_t idx[GR_MAXDIMS] = {0};
-    if (n == 0) {
-        memcpy(dst, src, isz);
-        return;
-    }
-    const size_t inner = shape[n - 1];
-    const ptrdiff_t is = bstr[n - 1];
-    for (;;) {
-        char *p = dst;
-        for (int k = 0; k < n - 1; ++k) {
-            p += (ptrdiff_t)idx[k] * bstr[k];
-        }
-        for (size_t i = 0; i < inner; ++i) {
-            memcpy(p + (ptrdiff_t)i * is, src, isz);
-            src += isz;
-        }
-        int k = n - 2;
-        while (k >= 0 && ++idx[k] == shape[k]) {
-            idx[k] = 0;
-            --k;
-        }
-        if (k < 0) {
-            return;
-        }
-    }
+    host_walk(dst, (char *)src, n, shape, bstr, isz, 0);
 }
 
 /* 128-byte aligned host memory (PoCL uses it in place). */

@@ -272,6 +272,12 @@ int gr_launch(gr_device *d, cl_kernel k, cl_uint dims, const size_t *global,
 /* Largest work-group the compiled kernel allows on d. */
 size_t gr_kernel_wg_limit(gr_device *d, cl_kernel k);
 
+/* The error of an OpenCL call in a child started with fork(). */
+#define GR_FORK_MSG                                                          \
+    "gpured cannot run OpenCL work in a child process started with fork() " \
+    "(the OpenCL driver's threads do not survive it); start workers with "  \
+    "multiprocessing.get_context('spawn') or 'forkserver'"
+
 /* ------------------------------------------------------------------ plans
  * (policy.c: pure functions of device facts, types, layout, overrides) */
 

@@ -28,14 +28,16 @@ int gr_launch(gr_device *d, cl_kernel k, cl_uint dims, const size_t *global,
             return 0; /* nothing to do */
         }
     }
-    if (local != NULL && local[0] > 256 && local[0] > gr_kernel_wg_limit(d, k)) {
-        /* the compiled kernel needs more registers than a group of
-         * local[0] work-items has (NVIDIA: 64K per group): say so, rather
-         * than the launch's CL_OUT_OF_RESOURCES ("out of memory") */
+    /* the compiled kernel may need more registers than a group of local[0]
+     * work-items has (NVIDIA: 64K per group): say so, rather than the
+     * launch's CL_OUT_OF_RESOURCES ("out of memory") */
+    const size_t lim = local != NULL && local[0] > 256 ? gr_kernel_wg_limit(d, k)
+                                                       : (size_t)-1;
+    if (local != NULL && local[0] > lim) {
         gr_status_kind(st, GR_E_VALUE, "this kernel runs at most %zu "
                        "work-items per group on '%s' (its registers): use a "
                        "smaller wg_size (or items) than %zu",
-                       gr_kernel_wg_limit(d, k), d->name, local[0]);
+                       lim, d->name, local[0]);
         return -1;
     }
     GR_CL_CHECK(st, clEnqueueNDRangeKernel(d->queue, k, dims, NULL, global,

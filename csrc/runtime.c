@@ -455,12 +455,7 @@ int gr_device_open(gr_device *d, gr_status *st)
 {
     cl_int err = CL_SUCCESS;
     if (forked) {
-        gr_status_kind(st, GR_E_RUNTIME,
-                       "gpured cannot run OpenCL work in a child process "
-                       "started with fork() (the OpenCL driver's threads do "
-                       "not survive it); start workers with "
-                       "multiprocessing.get_context('spawn') or "
-                       "'forkserver'");
+        gr_status_kind(st, GR_E_RUNTIME, "%s", GR_FORK_MSG);
         return -1;
     }
     if (__atomic_load_n(&d->queue, __ATOMIC_ACQUIRE) != NULL) {

@@ -42,7 +42,7 @@ def rates(device=None):
     ``host_call_us``, ``device_call_us`` (the fixed cost of one call),
     ``host_gbs`` and ``device_gbs`` (GB/s per family: reduce, arg, column,
     scan) and ``measured`` (False: the defaults)."""
-    return _core.rates(device)
+    return _core.rates()
 
 
 def set_rates(device=None, *, host_call_us=None, device_call_us=None,
@@ -56,7 +56,7 @@ def set_rates(device=None, *, host_call_us=None, device_call_us=None,
                     float(cur["device_call_us"] if device_call_us is None else device_call_us),
                     {k: float(v) for k, v in hg.items()},
                     {k: float(v) for k, v in dg.items()})
-    return _core.rates(device)
+    return _core.rates()
 
 
 def _device_name(device):
@@ -94,13 +94,12 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None):
     each family's host path and device call at two sizes of float32 (a
     two-point fit of a call cost and a rate), stored for the device (as
     ``set_rates``) and returned."""
-    device = None
     small, large = sizes
     rng = np.random.default_rng(0)
     data = {n: rng.standard_normal(n).astype(np.float32) for n in sizes}
     fast, slow = 1e6, 1e-6  # rates that force one side
-    saved = _core.rates(device)
-    name = _device_name(device)
+    saved = _core.rates()
+    name = _core.get_device()["name"]
     hcall, dcall, hg, dg = [], [], {}, {}
     try:
         for fam in FAMILIES:
@@ -124,4 +123,4 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None):
                         saved["host_gbs"], saved["device_gbs"])
     _core.set_rates(name, float(np.median(hcall)) * 1e6, float(np.median(dcall)) * 1e6,
                     hg, dg)
-    return _core.rates(device)
+    return _core.rates()

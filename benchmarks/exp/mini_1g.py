@@ -1,15 +1,7 @@
 """1 GiB float32 device-resident: gpured sum/argmax/cumsum beside torch, wall clock."""
-import sys, time, statistics
 import numpy as np
 import gpured
-def lt(fn, sync, calls=10, loops=5):
-    fn(); sync(); ts = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync(); ts.append((time.perf_counter() - t0) / calls)
-    return statistics.median(ts) * 1e3
+from _loop import loop_ms as lt
 a = np.random.default_rng(0).random(1 << 28, dtype=np.float32)
 d = gpured.to_device(a)
 import torch

@@ -1,18 +1,10 @@
 """A short gpured-vs-torch/CuPy check (device-resident float32 sum and
 cumsum, 256 MiB and 1 KiB), flushing each line; faulthandler names a hang."""
-import faulthandler, sys, time, statistics
+import faulthandler, sys
 import numpy as np
 faulthandler.dump_traceback_later(int(sys.argv[1]) if len(sys.argv) > 1 else 120, exit=True)
 import gpured
-
-def lt(fn, sync, calls=10, loops=5):
-    fn(); sync(); ts = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync(); ts.append((time.perf_counter() - t0) / calls)
-    return statistics.median(ts) * 1e3
+from _loop import loop_ms as lt
 
 print(gpured.get_device()["name"], flush=True)
 a = np.ones(1 << 26, np.float32)  # 256 MiB

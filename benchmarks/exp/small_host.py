@@ -1,15 +1,13 @@
 """NumPy arrays of 1 KiB and 64 KiB: gpured (placement auto) vs numpy, per call."""
-import time, statistics
 import numpy as np
 import gpured
-def lt(fn, calls=2000, loops=7):
-    fn(); ts = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        ts.append((time.perf_counter() - t0) / calls)
-    return statistics.median(ts) * 1e6
+from _loop import loop_ms
+
+
+def lt(fn):  # us per call, no device to wait for
+    return loop_ms(fn, lambda: None, 2000, 7) * 1e3
+
+
 print(gpured.get_device()["name"])
 for n in (256, 16384):
     a = np.random.default_rng(0).random(n, dtype=np.float32)
