@@ -64,7 +64,7 @@ sys.exit(pytest.main(open('/tmp/ids_$g').read().splitlines()
 fi
 if [ "$what" = peers ] || [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quick ]; then
   q=""; [ "$what" = quick ] && q=--quick
-  timeout ${PEERS_TIMEOUT:-400} python3 benchmarks/peers.py $q --json "$OUT/peers.json" \
+  timeout -s ABRT ${PEERS_TIMEOUT:-400} python3 -X faulthandler benchmarks/peers.py $q --json "$OUT/peers.json" \
     2>&1 | tee "$OUT/peers.txt" | tail -40
 fi
 if [ "$what" = bench ]; then

@@ -15,7 +15,9 @@ host-side cost (ours).
 GPURED_DEVICE picks the device (e.g. GPURED_DEVICE=nvidia).
 """
 import argparse
+import faulthandler
 import json
+import os
 import statistics
 import sys
 import time
@@ -26,8 +28,13 @@ import gpured
 from gpured import _core
 
 
+VERBOSE = os.environ.get("PEERS_VERBOSE") == "1"
+
+
 def loop_time(fn, sync, calls, loops=5):
     """Median over `loops` of (wall time of `calls` calls + one sync) / calls."""
+    if VERBOSE:
+        print("    timing %s" % getattr(fn, "__qualname__", fn), flush=True)
     fn()
     sync()
     ts = []
@@ -148,7 +155,7 @@ def gpu_rows(P, gib, quick):
                 f = {"sum": tt.sum, "min": tt.min, "max": tt.max, "argmax": tt.argmax}[op]
                 peers["torch"] = loop_time(f, P.sync_torch, calls)
             if cp is not None:
-                f = getattr(cp, op)
+                f = getattr(P.cupy, op)
                 peers["cupy"] = loop_time(lambda: f(cp), P.cupy.cuda.Device().synchronize, calls)
             if ca is not None and op in ("sum", "min", "max"):
                 f = {"sum": P.cla.sum, "min": P.cla.min, "max": P.cla.max}[op]
@@ -305,6 +312,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args(argv)
+    # A stalled row names itself: every thread's stack, every 90 s.
+    faulthandler.dump_traceback_later(90, repeat=True)
     dev = gpured.get_device()
     gpu = dev["type"] == "GPU"
     P = Peers(gpu)

@@ -124,7 +124,14 @@ typedef struct {
     int is_gpu;
     /* Created lazily by gr_device_open(). */
     cl_context ctx;
-    cl_command_queue queue;
+    cl_command_queue queue;    /* the one in-order queue all work goes to  */
+    /* Timed runs (timeit, bench): `queue` is swapped for a profiling queue
+     * of the same context while prof_depth > 0 (each swap finishes the
+     * queue it leaves, so the one-queue order holds).  Profiling costs
+     * every enqueue 3.5 us on NVIDIA (1 KiB sum: 10.5 vs 7.0 us/call). */
+    cl_command_queue plain_queue;
+    cl_command_queue prof_queue;
+    int prof_depth;
     struct gr_pool *pool;      /* pool.c                                   */
 } gr_device;
 
@@ -170,6 +177,10 @@ int gr_set_device(const char *spec);       /* -1 with exception set        */
 int gr_find_device(const char *spec);      /* index, or -1 (no exception)  */
 int gr_current_index(void);
 int gr_device_open(gr_device *d, gr_status *st); /* gr_lock held           */
+/* Profiling on for the work enqueued until the matching end (nests; take
+ * gr_lock themselves). */
+int gr_profile_begin(int dev, gr_status *st);
+void gr_profile_end(int dev);
 const char *gr_cl_error_name(cl_int err);
 void gr_raise(gr_status *st);              /* needs the GIL; frees st->log */
 void gr_status_fail(gr_status *st, const char *fmt, ...);

@@ -465,8 +465,7 @@ int gr_device_open(gr_device *d, gr_status *st)
                                      (cl_context_properties)d->platform, 0};
     d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
     GR_CL_CHECK_AS(st, "clCreateContext", err);
-    cl_command_queue q = clCreateCommandQueue(d->ctx, d->id,
-                                              CL_QUEUE_PROFILING_ENABLE, &err);
+    cl_command_queue q = clCreateCommandQueue(d->ctx, d->id, 0, &err);
     GR_CL_CHECK_AS(st, "clCreateCommandQueue", err);
     __atomic_store_n(&d->queue, q, __ATOMIC_RELEASE);
     return 0;
@@ -476,4 +475,46 @@ fail:
         d->ctx = NULL;
     }
     return -1;
+}
+
+int gr_profile_begin(int dev, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    cl_int err = CL_SUCCESS;
+    gr_lock();
+    if (gr_device_open(d, st) != 0) {
+        gr_unlock();
+        return -1;
+    }
+    if (d->prof_depth == 0) {
+        if (d->prof_queue == NULL) {
+            d->prof_queue = clCreateCommandQueue(d->ctx, d->id,
+                                                 CL_QUEUE_PROFILING_ENABLE,
+                                                 &err);
+            if (err != CL_SUCCESS) {
+                d->prof_queue = NULL;
+                gr_unlock();
+                st->call = "clCreateCommandQueue";
+                st->err = err;
+                return -1;
+            }
+        }
+        clFinish(d->queue);
+        d->plain_queue = d->queue;
+        __atomic_store_n(&d->queue, d->prof_queue, __ATOMIC_RELEASE);
+    }
+    d->prof_depth++;
+    gr_unlock();
+    return 0;
+}
+
+void gr_profile_end(int dev)
+{
+    gr_device *d = gr_device_get(dev);
+    gr_lock();
+    if (d->prof_depth > 0 && --d->prof_depth == 0) {
+        clFinish(d->prof_queue);
+        __atomic_store_n(&d->queue, d->plain_queue, __ATOMIC_RELEASE);
+    }
+    gr_unlock();
 }
