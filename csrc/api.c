@@ -40,6 +40,8 @@ typedef struct {
     gr_family fam;
     gr_op op;            /* core operator                                 */
     const char *ufunc;   /* NumPy's name in messages                      */
+    int nan;             /* nan* form: NaN elements read as 0 (sums) or 1
+                          * (products), fused into the kernels' loads    */
 } fdef;
 
 static const fdef fdefs[] = {
@@ -56,6 +58,10 @@ static const fdef fdefs[] = {
     {"cumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply"},
     {"cummin", GR_F_CUMMIN, GR_FAM_SCAN, GR_MIN, "minimum"},
     {"cummax", GR_F_CUMMAX, GR_FAM_SCAN, GR_MAX, "maximum"},
+    {"nansum", GR_F_SUM, GR_FAM_REDUCE, GR_ADD, "add", 1},
+    {"nanprod", GR_F_PROD, GR_FAM_REDUCE, GR_MUL, "multiply", 1},
+    {"nancumsum", GR_F_CUMSUM, GR_FAM_SCAN, GR_ADD, "add", 1},
+    {"nancumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply", 1},
     {"reduce_by_key", GR_F_REDUCE_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},
     {"sum_by_key", GR_F_SUM_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},
     {"scan_by_key", GR_F_SCAN_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},
@@ -1103,6 +1109,7 @@ static gr_device *request_begin(const fdef *f, PyObject *a, PyObject *out,
     req->dev = dev;
     req->func = f->func;
     req->fam = f->fam;
+    req->nan = f->nan;
     req->kn = k->kn;
     req->mode = (gr_mode)mode;
     /* Placement may answer on the host (policy.c decides): not when the

@@ -407,6 +407,7 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
      * from it): the exact identity keeps an all-(-0.0) sum -0.0 */
     acc->neg0 = req->has_initial && req->op == GR_ADD &&
                 gr_dtypes[req->st].is_float;
+    acc->nan = req->nan && gr_dtypes[t].is_float;
     int rc = gr_plan_reduce(d, req->op, acc, &v->lay, &req->kn, plan);
     if (rc != 0) {
         gr_status_kind(st, rc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
@@ -633,6 +634,25 @@ static void put_double(void *p, gr_dtype t, size_t i, double x, int f32)
  * first as NumPy's reduction does (as column 0 of a copy when it has the
  * input's dtype, else folded with the row's result), mean's division.
  * 0, -1 (st set), or 1: the host path lacks this operator. */
+/* nan* functions on the host path: n contiguous elements of float type t
+ * with every NaN replaced by the operator's replacement (NumPy's
+ * _replace_nan: 1 for products, 0 for sums), in place. */
+static void replace_nan(void *p, gr_dtype t, size_t n, gr_op op)
+{
+    const double rep = op == GR_MUL ? 1.0 : 0.0;
+    if (t == GR_FLOAT32) {
+        float *f = p;
+        for (size_t i = 0; i < n; ++i) {
+            f[i] = isnan(f[i]) ? (float)rep : f[i];
+        }
+    } else if (t == GR_FLOAT64) {
+        double *f = p;
+        for (size_t i = 0; i < n; ++i) {
+            f[i] = isnan(f[i]) ? rep : f[i];
+        }
+    }
+}
+
 static int reduce_on_host(const gr_request *req, const red_view *v,
                           gr_result *res, gr_status *st)
 {
@@ -643,14 +663,16 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
     const gr_dtype ct = arg ? GR_INT64 : req->st;
     const size_t csz = isz_of(ct);
     const int init_col = req->has_initial && ct == in->t;
+    const int nan = req->nan && gr_dtypes[in->t].is_float;
     char *copy = NULL, *y = NULL, *z = NULL;
     const char *base = in->host + v->base * (ptrdiff_t)isz;
     ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
     size_t Lh = L;
     int rc = -1;
     (void)res;
-    if (!v->ok || init_col) {
-        /* (kept..., reduced...) in C order, behind a column of initial */
+    if (!v->ok || init_col || nan) {
+        /* (kept..., reduced...) in C order, behind a column of initial
+         * (nan*: a copy with the NaNs replaced) */
         size_t gshape[GR_MAXDIMS];
         ptrdiff_t gstr[GR_MAXDIMS], bstr[GR_MAXDIMS];
         const int gn = red_gather_dims(v, gshape, gstr);
@@ -671,6 +693,9 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         }
         host_gather(rows, in->host + v->base * (ptrdiff_t)isz, gn, gshape,
                     bstr, isz);
+        if (nan) {
+            replace_nan(rows, in->t, M * L, req->op);
+        }
         if (lead) {
             for (size_t m = 0; m < M; ++m) {
                 memcpy(copy + m * Lh * isz, req->initial, isz);
@@ -1262,8 +1287,33 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
             if (req->mode == GR_EXPLAIN) {
                 return 0;
             }
-            if (gr_host_scan(&o, req->exclusive, in->host, M, L, si.ss,
-                             si.es, out->host, so.ss, so.es) == 0) {
+            if (req->nan && gr_dtypes[in->t].is_float) {
+                /* nan*: a contiguous copy with the NaNs replaced */
+                const size_t isz = isz_of(in->t);
+                char *c = malloc(M * L * isz + 1);
+                if (c == NULL) {
+                    gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+                    return -1;
+                }
+                for (size_t m = 0; m < M; ++m) {
+                    for (size_t i = 0; i < L; ++i) {
+                        memcpy(c + (m * L + i) * isz,
+                               in->host + ((ptrdiff_t)m * si.ss +
+                                           (ptrdiff_t)i * si.es) *
+                                              (ptrdiff_t)isz,
+                               isz);
+                    }
+                }
+                replace_nan(c, in->t, M * L, req->op);
+                const int hrc = gr_host_scan(&o, req->exclusive, c, M, L,
+                                             (ptrdiff_t)L, 1, out->host,
+                                             so.ss, so.es);
+                free(c);
+                if (hrc == 0) {
+                    return 0;
+                }
+            } else if (gr_host_scan(&o, req->exclusive, in->host, M, L, si.ss,
+                                    si.es, out->host, so.ss, so.es) == 0) {
                 return 0;
             }
             res->where = 0; /* an operator the host path lacks */
@@ -1279,6 +1329,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         gr_status_kind(st, GR_E_TYPE, "%s", err);
         goto done;
     }
+    acc.nan = req->nan && gr_dtypes[ct].is_float;
     for (int attempt = 0;; ++attempt) {
         lay.M = M;
         lay.L = L;

@@ -345,6 +345,9 @@ typedef struct {
     int x_size;           /* bytes of the auxiliary state, 0 if none       */
     int neg0;             /* float sums start from -0.0 (an initial= that
                            * NumPy's fold begins with follows)            */
+    int nan;              /* nan* functions on floats: a NaN element reads
+                           * as the op's replacement (NumPy's _replace_nan:
+                           * 0 for sums, 1 for products)                  */
 } gr_accum;
 
 int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
@@ -663,6 +666,8 @@ typedef struct {
     gr_func func;
     gr_family fam;
     gr_op op;            /* core operator (bool add -> any, ...)          */
+    int nan;             /* nansum/nanprod/nancumsum/nancumprod: NaN
+                          * elements read as 0 (sums) or 1 (products)    */
     gr_dtype rt;         /* the result dtype (NumPy's)                    */
     gr_dtype st;         /* the computed dtype before the epilogue (mean's
                           * sum: float64 where the device has it)          */

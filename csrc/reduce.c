@@ -26,7 +26,7 @@ typedef struct {
 
 /* What decides a reduce program's defines (the kernel memo's key). */
 typedef struct {
-    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0;
+    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan;
     char a_cl[8];
     pass_cfg c;
 } kkey;
@@ -69,7 +69,7 @@ static void defines(const void *ctx, char *buf, size_t n)
              "#define GR_LOAD %d\n#define GR_COMBINE %d\n#define GR_SG %d\n"
              "#define GR_SG_NATIVE %d\n#define GR_ATOMIC %d\n"
              "#define GR_IN_PARTIAL %d\n#define GR_FINAL %d\n"
-             "#define GR_NEG0 %d\n",
+             "#define GR_NEG0 %d\n#define GR_NAN %d\n",
              k->fp64, gr_dtypes[k->t].cl, k->a_cl, result_cl(k->op, k->r),
              k->a_size == 1   ? "char"
              : k->a_size == 2 ? "short"
@@ -77,7 +77,8 @@ static void defines(const void *ctx, char *buf, size_t n)
                               : "long",
              k->a_size, x_size, k->a_float, k->op, k->cvt, k->comp, a_min,
              a_max, c->vw, c->wg, c->ilp, c->load, c->combine, c->sg,
-             c->sg_native, c->atomic, c->in_partial, c->final, k->neg0);
+             c->sg_native, c->atomic, c->in_partial, c->final, k->neg0,
+             k->nan);
 }
 
 static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
@@ -94,6 +95,7 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
     k.comp = acc->comp;
     k.x_size = acc->x_size;
     k.neg0 = acc->neg0;
+    k.nan = acc->nan;
     k.a_float = strcmp(acc->a_cl, "float") == 0 ||
                 strcmp(acc->a_cl, "double") == 0;
     k.fp64 = (acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0) ||

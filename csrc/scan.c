@@ -29,7 +29,7 @@ typedef struct {
 
 /* What decides a scan program's defines (the kernel memo's key). */
 typedef struct {
-    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64;
+    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, nan;
     char a_cl[8];
     int wg, ilp, sg, items, local, spin, cpu_tile, nvidia, tsum;
     kcfg k;
@@ -69,7 +69,8 @@ static void defines(const void *ctx, char *buf, size_t n)
         "#define GR_IN_ALIGNED %d\n#define GR_OUT_ALIGNED %d\n"
         "#define GR_LOOKBACK %d\n#define GR_SPIN %d\n"
         "#define GR_CPU_TILE %d\n#define GR_NVIDIA %d\n"
-        "#define GR_T_SIZE %d\n#define GR_R_SIZE %d\n#define GR_TSUM %d\n",
+        "#define GR_T_SIZE %d\n#define GR_R_SIZE %d\n#define GR_TSUM %d\n"
+        "#define GR_NAN %d\n",
         k->fp64, gr_dtypes[k->t].cl, k->a_cl, gr_dtypes[k->r].cl,
         k->a_size == 1   ? "char"
         : k->a_size == 2 ? "short"
@@ -79,7 +80,7 @@ static void defines(const void *ctx, char *buf, size_t n)
         a_max, k->wg, k->ilp, k->sg, k->items, k->local,
         vec_width(k->items, tsize), vec_width(k->items, rsize),
         k->k.in_aligned, k->k.out_aligned, k->k.lookback, k->spin,
-        k->cpu_tile, k->nvidia, tsize, rsize, k->tsum);
+        k->cpu_tile, k->nvidia, tsize, rsize, k->tsum, k->nan);
     /* Developer knob for benchmarks/scan_knobs.py: GPURED_SCAN_XDEFS
      * appends #define lines to every scan program (part of the program
      * cache's key; the kernel memo is bypassed while it is set). */
@@ -100,6 +101,7 @@ static void make_key(skey *k, const gr_device *d, gr_op op,
     k->r = (int)acc->r;
     k->a_size = acc->a_size;
     k->cvt = acc->cvt;
+    k->nan = acc->nan;
     k->comp = acc->comp;
     k->x_size = acc->x_size;
     k->a_float = strcmp(acc->a_cl, "float") == 0 ||

@@ -20,7 +20,7 @@ _loader.setup()  # the OpenCL loader and wheels' runtimes, before _core loads
 from . import _core  # noqa: E402
 from ._version import __version__  # noqa: E402
 from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
-                      prod, sum, timeit, variants)
+                      nanprod, nansum, prod, sum, timeit, variants)
 from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
                      handles, memory_info, set_memory_limit, set_staging,
                      staging, synchronize, to_device, use_queue, zeros)
@@ -28,7 +28,8 @@ from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
 from ._tune import tune
 from . import _tune
-from ._scan import cummax, cummin, cumprod, cumsum
+from ._scan import (cummax, cummin, cumprod, cumsum, nancumprod,
+                    nancumsum)
 from ._place import measure_rates, placement, rates, set_rates
 
 OpenCLError = _core.OpenCLError
@@ -37,6 +38,7 @@ VariantUnavailable = _core.VariantUnavailable
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "cumsum", "cumprod", "cummin", "cummax",
+    "nansum", "nanprod", "nancumsum", "nancumprod",
     "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",
     "explain_by_key", "timeit_by_key",
     "devices", "get_device", "set_device", "kernel_source", "variants",

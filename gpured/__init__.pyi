@@ -146,11 +146,21 @@ def sum(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
         vw: int | None = None, device: _Device = None) -> _Result: ...
+def nansum(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
+           out: _Out = None, keepdims: bool = False, initial: Any = ..., *,
+           variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+           groups: int | None = None, items: int | None = None, ilp: int | None = None,
+           vw: int | None = None, device: _Device = None) -> _Result: ...
 def prod(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
          out: _Out = None, keepdims: bool = False, initial: Any = ..., *,
          variant: ReduceVariant | str = "auto", wg_size: int | None = None,
          groups: int | None = None, items: int | None = None, ilp: int | None = None,
          vw: int | None = None, device: _Device = None) -> _Result: ...
+def nanprod(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
+            out: _Out = None, keepdims: bool = False, initial: Any = ..., *,
+            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+            groups: int | None = None, items: int | None = None, ilp: int | None = None,
+            vw: int | None = None, device: _Device = None) -> _Result: ...
 def min(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
         keepdims: bool = False, initial: Any = ..., *,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
@@ -197,11 +207,21 @@ def cumsum(a: npt.ArrayLike | Array, axis: int | None = None, dtype: _DType = No
            variant: ScanVariant | str = "auto", wg_size: int | None = None,
            items: int | None = None, groups: int | None = None, ilp: int | None = None,
            spins: int | None = None, device: _Device = None) -> _Result: ...
+def nancumsum(a: npt.ArrayLike | Array, axis: int | None = None, dtype: _DType = None,
+              out: _Out = None, exclusive: bool = False, *,
+              variant: ScanVariant | str = "auto", wg_size: int | None = None,
+              items: int | None = None, groups: int | None = None, ilp: int | None = None,
+              spins: int | None = None, device: _Device = None) -> _Result: ...
 def cumprod(a: npt.ArrayLike | Array, axis: int | None = None, dtype: _DType = None,
             out: _Out = None, exclusive: bool = False, *,
             variant: ScanVariant | str = "auto", wg_size: int | None = None,
             items: int | None = None, groups: int | None = None, ilp: int | None = None,
             spins: int | None = None, device: _Device = None) -> _Result: ...
+def nancumprod(a: npt.ArrayLike | Array, axis: int | None = None, dtype: _DType = None,
+               out: _Out = None, exclusive: bool = False, *,
+               variant: ScanVariant | str = "auto", wg_size: int | None = None,
+               items: int | None = None, groups: int | None = None, ilp: int | None = None,
+               spins: int | None = None, device: _Device = None) -> _Result: ...
 def cummin(a: npt.ArrayLike | Array, axis: int | None = None, dtype: _DType = None,
            out: _Out = None, exclusive: bool = False, *,
            variant: ScanVariant | str = "auto", wg_size: int | None = None,

@@ -33,6 +33,24 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
     return _reduce("prod", a, axis, dtype, out, keepdims, initial, kw)
 
 
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False,
+           initial=_NoValue, **kw):
+    """Sum treating NaNs as zero, as :func:`numpy.nansum`.
+
+    The NaN test is fused into the kernels' loads (no masking pass): the
+    same kernels, accuracy and knobs as :func:`sum`.  All-NaN and empty
+    slices give 0; integer and bool inputs are summed as by :func:`sum`.
+    """
+    return _reduce("nansum", a, axis, dtype, out, keepdims, initial, kw)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False,
+            initial=_NoValue, **kw):
+    """Product treating NaNs as one, as :func:`numpy.nanprod` (the NaN test
+    fused into the loads, as :func:`nansum`)."""
+    return _reduce("nanprod", a, axis, dtype, out, keepdims, initial, kw)
+
+
 def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
     """Minimum over the given axes, as :func:`numpy.min` (NaN propagates)."""
     return _reduce("min", a, axis, None, out, keepdims, initial, kw)
@@ -79,7 +97,7 @@ def argmax(a, axis=None, out=None, keepdims=False, **kw):
 
 # --------------------------------------------------------------- introspection
 
-_SCANS = ("cumsum", "cumprod", "cummin", "cummax")
+_SCANS = ("cumsum", "cumprod", "cummin", "cummax", "nancumsum", "nancumprod")
 
 
 def variants(op="sum", dtype="float32", device=None):

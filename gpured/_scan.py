@@ -65,6 +65,19 @@ def cumprod(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     return _scan("cumprod", a, axis, dtype, out, exclusive, kw)
 
 
+def nancumsum(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
+    """Cumulative sum treating NaNs as zero, as :func:`numpy.nancumsum`
+    (leading NaNs give zeros; the NaN test is fused into the scan's loads).
+    Knobs as :func:`cumsum`."""
+    return _scan("nancumsum", a, axis, dtype, out, exclusive, kw)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
+    """Cumulative product treating NaNs as one, as
+    :func:`numpy.nancumprod`.  Knobs as :func:`cumprod`."""
+    return _scan("nancumprod", a, axis, dtype, out, exclusive, kw)
+
+
 def cummin(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative minimum along an axis: ``numpy.minimum.accumulate`` of the
     flattened array for ``axis=None``; NaN propagates (exclusive scans

@@ -140,7 +140,8 @@ from ._array import Array
 _NoValue = np._NoValue
 
 __all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
-           "argmax", "cumsum", "cumprod", "cummin", "cummax", "to_device",
+           "argmax", "cumsum", "cumprod", "cummin", "cummax", "nansum",
+           "nanprod", "nancumsum", "nancumprod", "to_device",
            "to_host", "calibrate", "stats", "reset_stats", "local_cluster"]
 
 _POLICIES = ("rate", "round_robin")
@@ -487,6 +488,8 @@ _REDUCTIONS = {r.name: r for r in [
     _Row("max",  _one("max"),                   {"v": np.maximum},  _final_ufunc(np.maximum),   _SAME,                                  ("initial",),       "skip"),
     _Row("all",  _one("all"),                   {"v": np.logical_and}, _final_ufunc(np.logical_and), lambda t, d: np.dtype(bool),   ()),
     _Row("any",  _one("any"),                   {"v": np.logical_or},  _final_ufunc(np.logical_or),  lambda t, d: np.dtype(bool),   ()),
+    _Row("nansum", _one("nansum", _acc),       {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.nansum, t, d), ("dtype", "initial")),
+    _Row("nanprod", _one("nanprod", lambda r, p: r), {"v": np.multiply}, _final_ufunc(np.multiply), lambda t, d: _np_result(np.nanprod, t, d), ("dtype", "initial")),
     _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
 ]}
 
@@ -730,6 +733,8 @@ _SCANS = {
                np.minimum.accumulate),
     "cummax": ("max", np.maximum, lambda dt: _extreme(dt, False),
                np.maximum.accumulate),
+    "nancumsum": ("nansum", np.add, lambda dt: 0, np.nancumsum),
+    "nancumprod": ("nanprod", np.multiply, lambda dt: 1, np.nancumprod),
 }
 
 
@@ -767,7 +772,7 @@ def _host_total(x, axis=None, keepdims=True, *, red, res, placer):
     and the carry-first path's totals."""
     if x.size == 0:
         return np.full(_kept_shape(x.shape, (axis,)), _SCANS_ID[red](res), res)
-    extra = {"dtype": res} if red in ("sum", "prod") else {}
+    extra = {"dtype": res} if red in ("sum", "prod", "nansum", "nanprod") else {}
     r = _on_device(x, placer, lambda call, pos: call(
         red, x, axis=axis, keepdims=True, **extra))
     return _host(r).astype(res, copy=False)
@@ -1030,7 +1035,9 @@ def _public(name, impl, params, what, how="reduced", combine="tree "
 
 
 _WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
-         "max": "Maximum (NaN propagates)", "all": "Whether all elements are "
+         "max": "Maximum (NaN propagates)", "nansum": "Sum treating NaNs as "
+         "zero", "nanprod": "Product treating NaNs as one",
+         "all": "Whether all elements are "
          "nonzero", "any": "Whether any element is nonzero", "mean":
          "Arithmetic mean (sum and count per chunk)"}
 
@@ -1067,7 +1074,9 @@ for _name in _SCANS:
         _name, partial(_scan, _name),
         ("axis", "dtype", "out", "method", "exclusive"),
         {"cumsum": "Cumulative sum", "cumprod": "Cumulative product",
-         "cummin": "Cumulative minimum", "cummax": "Cumulative maximum"}[
+         "cummin": "Cumulative minimum", "cummax": "Cumulative maximum",
+         "nancumsum": "Cumulative sum treating NaNs as zero",
+         "nancumprod": "Cumulative product treating NaNs as one"}[
             _name] + " along an axis (``exclusive=True``: gpured's exclusive "
         "scan)",
         how="scanned", combine="carries through dask.array's cumreduction "

@@ -85,6 +85,27 @@
 /* x != x is the NaN test for floats and constant false for integers. */
 #define GR_ISNAN(x) ((x) != (x))
 
+/* nan* functions (GR_NAN 1, float inputs): a NaN element reads as
+ * GR_NANREP, as NumPy's _replace_nan does before it sums (0) or
+ * multiplies (1): fused into the load, so every variant and the scans
+ * see it, at no extra pass. */
+#ifndef GR_NAN
+#define GR_NAN 0
+#endif
+#if GR_NAN
+#if GR_OP == GR_OP_MUL
+#define GR_NANREP 1
+#else
+#define GR_NANREP 0
+#endif
+#define GR_NANFIX(y, VT) GR_SEL((y), (VT)(GR_NANREP), GR_ISNAN(y))
+#define GR_CVTN_S(x) GR_NANFIX(GR_CVT_S(x), GR_A)
+#define GR_CVTN_V(x) GR_NANFIX(GR_CVT_V(x), GR_VA)
+#else
+#define GR_CVTN_S(x) GR_CVT_S(x)
+#define GR_CVTN_V(x) GR_CVT_V(x)
+#endif
+
 /*
  * Accumulator state.  Every operator keeps a value v; compensated sums keep
  * the running error in x, argmin/argmax the segment-relative index in x.

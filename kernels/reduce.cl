@@ -80,7 +80,7 @@
     } while (0)
 #else
 #define GR_FOLD_ELEM(s, in, inx, off, idx)                                   \
-    GR_FOLD_S(s, GR_CVT_S((in)[off]), (long)(idx0 + (idx)))
+    GR_FOLD_S(s, GR_CVTN_S((in)[off]), (long)(idx0 + (idx)))
 #endif
 
 inline void gr_store(gr_state s, __global GR_OUT *outv, __global GR_X *outx, ulong at)
@@ -152,13 +152,13 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 #pragma unroll
             for (int u = 0; u < GR_ILP; ++u) {
                 const ulong at = start + (k + u) * step;
-                GR_FOLD(av[u], ax[u], GR_CVT_V(GR_VLOAD(p + at)),
+                GR_FOLD(av[u], ax[u], GR_CVTN_V(GR_VLOAD(p + at)),
                         (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX, GR_VM);
             }
         }
         for (; k < nv; ++k) {
             const ulong at = start + k * step;
-            GR_FOLD(av[0], ax[0], GR_CVT_V(GR_VLOAD(p + at)),
+            GR_FOLD(av[0], ax[0], GR_CVTN_V(GR_VLOAD(p + at)),
                     (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX, GR_VM);
         }
         /* Accumulators and lanes -> one state. */
@@ -247,7 +247,7 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         GR_VX ax = (GR_VX)GR_IDENT_X;
         __global const GR_T *p = in + base + j0;
         for (ulong i = lo; i < hi; ++i) {
-            GR_FOLD(av, ax, GR_CVT_V(GR_VLOAD(p + i * elem_stride)),
+            GR_FOLD(av, ax, GR_CVTN_V(GR_VLOAD(p + i * elem_stride)),
                     (GR_VX)((long)(idx0 + i)), GR_VA, GR_VX, GR_VM);
         }
         GR_A lanes_v[GR_VW];

@@ -65,7 +65,7 @@
 inline gr_state grs_elem(GR_T x)
 {
     gr_state s;
-    s.v = GR_CVT_S(x);
+    s.v = GR_CVTN_S(x);
     s.x = (GR_X)0;
     return s;
 }
@@ -79,7 +79,7 @@ inline gr_state grs_cat(gr_state a, gr_state b)
 
 inline void grs_fold(gr_state *s, GR_T x)
 {
-    GR_FOLD_S(*s, GR_CVT_S(x), 0);
+    GR_FOLD_S(*s, GR_CVTN_S(x), 0);
 }
 
 #if !GR_CPU_TILE /* register tiles (the CPU tile re-reads memory instead) */
@@ -458,6 +458,14 @@ inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
         for (uint j = 0; j < GR_ITEMS; ++j) {
             x[j] = j < nv ? row[p + j] : (GR_T)0;
         }
+    }
+#endif
+#if GR_NAN
+    /* nan* scans: the run's NaNs read as GR_NANREP before anything (the
+     * float32 partial sums of GR_TSUM included) uses them */
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        x[j] = GR_ISNAN(x[j]) ? (GR_T)GR_NANREP : x[j];
     }
 #endif
 #if GR_TSUM
