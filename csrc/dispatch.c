@@ -790,7 +790,8 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     if (req->host_ok && in->host != NULL && ct == in->t &&
         (!req->out.present || req->out.blk == NULL) &&
         gr_place_host(gr_device_get(req->dev), GR_FAM_REDUCE, req->op, &v.lay,
-                      v.lay.M * v.lay.L * isz, res->place_why,
+                      v.lay.M * v.lay.L * isz,
+                      req->mode == GR_EXPLAIN ? res->place_why : NULL,
                       sizeof res->place_why)) {
         /* The host path: no OpenCL call, no device lock. */
         res->where = 1;
@@ -1279,7 +1280,8 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         const gr_layout hl = {M, L, si.ss, si.es};
         const gr_device *hd = gr_device_get(req->dev);
         if (gr_place_host(hd, GR_FAM_SCAN, req->op, &hl,
-                          M * L * isz_of(in->t), res->place_why,
+                          M * L * isz_of(in->t),
+                          req->mode == GR_EXPLAIN ? res->place_why : NULL,
                           sizeof res->place_why)) {
             /* The host path: no OpenCL call, no device lock. */
             const gr_host_op o = {req->op, in->t, req->rt, hd->fp64};

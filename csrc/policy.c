@@ -1292,6 +1292,9 @@ int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
     static const char *const names[] = {"reduction", "argmin/argmax",
                                         "column reduction", "scan"};
     const int on_host = host <= dev;
+    if (why == NULL) {
+        return on_host; /* not explaining: formatting floats costs 1 us */
+    }
     snprintf(why, n, "%s of %zu bytes: host path %.1f us vs %s '%s' %.1f us "
              "(%s rates: host %.1f GB/s + %.1f us, device %.1f GB/s + "
              "%.1f us)", names[f], nbytes, host / 1e3,
