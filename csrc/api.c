@@ -42,6 +42,7 @@ typedef struct {
     const char *ufunc;   /* NumPy's name in messages                      */
     int nan;             /* nan* form: NaN elements read as 0 (sums) or 1
                           * (products), fused into the kernels' loads    */
+    int count;           /* count_nonzero: a sum of (element != 0)        */
 } fdef;
 
 static const fdef fdefs[] = {
@@ -60,6 +61,11 @@ static const fdef fdefs[] = {
     {"cummax", GR_F_CUMMAX, GR_FAM_SCAN, GR_MAX, "maximum"},
     {"nansum", GR_F_SUM, GR_FAM_REDUCE, GR_ADD, "add", 1},
     {"nanprod", GR_F_PROD, GR_FAM_REDUCE, GR_MUL, "multiply", 1},
+    {"nanmin", GR_F_MIN, GR_FAM_REDUCE, GR_MIN, "fmin", 1},
+    {"nanmax", GR_F_MAX, GR_FAM_REDUCE, GR_MAX, "fmax", 1},
+    {"nanargmin", GR_F_ARGMIN, GR_FAM_REDUCE, GR_ARGMIN, "argmin", 1},
+    {"nanargmax", GR_F_ARGMAX, GR_FAM_REDUCE, GR_ARGMAX, "argmax", 1},
+    {"count_nonzero", GR_F_SUM, GR_FAM_REDUCE, GR_ADD, "add", 0, 1},
     {"nancumsum", GR_F_CUMSUM, GR_FAM_SCAN, GR_ADD, "add", 1},
     {"nancumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply", 1},
     {"reduce_by_key", GR_F_REDUCE_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},
@@ -1110,6 +1116,7 @@ static gr_device *request_begin(const fdef *f, PyObject *a, PyObject *out,
     req->func = f->func;
     req->fam = f->fam;
     req->nan = f->nan;
+    req->count = f->count;
     req->kn = k->kn;
     req->mode = (gr_mode)mode;
     /* Placement may answer on the host (policy.c decides): not when the

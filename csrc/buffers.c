@@ -92,7 +92,7 @@ cl_mem gr_output_host(gr_device *d, void *ptr, size_t nbytes, size_t itemsize,
 /* ----------------------------------------------------- element copies */
 
 typedef struct {
-    int s, m, d, epi, eop, fp64, fdouble;
+    int s, m, d, epi, eop, enan, fp64, fdouble;
 } ckey;
 
 static void copy_defines(const void *ctx, char *buf, size_t n)
@@ -109,12 +109,12 @@ static void copy_defines(const void *ctx, char *buf, size_t n)
              "#define GR_S %s\n#define GR_M %s\n#define GR_D %s\n"
              "#define GR_MU %s\n#define GR_S_BOOL %d\n#define GR_M_BOOL %d\n"
              "#define GR_D_BOOL %d\n#define GR_M_FLOAT %d\n#define GR_F %s\n"
-             "#define GR_EPI %d\n#define GR_EOP %d\n"
+             "#define GR_EPI %d\n#define GR_EOP %d\n#define GR_ENAN %d\n"
              "#define GR_M_NARROW %d\n#define GR_D_NARROW %d\n",
              k->fp64, gr_dtypes[k->s].cl, mi->cl, gr_dtypes[k->d].cl,
              mi->is_float ? mi->cl : mi->cl_uns, k->s == GR_BOOL,
              k->m == GR_BOOL, k->d == GR_BOOL, mi->is_float,
-             k->fdouble ? "double" : "float", k->epi, k->eop,
+             k->fdouble ? "double" : "float", k->epi, k->eop, k->enan,
              !mi->is_float && k->m != GR_BOOL && mi->size < 8,
              !gr_dtypes[k->d].is_float && k->d != GR_BOOL &&
                  gr_dtypes[k->d].size < 8);
@@ -180,6 +180,7 @@ int gr_copy_nd(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
                                : (int)t;
     k.epi = mode;
     k.eop = mode == GR_EPI_OP ? (int)epi->op : 0;
+    k.enan = mode == GR_EPI_OP && epi->nan;
     /* The division runs in double where the device has it, except into a
      * float32 out (NumPy divides float32 by the count in float32). */
     k.fdouble = d->fp64 && !(mode == GR_EPI_DIV && epi->via_dst &&

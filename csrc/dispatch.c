@@ -408,6 +408,9 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
     acc->neg0 = req->has_initial && req->op == GR_ADD &&
                 gr_dtypes[req->st].is_float;
     acc->nan = req->nan && gr_dtypes[t].is_float;
+    if (req->count) {
+        acc->cvt = GR_CVT_COUNT_MODE;
+    }
     int rc = gr_plan_reduce(d, req->op, acc, &v->lay, &req->kn, plan);
     if (rc != 0) {
         gr_status_kind(st, rc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
@@ -433,6 +436,7 @@ static int red_epilogue(const gr_request *req, gr_epilogue *epi)
                   : req->op == GR_ALL ? GR_ALL
                                       : req->op;
         memcpy(epi->value, req->initial, 8);
+        epi->nan = req->nan && (req->op == GR_MIN || req->op == GR_MAX);
         return 1;
     }
     epi->mode = GR_EPI_CAST;
@@ -634,21 +638,37 @@ static void put_double(void *p, gr_dtype t, size_t i, double x, int f32)
  * first as NumPy's reduction does (as column 0 of a copy when it has the
  * input's dtype, else folded with the row's result), mean's division.
  * 0, -1 (st set), or 1: the host path lacks this operator. */
-/* nan* functions on the host path: n contiguous elements of float type t
- * with every NaN replaced by the operator's replacement (NumPy's
- * _replace_nan: 1 for products, 0 for sums), in place. */
-static void replace_nan(void *p, gr_dtype t, size_t n, gr_op op)
+/* nan* functions on the host path: M rows of L contiguous elements of
+ * float type t with every NaN replaced, in place, by the operator's
+ * replacement (NumPy's _replace_nan: 1 for products, 0 for sums, +inf
+ * for nanmin/nanargmin, -inf for nanmax/nanargmax).  allnan (M flags, or
+ * NULL) says which rows held NaNs only: nanmin/nanmax give NaN there. */
+static void replace_nan(void *p, gr_dtype t, size_t M, size_t L, gr_op op,
+                        unsigned char *allnan)
 {
-    const double rep = op == GR_MUL ? 1.0 : 0.0;
-    if (t == GR_FLOAT32) {
-        float *f = p;
-        for (size_t i = 0; i < n; ++i) {
-            f[i] = isnan(f[i]) ? (float)rep : f[i];
+    const double rep = op == GR_MUL ? 1.0
+                       : op == GR_MIN || op == GR_ARGMIN ? INFINITY
+                       : op == GR_MAX || op == GR_ARGMAX ? -INFINITY
+                                                         : 0.0;
+    for (size_t m = 0; m < M; ++m) {
+        size_t k = 0;
+        if (t == GR_FLOAT32) {
+            float *f = (float *)p + m * L;
+            for (size_t i = 0; i < L; ++i) {
+                const int n = isnan(f[i]);
+                k += (size_t)n;
+                f[i] = n ? (float)rep : f[i];
+            }
+        } else if (t == GR_FLOAT64) {
+            double *f = (double *)p + m * L;
+            for (size_t i = 0; i < L; ++i) {
+                const int n = isnan(f[i]);
+                k += (size_t)n;
+                f[i] = n ? rep : f[i];
+            }
         }
-    } else if (t == GR_FLOAT64) {
-        double *f = p;
-        for (size_t i = 0; i < n; ++i) {
-            f[i] = isnan(f[i]) ? rep : f[i];
+        if (allnan != NULL) {
+            allnan[m] = k == L;
         }
     }
 }
@@ -664,13 +684,17 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
     const size_t csz = isz_of(ct);
     const int init_col = req->has_initial && ct == in->t;
     const int nan = req->nan && gr_dtypes[in->t].is_float;
+    /* nanmin/nanmax: replaced by +-inf, NaN again where a row (initial
+     * included) held NaNs only */
+    const int skip = nan && (req->op == GR_MIN || req->op == GR_MAX);
     char *copy = NULL, *y = NULL, *z = NULL;
+    unsigned char *allnan = NULL, *nz = NULL;
     const char *base = in->host + v->base * (ptrdiff_t)isz;
     ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
     size_t Lh = L;
     int rc = -1;
     (void)res;
-    if (!v->ok || init_col || nan) {
+    if (!v->ok || init_col || nan || req->count) {
         /* (kept..., reduced...) in C order, behind a column of initial
          * (nan*: a copy with the NaNs replaced) */
         size_t gshape[GR_MAXDIMS];
@@ -693,8 +717,8 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         }
         host_gather(rows, in->host + v->base * (ptrdiff_t)isz, gn, gshape,
                     bstr, isz);
-        if (nan) {
-            replace_nan(rows, in->t, M * L, req->op);
+        if (nan && !skip) {
+            replace_nan(rows, in->t, M, L, req->op, NULL);
         }
         if (lead) {
             for (size_t m = 0; m < M; ++m) {
@@ -703,12 +727,34 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
             }
             free(rows);
         }
+        if (skip) {
+            if ((allnan = malloc(M + 1)) == NULL) {
+                gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+                goto out;
+            }
+            replace_nan(copy, in->t, M, Lh, req->op, allnan);
+        }
         base = copy;
         ss = (ptrdiff_t)Lh;
         es = 1;
     }
-    const gr_host_op o = {req->op, in->t, ct, d->fp64};
+    if (req->count) {
+        /* count_nonzero: a sum of bools (element != 0, NaN included) */
+        if ((nz = malloc(M * Lh + 1)) == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            goto out;
+        }
+        for (size_t i = 0; i < M * Lh; ++i) {
+            nz[i] = get_as_double(copy, in->t, i) != 0.0;
+        }
+        base = (const char *)nz;
+    }
+    const gr_host_op o = {req->op, req->count ? GR_BOOL : in->t, ct, d->fp64};
     const int fold_init = req->has_initial && !init_col;
+    if (skip && fold_init) {
+        rc = 1; /* an initial of another dtype: the device's fmin epilogue */
+        goto out;
+    }
     const int epi = req->div != 0.0 || fold_init;
     y = epi ? malloc(M * csz + 1) : req->out.host;
     if (y == NULL) {
@@ -718,6 +764,11 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
     if (gr_host_reduce(&o, base, M, Lh, ss, es, y) != 0) {
         rc = 1;
         goto out;
+    }
+    for (size_t m = 0; allnan != NULL && m < M; ++m) {
+        if (allnan[m]) {
+            put_double(y, ct, m, NAN, 0);
+        }
     }
     if (init_col && req->op == GR_ADD && gr_dtypes[ct].is_float) {
         /* host.c's sums start from +0.0; NumPy's fold starts from the
@@ -765,6 +816,8 @@ out:
     }
     free(z);
     free(copy);
+    free(allnan);
+    free(nz);
     return rc;
 }
 
@@ -1306,7 +1359,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
                                isz);
                     }
                 }
-                replace_nan(c, in->t, M * L, req->op);
+                replace_nan(c, in->t, 1, M * L, req->op, NULL);
                 const int hrc = gr_host_scan(&o, req->exclusive, c, M, L,
                                              (ptrdiff_t)L, 1, out->host,
                                              so.ss, so.es);

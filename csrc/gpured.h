@@ -349,6 +349,9 @@ typedef struct {
                            * as the op's replacement (NumPy's _replace_nan:
                            * 0 for sums, 1 for products)                  */
 } gr_accum;
+/* cvt of count_nonzero's sum: kernels/common.cl GR_CVT_COUNT (elements
+ * read as 1 / 0) */
+#define GR_CVT_COUNT_MODE 4
 
 int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
                  gr_dtype r, gr_accum *acc, char *err, size_t errlen);
@@ -466,6 +469,7 @@ typedef struct {
     int via_dst;         /* GR_EPI_DIV: round the sum into dst's type first
                           * and divide there (NumPy's mean with an out)   */
     gr_op op;            /* GR_EPI_OP: dst = op(value, src) in dst's type  */
+    int nan;             /* GR_EPI_OP min/max of nanmin/nanmax: fmin/fmax  */
     unsigned char value[8]; /* the constant, in dst's type                 */
 } gr_epilogue;
 enum { GR_EPI_CAST = 0, GR_EPI_DIV = 1, GR_EPI_OP = 2 };
@@ -666,6 +670,7 @@ typedef struct {
     gr_func func;
     gr_family fam;
     gr_op op;            /* core operator (bool add -> any, ...)          */
+    int count;           /* count_nonzero: a sum of (element != 0)        */
     int nan;             /* nansum/nanprod/nancumsum/nancumprod: NaN
                           * elements read as 0 (sums) or 1 (products)    */
     gr_dtype rt;         /* the result dtype (NumPy's)                    */

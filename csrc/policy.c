@@ -59,7 +59,8 @@ const char *const gr_op_names[GR_NOPS] = {"add",    "multiply", "minimum",
                                           "all",    "any"};
 
 /* CVT modes, as in kernels/common.cl */
-enum { CVT_NONE = 0, CVT_TO_A = 1, CVT_WRAP = 2, CVT_MASK = 3 };
+enum { CVT_NONE = 0, CVT_TO_A = 1, CVT_WRAP = 2, CVT_MASK = 3,
+       CVT_COUNT = GR_CVT_COUNT_MODE };
 
 static int accum_reduce(const gr_device *d, gr_op op, gr_dtype t,
                         gr_dtype r, gr_accum *acc, char *err, size_t errlen)

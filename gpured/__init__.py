@@ -19,8 +19,9 @@ from . import _loader
 _loader.setup()  # the OpenCL loader and wheels' runtimes, before _core loads
 from . import _core  # noqa: E402
 from ._version import __version__  # noqa: E402
-from ._reduce import (all, any, argmax, argmin, explain, max, mean, min,
-                      nanprod, nansum, prod, sum, timeit, variants)
+from ._reduce import (all, any, argmax, argmin, count_nonzero, explain, max, mean, min,
+                      nanargmax, nanargmin, nanmax, nanmin, nanprod, nansum,
+                      prod, ptp, sum, timeit, variants)
 from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
                      handles, memory_info, set_memory_limit, set_staging,
                      staging, synchronize, to_device, use_queue, zeros)
@@ -38,7 +39,9 @@ VariantUnavailable = _core.VariantUnavailable
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "cumsum", "cumprod", "cummin", "cummax",
-    "nansum", "nanprod", "nancumsum", "nancumprod",
+    "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "count_nonzero",
+    "ptp",
+    "nancumsum", "nancumprod",
     "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",
     "explain_by_key", "timeit_by_key",
     "devices", "get_device", "set_device", "kernel_source", "variants",

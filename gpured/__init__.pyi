@@ -171,6 +171,25 @@ def max(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
         vw: int | None = None, device: _Device = None) -> _Result: ...
+def nanmin(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
+           keepdims: bool = False, initial: Any = ..., *,
+           variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+           groups: int | None = None, items: int | None = None, ilp: int | None = None,
+           vw: int | None = None, device: _Device = None) -> _Result: ...
+def nanmax(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
+           keepdims: bool = False, initial: Any = ..., *,
+           variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+           groups: int | None = None, items: int | None = None, ilp: int | None = None,
+           vw: int | None = None, device: _Device = None) -> _Result: ...
+def ptp(a: npt.ArrayLike | Array, axis: _Axis = None, out: npt.NDArray[Any] | None = None,
+        keepdims: bool = False, *,
+        variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+        groups: int | None = None, items: int | None = None, ilp: int | None = None,
+        vw: int | None = None, device: _Device = None) -> _Result: ...
+def count_nonzero(a: npt.ArrayLike | Array, axis: _Axis = None, *, keepdims: bool = False,
+                  variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+                  groups: int | None = None, items: int | None = None, ilp: int | None = None,
+                  vw: int | None = None, device: _Device = None) -> Any: ...
 def all(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
         keepdims: bool = False, *,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
@@ -191,6 +210,16 @@ def argmin(a: npt.ArrayLike | Array, axis: int | None = None, out: _Out = None,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
            groups: int | None = None, items: int | None = None, ilp: int | None = None,
            vw: int | None = None, device: _Device = None) -> _Result: ...
+def nanargmin(a: npt.ArrayLike | Array, axis: int | None = None, out: _Out = None, *,
+              keepdims: bool = False,
+              variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+              groups: int | None = None, items: int | None = None, ilp: int | None = None,
+              vw: int | None = None, device: _Device = None) -> _Result: ...
+def nanargmax(a: npt.ArrayLike | Array, axis: int | None = None, out: _Out = None, *,
+              keepdims: bool = False,
+              variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+              groups: int | None = None, items: int | None = None, ilp: int | None = None,
+              vw: int | None = None, device: _Device = None) -> _Result: ...
 def argmax(a: npt.ArrayLike | Array, axis: int | None = None, out: _Out = None,
            keepdims: bool = False, *,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,

@@ -3,8 +3,14 @@
 Each function is one call into ``_core.reduce`` with the arguments as
 given: argument checks with NumPy's errors, result dtypes, layouts, copies,
 ``out``, ``initial`` and the choice of kernels happen in C (csrc/api.c,
-csrc/dispatch.c, csrc/policy.c).  Python never touches element values.
+csrc/dispatch.c, csrc/policy.c).  Python never touches element values,
+except NumPy's all-NaN rules of nanmin/nanmax (a RuntimeWarning, read off
+host results) and nanargmin/nanargmax (a ValueError, from the elements at
+the returned indices; a device array's slices are checked with one more
+nanmax pass).
 """
+import warnings
+
 import numpy as np
 
 from . import _core
@@ -59,6 +65,102 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
 def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
     """Maximum over the given axes, as :func:`numpy.max` (NaN propagates)."""
     return _reduce("max", a, axis, None, out, keepdims, initial, kw)
+
+
+def _warn_all_nan(res):
+    if isinstance(res, (np.ndarray, np.generic)) and res.dtype.kind in "fc" \
+            and np.isnan(res).any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    return res
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
+    """Minimum ignoring NaNs, as :func:`numpy.nanmin` (NumPy's fmin
+    reduction): fused into the kernels (NaN is the fold's identity, no
+    masking pass).  A slice of NaNs only gives NaN with NumPy's
+    RuntimeWarning (host results); empty slices raise ValueError."""
+    return _warn_all_nan(_reduce("nanmin", a, axis, None, out, keepdims, initial, kw))
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
+    """Maximum ignoring NaNs, as :func:`numpy.nanmax` (see :func:`nanmin`)."""
+    return _warn_all_nan(_reduce("nanmax", a, axis, None, out, keepdims, initial, kw))
+
+
+def _nanarg(name, a, axis, out, keepdims, kw):
+    res = _reduce(name, a, axis, None, out, keepdims, _NoValue, kw)
+    dev = isinstance(a, _core.ArrayBase)
+    x = a if dev else np.asarray(a)
+    if x.dtype.kind not in "fc" or x.size == 0:
+        return res
+    if dev and (axis is None or x.ndim == 1):
+        # the element found, read back (a few bytes): not NaN, no check
+        if not np.isnan(float(x.reshape(-1)[int(np.asarray(res).reshape(-1)[0])])):
+            return res
+    if dev:
+        # one nanmax pass: NaN exactly where a slice holds NaNs only
+        bad = np.isnan(np.asarray(_reduce("nanmax", a, axis, None, None, False,
+                                          _NoValue, {})))
+        if np.any(bad):
+            raise ValueError("All-NaN slice encountered")
+        return res
+    idx = np.asarray(res)
+    if axis is None:
+        suspect = np.isnan(x.reshape(-1)[int(idx.reshape(-1)[0])])
+    else:
+        if not keepdims:
+            idx = np.expand_dims(idx, axis)
+        suspect = np.isnan(np.take_along_axis(x, idx.astype(np.intp), axis)).any()
+    # the element found is NaN only where the slice's smallest (largest)
+    # value is +inf (-inf) or it holds NaNs only: tell them apart
+    if suspect and np.isnan(x).all(axis=axis).any():
+        raise ValueError("All-NaN slice encountered")
+    return res
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False, **kw):
+    """Index of the first minimum ignoring NaNs, as :func:`numpy.nanargmin`:
+    NaN reads as +inf in the kernels' loads (as NumPy replaces it), and a
+    slice of NaNs only raises ValueError."""
+    return _nanarg("nanargmin", a, axis, out, keepdims, kw)
+
+
+def nanargmax(a, axis=None, out=None, *, keepdims=False, **kw):
+    """Index of the first maximum ignoring NaNs, as :func:`numpy.nanargmax`
+    (NaN reads as -inf; see :func:`nanargmin`)."""
+    return _nanarg("nanargmax", a, axis, out, keepdims, kw)
+
+
+def ptp(a, axis=None, out=None, keepdims=False, **kw):
+    """Range of values (maximum - minimum), as :func:`numpy.ptp`: the
+    subtraction in the input's dtype (integers wrap, NaN propagates).  Two
+    reductions (max, then min), not one fused pass.  A device array gives
+    a device array on its device; ``out`` is a NumPy array."""
+    mx = max(a, axis=axis, keepdims=keepdims, **kw)
+    mn = min(a, axis=axis, keepdims=keepdims, **kw)
+    if isinstance(a, _core.ArrayBase):
+        if out is not None:
+            raise TypeError("ptp of a device array: out= is not supported "
+                            "(the result is a new device array)")
+        from ._array import to_device
+        return to_device(np.subtract(np.asarray(mx), np.asarray(mn)),
+                         device=a.device_index)
+    return np.subtract(mx, mn, out=out)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False, **kw):
+    """Number of nonzero elements (NaN counts, -0.0 does not), as
+    :func:`numpy.count_nonzero`: one sum into intp with the test fused into
+    the kernels' loads; intp results as NumPy's."""
+    if isinstance(a, _core.ArrayBase):
+        if a.size == 0:  # zeros, on the array's device
+            from ._array import to_device
+            return to_device(np.asarray(np.count_nonzero(
+                np.empty(a.shape, a.dtype), axis=axis, keepdims=keepdims)),
+                device=a.device_index)
+    elif np.size(a) == 0:
+        return np.count_nonzero(a, axis=axis, keepdims=keepdims)  # zeros
+    return _reduce("count_nonzero", a, axis, np.intp, None, keepdims, _NoValue, kw)
 
 
 def all(a, axis=None, out=None, keepdims=False, **kw):

@@ -141,7 +141,7 @@ _NoValue = np._NoValue
 
 __all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
            "argmax", "cumsum", "cumprod", "cummin", "cummax", "nansum",
-           "nanprod", "nancumsum", "nancumprod", "to_device",
+           "nanprod", "nanmin", "nanmax", "count_nonzero", "nancumsum", "nancumprod", "to_device",
            "to_host", "calibrate", "stats", "reset_stats", "local_cluster"]
 
 _POLICIES = ("rate", "round_robin")
@@ -480,6 +480,19 @@ def _mean_final(f, axis, keepdims, res, kw):
 _SAME = lambda xdt, dtype: np.dtype(xdt)
 
 
+def _final_fminmax(ufunc):
+    """nanmin/nanmax: fmin/fmax of the chunks' partials (an all-NaN chunk
+    slice loses to any number), NumPy's warning where a slice is all NaN."""
+    final = _final_ufunc(ufunc)
+
+    def f(fields, axis, keepdims, res, kw):
+        r = final(fields, axis, keepdims, res, kw)
+        if r.dtype.kind in "fc" and np.isnan(r).any():
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+        return r
+    return f
+
+
 _REDUCTIONS = {r.name: r for r in [
     #     name    chunk partials (gpured)       combine             final                       NumPy's result dtype                     keywords            empty chunk
     _Row("sum",  _one("sum", _acc),             {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.sum, t, d),  ("dtype", "initial")),
@@ -490,6 +503,9 @@ _REDUCTIONS = {r.name: r for r in [
     _Row("any",  _one("any"),                   {"v": np.logical_or},  _final_ufunc(np.logical_or),  lambda t, d: np.dtype(bool),   ()),
     _Row("nansum", _one("nansum", _acc),       {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.nansum, t, d), ("dtype", "initial")),
     _Row("nanprod", _one("nanprod", lambda r, p: r), {"v": np.multiply}, _final_ufunc(np.multiply), lambda t, d: _np_result(np.nanprod, t, d), ("dtype", "initial")),
+    _Row("nanmin", _one("nanmin"),             {"v": np.fmin},     _final_fminmax(np.fmin),    _SAME,                                  ("initial",),       "skip"),
+    _Row("nanmax", _one("nanmax"),             {"v": np.fmax},     _final_fminmax(np.fmax),    _SAME,                                  ("initial",),       "skip"),
+    _Row("count_nonzero", _one("count_nonzero"), {"v": np.add}, _final_ufunc(np.add),      lambda t, d: np.dtype(np.intp),         ()),
     _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
 ]}
 
@@ -1037,6 +1053,8 @@ def _public(name, impl, params, what, how="reduced", combine="tree "
 _WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
          "max": "Maximum (NaN propagates)", "nansum": "Sum treating NaNs as "
          "zero", "nanprod": "Product treating NaNs as one",
+         "nanmin": "Minimum ignoring NaNs", "nanmax": "Maximum ignoring NaNs",
+         "count_nonzero": "Number of nonzero elements",
          "all": "Whether all elements are "
          "nonzero", "any": "Whether any element is nonzero", "mean":
          "Arithmetic mean (sum and count per chunk)"}

@@ -38,6 +38,7 @@
 #define GR_CVT_TO_A  1 /* numeric conversion to the accumulator type    */
 #define GR_CVT_WRAP  2 /* convert to the (signed) result, reinterpret A  */
 #define GR_CVT_MASK  3 /* nonzero test -> all-ones / zero mask           */
+#define GR_CVT_COUNT 4 /* nonzero test -> 1 / 0 (count_nonzero's sum)   */
 
 #define GR_CAT_(a, b) a##b
 #define GR_CAT(a, b) GR_CAT_(a, b)
@@ -80,6 +81,15 @@
 /* Scalar comparisons give 1, vector ones -1: both are "nonzero" below. */
 #define GR_CVT_S(x) ((GR_A)((x) != (GR_T)0))
 #define GR_CVT_V(x) ((x) != (GR_VEC(GR_T))0)
+#elif GR_CVT == GR_CVT_COUNT
+/* count_nonzero: 1 per nonzero element (NaN counts, -0.0 does not); a
+ * vector comparison's -1 negated (GR_VW 1 "vectors" are scalars: 1) */
+#define GR_CVT_S(x) ((GR_A)((x) != (GR_T)0))
+#if GR_VW == 1
+#define GR_CVT_V(x) GR_CVT_S(x)
+#else
+#define GR_CVT_V(x) GR_CONVERT(GR_VA, -((x) != (GR_VEC(GR_T))0))
+#endif
 #endif
 
 /* x != x is the NaN test for floats and constant false for integers. */
@@ -92,9 +102,24 @@
 #ifndef GR_NAN
 #define GR_NAN 0
 #endif
-#if GR_NAN
+/* nanmin/nanmax are NumPy's fmin/fmax reductions: a NaN is skipped and
+ * only a slice of NaNs stays NaN.  No replacement there: NaN is their
+ * identity and the fold takes the element wherever the state is NaN
+ * (GR_NANSKIP).  nanargmin/nanargmax replace NaN by +inf / -inf, as
+ * NumPy's do (np.nanargmin([nan, inf]) is 0); their all-NaN ValueError
+ * is the Python face's. */
+#if GR_NAN && (GR_OP == GR_OP_MIN || GR_OP == GR_OP_MAX)
+#define GR_NANSKIP 1
+#else
+#define GR_NANSKIP 0
+#endif
+#if GR_NAN && !GR_NANSKIP
 #if GR_OP == GR_OP_MUL
 #define GR_NANREP 1
+#elif GR_OP == GR_OP_ARGMIN
+#define GR_NANREP GR_A_MAXV
+#elif GR_OP == GR_OP_ARGMAX
+#define GR_NANREP GR_A_MINV
 #else
 #define GR_NANREP 0
 #endif
@@ -134,7 +159,9 @@ typedef struct {
  * for every x, signed zeros included): NumPy's cumsum([-0.0, 1.0]) begins
  * with -0.0.  Reductions keep +0.0, as np.sum([-0.0]) == +0.0 does,
  * except under an initial= (GR_NEG0): NumPy's fold then starts from it. */
-#if GR_OP == GR_OP_ADD && GR_A_FLOAT && (defined(GR_ITEMS) || (defined(GR_NEG0) && GR_NEG0))
+#if GR_NANSKIP
+#define GR_IDENT_V ((GR_A)NAN)
+#elif GR_OP == GR_OP_ADD && GR_A_FLOAT && (defined(GR_ITEMS) || (defined(GR_NEG0) && GR_NEG0))
 #define GR_IDENT_V ((GR_A)(-0.0))
 #elif GR_OP == GR_OP_ADD || GR_OP == GR_OP_ANY
 #define GR_IDENT_V ((GR_A)0)
@@ -186,6 +213,12 @@ typedef struct {
 #define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) += (y))
 #elif GR_OP == GR_OP_MUL
 #define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) *= (y))
+#elif GR_NANSKIP && GR_OP == GR_OP_MIN
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
+    ((v) = GR_SEL((v), (y), ((y) <= (v)) || GR_ISNAN(v)))
+#elif GR_NANSKIP
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
+    ((v) = GR_SEL((v), (y), ((y) >= (v)) || GR_ISNAN(v)))
 #elif GR_OP == GR_OP_MIN
 /* min/max: on ties the later element wins (NumPy's np.minimum(a, b) gives
  * b unless a < b: min([0.0, -0.0]) is -0.0); a NaN stays. */
@@ -549,12 +582,21 @@ inline gr_state gr_sg_reduce(gr_state s, __local GR_A *lv, __local GR_X *lx)
     s.v = sub_group_reduce_add(GR_COMP ? s.v + s.x : s.v);
     s.x = 0;
 #else
-#if GR_OP == GR_OP_MIN
-    GR_A r = sub_group_reduce_min(s.v);
+#if GR_NANSKIP
+    /* nanmin/nanmax: NaNs (the identity included) read as the extreme;
+     * NaN only where every lane holds one */
+    const GR_A q = GR_ISNAN(s.v) ? (GR_OP == GR_OP_MIN ? GR_A_MAXV : GR_A_MINV) : s.v;
 #else
-    GR_A r = sub_group_reduce_max(s.v);
+    const GR_A q = s.v;
 #endif
-#if GR_A_FLOAT
+#if GR_OP == GR_OP_MIN
+    GR_A r = sub_group_reduce_min(q);
+#else
+    GR_A r = sub_group_reduce_max(q);
+#endif
+#if GR_NANSKIP
+    r = sub_group_all(GR_ISNAN(s.v) ? 1 : 0) ? (GR_A)NAN : r;
+#elif GR_A_FLOAT
     r = sub_group_any(GR_ISNAN(s.v) ? 1 : 0) ? (GR_A)NAN : r;
 #endif
     s.v = r;
@@ -626,7 +668,11 @@ inline gr_state gr_combine_workgroup(gr_state s, __local GR_A *lv, __local GR_X 
     s.v = work_group_reduce_add(GR_COMP ? s.v + s.x : s.v);
     s.x = 0;
 #elif GR_OP == GR_OP_MIN || GR_OP == GR_OP_MAX
-#if GR_A_FLOAT
+#if GR_NANSKIP
+    /* nanmin/nanmax: NaN only where every work-item holds one */
+    int nan = work_group_all(GR_ISNAN(s.v) ? 1 : 0);
+    s.v = GR_ISNAN(s.v) ? (GR_OP == GR_OP_MIN ? GR_A_MAXV : GR_A_MINV) : s.v;
+#elif GR_A_FLOAT
     /* work_group_reduce_min/max ignore NaN: propagate it by hand. */
     int nan = work_group_any(GR_ISNAN(s.v) ? 1 : 0);
 #endif

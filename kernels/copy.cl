@@ -59,13 +59,17 @@ inline GR_M gr_epi_op(GR_M a, GR_M b)
     return (GR_M)((GR_MU)a * (GR_MU)b);
 #endif
 #elif GR_EOP == GR_OP_MIN
-#if GR_M_FLOAT
+#if GR_M_FLOAT && GR_ENAN
+    return (a < b || isnan(b)) ? a : b; /* fmin: a NaN loses */
+#elif GR_M_FLOAT
     return (a < b || isnan(a)) ? a : b;
 #else
     return a < b ? a : b;
 #endif
 #elif GR_EOP == GR_OP_MAX
-#if GR_M_FLOAT
+#if GR_M_FLOAT && GR_ENAN
+    return (a > b || isnan(b)) ? a : b;
+#elif GR_M_FLOAT
     return (a > b || isnan(a)) ? a : b;
 #else
     return a > b ? a : b;
