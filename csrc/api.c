@@ -42,7 +42,9 @@ typedef struct {
     const char *ufunc;   /* NumPy's name in messages                      */
     int nan;             /* nan* form: NaN elements read as 0 (sums) or 1
                           * (products), fused into the kernels' loads    */
-    int count;           /* count_nonzero: a sum of (element != 0)        */
+    int count;           /* 1: count_nonzero, a sum of (element != 0);
+                          * 2: _count_valid, a sum of (element == element),
+                          * nanmean's divisor                            */
 } fdef;
 
 static const fdef fdefs[] = {
@@ -66,6 +68,7 @@ static const fdef fdefs[] = {
     {"nanargmin", GR_F_ARGMIN, GR_FAM_REDUCE, GR_ARGMIN, "argmin", 1},
     {"nanargmax", GR_F_ARGMAX, GR_FAM_REDUCE, GR_ARGMAX, "argmax", 1},
     {"count_nonzero", GR_F_SUM, GR_FAM_REDUCE, GR_ADD, "add", 0, 1},
+    {"_count_valid", GR_F_SUM, GR_FAM_REDUCE, GR_ADD, "add", 0, 2},
     {"nancumsum", GR_F_CUMSUM, GR_FAM_SCAN, GR_ADD, "add", 1},
     {"nancumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply", 1},
     {"reduce_by_key", GR_F_REDUCE_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},

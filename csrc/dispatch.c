@@ -409,7 +409,7 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
                 gr_dtypes[req->st].is_float;
     acc->nan = req->nan && gr_dtypes[t].is_float;
     if (req->count) {
-        acc->cvt = GR_CVT_COUNT_MODE;
+        acc->cvt = req->count == 2 ? GR_CVT_VALID_MODE : GR_CVT_COUNT_MODE;
     }
     int rc = gr_plan_reduce(d, req->op, acc, &v->lay, &req->kn, plan);
     if (rc != 0) {
@@ -739,13 +739,15 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         es = 1;
     }
     if (req->count) {
-        /* count_nonzero: a sum of bools (element != 0, NaN included) */
+        /* count_nonzero: a sum of bools (element != 0, NaN included);
+         * the count of valid elements: (element is not NaN) */
         if ((nz = malloc(M * Lh + 1)) == NULL) {
             gr_status_kind(st, GR_E_MEMORY, "out of host memory");
             goto out;
         }
         for (size_t i = 0; i < M * Lh; ++i) {
-            nz[i] = get_as_double(copy, in->t, i) != 0.0;
+            const double x = get_as_double(copy, in->t, i);
+            nz[i] = req->count == 2 ? !isnan(x) : x != 0.0;
         }
         base = (const char *)nz;
     }

@@ -350,8 +350,9 @@ typedef struct {
                            * 0 for sums, 1 for products)                  */
 } gr_accum;
 /* cvt of count_nonzero's sum: kernels/common.cl GR_CVT_COUNT (elements
- * read as 1 / 0) */
+ * read as 1 / 0); of nanmean's count: GR_CVT_VALID (1 unless NaN) */
 #define GR_CVT_COUNT_MODE 4
+#define GR_CVT_VALID_MODE 5
 
 int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
                  gr_dtype r, gr_accum *acc, char *err, size_t errlen);
@@ -670,7 +671,8 @@ typedef struct {
     gr_func func;
     gr_family fam;
     gr_op op;            /* core operator (bool add -> any, ...)          */
-    int count;           /* count_nonzero: a sum of (element != 0)        */
+    int count;           /* 1: count_nonzero, a sum of (element != 0);
+                          * 2: a count of the elements that are not NaN */
     int nan;             /* nansum/nanprod/nancumsum/nancumprod: NaN
                           * elements read as 0 (sums) or 1 (products)    */
     gr_dtype rt;         /* the result dtype (NumPy's)                    */

@@ -60,7 +60,7 @@ const char *const gr_op_names[GR_NOPS] = {"add",    "multiply", "minimum",
 
 /* CVT modes, as in kernels/common.cl */
 enum { CVT_NONE = 0, CVT_TO_A = 1, CVT_WRAP = 2, CVT_MASK = 3,
-       CVT_COUNT = GR_CVT_COUNT_MODE };
+       CVT_COUNT = GR_CVT_COUNT_MODE, CVT_VALID = GR_CVT_VALID_MODE };
 
 static int accum_reduce(const gr_device *d, gr_op op, gr_dtype t,
                         gr_dtype r, gr_accum *acc, char *err, size_t errlen)
@@ -472,6 +472,14 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         if (v->vector && (op == GR_ALL || op == GR_ANY)) {
             plan->ilp = 1;
         }
+        if (v->vector && tsize == 8 &&
+            (acc->cvt == CVT_COUNT || acc->cvt == CVT_VALID)) {
+            /* H100, 1 GiB float64 count_nonzero: double2 loads ran at
+             * 0.78 of sum in a loop of calls (double4: 0.55; events at
+             * sum's speed either way), scalar loads at sum's speed
+             * (benchmarks/exp/count_gap2.py) */
+            plan->vw = 1;
+        }
     }
     if (ov.wg_size) {
         plan->wg = ov.wg_size;
@@ -805,6 +813,15 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
         items = (int)max_sz(4, min_sz(16, 64 / (size_t)tsize));
         if (tsize == 4 && gr_dtypes[acc->r].size == 4) {
             items = 32;
+        }
+        if (tsize == 8 && acc->nan) {
+            /* H100, 1 GiB float64 nancumsum: 256 x 8 ran at 0.80 of
+             * cumsum's time (1.466 vs 1.173 ms), 128 x 16 at 0.95
+             * (1.230; cumsum itself 1.170 there): fewer, longer
+             * work-items hide the NaN selects
+             * (benchmarks/exp/nancumsum_knobs.py) */
+            wg = 128;
+            items = 16;
         }
     }
     if (!d->is_gpu && !ladder) {

@@ -20,8 +20,9 @@ _loader.setup()  # the OpenCL loader and wheels' runtimes, before _core loads
 from . import _core  # noqa: E402
 from ._version import __version__  # noqa: E402
 from ._reduce import (all, any, argmax, argmin, count_nonzero, explain, max, mean, min,
-                      nanargmax, nanargmin, nanmax, nanmin, nanprod, nansum,
+                      nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum,
                       prod, ptp, sum, timeit, variants)
+from ._reduce import _nancount  # noqa: E402,F401  (gpured.dask's nanmean)
 from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
                      handles, memory_info, set_memory_limit, set_staging,
                      staging, synchronize, to_device, use_queue, zeros)
@@ -39,7 +40,7 @@ VariantUnavailable = _core.VariantUnavailable
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "cumsum", "cumprod", "cummin", "cummax",
-    "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "count_nonzero",
+    "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "nanmean", "count_nonzero",
     "ptp",
     "nancumsum", "nancumprod",
     "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",

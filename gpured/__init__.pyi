@@ -205,6 +205,11 @@ def mean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
          variant: ReduceVariant | str = "auto", wg_size: int | None = None,
          groups: int | None = None, items: int | None = None, ilp: int | None = None,
          vw: int | None = None, device: _Device = None) -> _Result: ...
+def nanmean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
+            out: npt.NDArray[Any] | None = None, keepdims: bool = False, *,
+            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+            groups: int | None = None, items: int | None = None, ilp: int | None = None,
+            vw: int | None = None, device: _Device = None) -> _Result: ...
 def argmin(a: npt.ArrayLike | Array, axis: int | None = None, out: _Out = None,
            keepdims: bool = False, *,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,

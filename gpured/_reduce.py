@@ -163,6 +163,59 @@ def count_nonzero(a, axis=None, *, keepdims=False, **kw):
     return _reduce("count_nonzero", a, axis, np.intp, None, keepdims, _NoValue, kw)
 
 
+def _nancount(a, axis=None, keepdims=False, **kw):
+    """The elements of each slice that are not NaN (intp, as NumPy's
+    ``np.sum(~isnan(a), dtype=intp)``): one sum with the test fused into
+    the loads (GR_CVT_VALID).  nanmean's divisor; gpured.dask's too."""
+    x = a if isinstance(a, _core.ArrayBase) else np.asarray(a)
+    return _count_valid(a, x, axis, keepdims, kw)
+
+
+def _count_valid(a, x, axis, keepdims, kw):
+    if x.size == 0:
+        return np.count_nonzero(np.zeros(x.shape, bool), axis=axis,
+                                keepdims=keepdims)
+    return _reduce("_count_valid", a, axis, np.intp, None, keepdims,
+                   _NoValue, kw)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """Mean ignoring NaNs, as :func:`numpy.nanmean`: a :func:`nansum` (NaN
+    read as 0 in the loads) divided by the count of non-NaN elements (a
+    second sum, the NaN test fused into its loads).  Integer and bool
+    inputs are averaged by :func:`mean`.  A slice of NaNs only gives NaN
+    with NumPy's "Mean of empty slice" RuntimeWarning."""
+    dev = isinstance(a, _core.ArrayBase)
+    x = a if dev else np.asarray(a)
+    if x.dtype.kind not in "fc":
+        return mean(a, axis, dtype, out, keepdims, **kw)
+    if dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact):
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    if out is not None and not np.issubdtype(out.dtype, np.inexact):
+        raise TypeError("If a is inexact, then out must be inexact")
+    if dev and out is not None:
+        raise TypeError("nanmean of a device array: out= is not supported "
+                        "(the result is a new device array)")
+    cnt = _count_valid(a, x, axis, keepdims, kw)
+    tot = _reduce("nansum", a if x.size else x, axis, dtype, out, keepdims,
+                  _NoValue, kw)
+    if dev:
+        cnt, tot = np.asarray(cnt), np.asarray(tot)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if out is not None:
+            avg = np.divide(tot, cnt, out=out, casting="unsafe")
+        elif isinstance(tot, np.ndarray) and tot.ndim:
+            avg = np.divide(tot, cnt, out=tot, casting="unsafe")
+        else:
+            avg = tot.dtype.type(tot / cnt)
+    if np.any(cnt == 0):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+    if dev:
+        from ._array import to_device
+        return to_device(np.asarray(avg), device=a.device_index)
+    return avg
+
+
 def all(a, axis=None, out=None, keepdims=False, **kw):
     """Whether all elements are nonzero (NaN counts as nonzero), as
     :func:`numpy.all`."""

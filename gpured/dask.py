@@ -141,7 +141,7 @@ _NoValue = np._NoValue
 
 __all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
            "argmax", "cumsum", "cumprod", "cummin", "cummax", "nansum",
-           "nanprod", "nanmin", "nanmax", "count_nonzero", "nancumsum", "nancumprod", "to_device",
+           "nanprod", "nanmin", "nanmax", "nanmean", "count_nonzero", "nancumsum", "nancumprod", "to_device",
            "to_host", "calibrate", "stats", "reset_stats", "local_cluster"]
 
 _POLICIES = ("rate", "round_robin")
@@ -477,6 +477,16 @@ def _mean_final(f, axis, keepdims, res, kw):
         return np.true_divide(s, n).astype(res, copy=False)
 
 
+def _nanmean_fields(call, x, axis, res, pos, kw):
+    # the NaN-free sum and the count of non-NaN elements per chunk
+    if call is _np_call:
+        n = np.sum(~np.isnan(x), axis=axis, keepdims=True, dtype=np.int64)
+    else:
+        n = call("_nancount", x, axis=axis, keepdims=True)
+    return {"s": call("nansum", x, axis=axis, keepdims=True,
+                      dtype=_acc(res, pos)), "n": n}
+
+
 _SAME = lambda xdt, dtype: np.dtype(xdt)
 
 
@@ -506,6 +516,7 @@ _REDUCTIONS = {r.name: r for r in [
     _Row("nanmin", _one("nanmin"),             {"v": np.fmin},     _final_fminmax(np.fmin),    _SAME,                                  ("initial",),       "skip"),
     _Row("nanmax", _one("nanmax"),             {"v": np.fmax},     _final_fminmax(np.fmax),    _SAME,                                  ("initial",),       "skip"),
     _Row("count_nonzero", _one("count_nonzero"), {"v": np.add}, _final_ufunc(np.add),      lambda t, d: np.dtype(np.intp),         ()),
+    _Row("nanmean", _nanmean_fields,            {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.nanmean, t, d), ("dtype",)),
     _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
 ]}
 
@@ -1055,6 +1066,7 @@ _WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
          "zero", "nanprod": "Product treating NaNs as one",
          "nanmin": "Minimum ignoring NaNs", "nanmax": "Maximum ignoring NaNs",
          "count_nonzero": "Number of nonzero elements",
+         "nanmean": "Mean ignoring NaNs (NaN-free sum and count per chunk)",
          "all": "Whether all elements are "
          "nonzero", "any": "Whether any element is nonzero", "mean":
          "Arithmetic mean (sum and count per chunk)"}

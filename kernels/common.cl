@@ -39,6 +39,7 @@
 #define GR_CVT_WRAP  2 /* convert to the (signed) result, reinterpret A  */
 #define GR_CVT_MASK  3 /* nonzero test -> all-ones / zero mask           */
 #define GR_CVT_COUNT 4 /* nonzero test -> 1 / 0 (count_nonzero's sum)   */
+#define GR_CVT_VALID 5 /* not-NaN test -> 1 / 0 (nanmean's count)      */
 
 #define GR_CAT_(a, b) a##b
 #define GR_CAT(a, b) GR_CAT_(a, b)
@@ -89,6 +90,14 @@
 #define GR_CVT_V(x) GR_CVT_S(x)
 #else
 #define GR_CVT_V(x) GR_CONVERT(GR_VA, -((x) != (GR_VEC(GR_T))0))
+#endif
+#elif GR_CVT == GR_CVT_VALID
+/* nanmean's divisor: 1 per element that is not NaN (x == x) */
+#define GR_CVT_S(x) ((GR_A)((x) == (x)))
+#if GR_VW == 1
+#define GR_CVT_V(x) GR_CVT_S(x)
+#else
+#define GR_CVT_V(x) GR_CONVERT(GR_VA, -((x) == (x)))
 #endif
 #endif
 
