@@ -25,7 +25,7 @@ APT_PKGS := ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-i
 # declare intel-cmplr-lib-rt); the same list is gpured's "intel" extra.
 INTEL_RT := intel-opencl-rt intel-cmplr-lib-rt
 INTEL_DEVICE := Intel(R) OpenCL
-PYTEST_ARGS ?= -q
+PYTEST_ARGS ?= -q --durations=25
 SECOND_PASS := tests/test_variants.py tests/test_scan.py
 
 .PHONY: all setup sysdeps venv install build demo test quick test-py test-intel \

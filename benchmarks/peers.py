@@ -267,6 +267,46 @@ def gpu_rows(P, gib, quick):
     return rows
 
 
+def family_rows(P, nbytes, quick, gpu):
+    """The NumPy family beside the peers' own: float32 with 10% NaN,
+    device-resident on a GPU (torch, CuPy), host arrays on a CPU device
+    (NumPy, torch's CPU kernels)."""
+    rows = []
+    rng = np.random.default_rng(1)
+    n = int(nbytes) // 4
+    a = rng.standard_normal(n).astype(np.float32)
+    a[rng.random(n) < 0.1] = np.nan
+    th, cpm = P.torch, P.cupy
+    if gpu:
+        x, sync, calls = gpured.to_device(a), gpured.synchronize, 4 if quick else 10
+        tt = P.torch_dev(a) if th else None
+        cp = cpm.asarray(a) if cpm else None
+        csync = cpm.cuda.Device().synchronize if cpm else None
+    else:
+        x, sync, calls = a, (lambda: None), 3
+        tt = th.from_numpy(a) if th else None
+        cp, csync = None, None
+    torch_f = {"nansum": "nansum", "nanmean": "nanmean", "count_nonzero": "count_nonzero"}
+    for f in ("nansum", "nanmin", "nanmax", "nanargmax", "nanmean", "count_nonzero",
+              "ptp", "nancumsum"):
+        g = getattr(gpured, f)
+        t = loop_time(lambda: g(x), sync, calls)
+        peers = {}
+        if not gpu:
+            peers["numpy"] = loop_time(lambda: getattr(np, f)(a), sync, calls)
+        if tt is not None and f in torch_f:
+            tf = getattr(th, torch_f[f])
+            peers["torch"] = loop_time(lambda: tf(tt), P.sync_torch if gpu else sync, calls)
+        if cp is not None:
+            cf = getattr(cpm, f)
+            peers["cupy"] = loop_time(lambda: cf(cp), csync, calls)
+        row(rows, "%s f32 %d MiB (%s, 10%% NaN)" % (f, n * 4 >> 20, "device" if gpu else "host"),
+            t, peers)
+    del x, tt, cp
+    gpured.empty_cache()
+    return rows
+
+
 def cpu_rows(P, mib, quick):
     rows = []
     rng = np.random.default_rng(0)
@@ -311,6 +351,8 @@ def main(argv=None):
     ap.add_argument("--mib", type=float, default=256.0, help="CPU data size (MiB)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--family", choices=("with", "only", "without"), default="with",
+                    help="the NumPy family rows (nan*, count_nonzero, ptp)")
     args = ap.parse_args(argv)
     # A stalled row names itself: every thread's stack, every 90 s.
     faulthandler.dump_traceback_later(90, repeat=True)
@@ -319,7 +361,12 @@ def main(argv=None):
     P = Peers(gpu)
     print("gpured peers on %s (%s), %s" % (dev["name"], dev["platform"],
                                           time.strftime("%Y-%m-%d")))
-    rows = gpu_rows(P, args.gib, args.quick) if gpu else cpu_rows(P, args.mib, args.quick)
+    rows = []
+    if args.family != "only":
+        rows += gpu_rows(P, args.gib, args.quick) if gpu else cpu_rows(P, args.mib, args.quick)
+    if args.family != "without":
+        rows += family_rows(P, args.gib * (1 << 30) if gpu else args.mib * (1 << 20),
+                            args.quick, gpu)
     print()
     print("| what | gpured ms | best peer ms | ratio | events ms | note |")
     print("|---|---|---|---|---|---|")

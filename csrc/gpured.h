@@ -379,7 +379,8 @@ int gr_placement_auto(void);
 int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay);
 /* 1 if the host path is expected to finish first (why: the figures). */
 int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
-                  const gr_layout *lay, size_t nbytes, char *why, size_t n);
+                  const gr_layout *lay, size_t nbytes, double slow, char *why,
+                  size_t n);
 
 /* gpured.tune()'s winners: auto uses them for full reductions. */
 typedef struct {

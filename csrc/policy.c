@@ -1299,13 +1299,17 @@ int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay)
 }
 
 int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
-                  const gr_layout *lay, size_t nbytes, char *why, size_t n)
+                  const gr_layout *lay, size_t nbytes, double slow, char *why,
+                  size_t n)
 {
     gr_rates r;
     int measured = 0;
     gr_rates_get(d, &r, &measured);
     const int f = gr_rate_family(fam, op, lay);
-    const double host = r.host_call_ns + (double)nbytes / r.host_gbs[f];
+    /* slow: how much slower than its plain form the host path runs this
+     * request (nan*, count: a copy rewritten first; dispatch.c) */
+    const int copies = slow > 1.0;
+    const double host = r.host_call_ns + slow * (double)nbytes / r.host_gbs[f];
     const double dev = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
     static const char *const names[] = {"reduction", "argmin/argmax",
                                         "column reduction", "scan"};
@@ -1314,10 +1318,11 @@ int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
         return on_host; /* not explaining: formatting floats costs 1 us */
     }
     snprintf(why, n, "%s of %zu bytes: host path %.1f us vs %s '%s' %.1f us "
-             "(%s rates: host %.1f GB/s + %.1f us, device %.1f GB/s + "
+             "(%s rates: host %.1f GB/s%s + %.1f us, device %.1f GB/s + "
              "%.1f us)", names[f], nbytes, host / 1e3,
              d->is_gpu ? "GPU" : "CPU device", d->name, dev / 1e3,
-             measured ? "measured" : "default", r.host_gbs[f],
+             measured ? "measured" : "default", r.host_gbs[f] / slow,
+             copies ? " (a copy first: nan*/count)" : "",
              r.host_call_ns / 1e3, r.dev_gbs[f], r.dev_call_ns / 1e3);
     return on_host;
 }

@@ -49,7 +49,7 @@ def nm(a, **kw):
 
 
 @pytest.mark.parametrize("mode", ["auto", "current"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_],
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_],
                          ids=lambda d: np.dtype(d).name)
 def test_nanmean_matches_numpy(dtype, mode):
     if not fp64_ok(dtype):
@@ -112,11 +112,10 @@ def test_nanmean_dtype_and_out():
         gpured.nanmean(a, axis=1, out=np.empty(300, np.int64))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.float32], ids=lambda d: np.dtype(d).name)
 def test_nanmean_every_variant(dtype):
-    if not fp64_ok(dtype):
-        pytest.skip("device without fp64: float64 is refused there (tested elsewhere)")
     # the count's loads (GR_CVT_VALID) in every variant of the device
+    # (float64: the default variants, test_nanmean_matches_numpy)
     with placed("current"):
         for variant in gpured.variants("sum", dtype):
             for shape, axis in (((7,), None), ((65537,), None), ((300, 129), 1), ((300, 129), 0)):

@@ -53,6 +53,33 @@ def test_explain_reports_the_choice_and_its_reasons(edge_rates):
         gpured.placement(old)
 
 
+def test_nan_and_count_requests_count_their_copy(edge_rates):
+    """nan* and count_nonzero on the host path gather a rewritten copy
+    first (the device tests in its loads): the rule counts that host
+    path 16x slower (scans 2x), so their edge moves down, and both
+    sides still answer as NumPy does."""
+    a = np.ones(EDGE_BYTES // 8, np.float32)      # half the edge
+    a[3] = np.nan
+    assert _where("sum", a) == "host"
+    for f in ("nansum", "nanmin", "nanargmax", "count_nonzero"):
+        e = gpured.explain(f, a)
+        assert e["placement"] == "device", f
+        assert "a copy first" in e["placement_why"], f
+    small = a[: EDGE_BYTES // 4 // 32]            # 1/32 of the edge
+    for f in ("nansum", "nanmin", "nanargmax", "count_nonzero"):
+        assert _where(f, small) == "host", f
+    # scans: 2x, so half the edge stays on the host, the edge itself not
+    assert _where("nancumsum", a[: EDGE_BYTES // 4 // 4]) == "host"
+    assert _where("nancumsum", a[: EDGE_BYTES // 4 - 8]) == "device"
+    assert _where("cumsum", a[: EDGE_BYTES // 4 - 8]) == "host"
+    for x in (small, a):
+        np.testing.assert_allclose(gpured.nansum(x), np.nansum(x), rtol=1e-6)
+        assert gpured.nanmin(x) == np.nanmin(x)
+        assert gpured.nanargmax(x) == np.nanargmax(x)
+        assert gpured.count_nonzero(x) == np.count_nonzero(x)
+        np.testing.assert_allclose(gpured.nancumsum(x), np.nancumsum(x), rtol=1e-6)
+
+
 def test_placement_mode_is_checked():
     with pytest.raises(ValueError, match="auto"):
         gpured.placement("gpu")
