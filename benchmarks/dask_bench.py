@@ -3,7 +3,8 @@ NumPy.
 
     python3 benchmarks/dask_bench.py [--gib 4] [--chunk-mib 256]
         [--devices all] [--threads 0] [--reps 5] [--dtype float32]
-        [--no-device-resident] [--json out.json]
+        [--no-device-resident] [--device-gib G] [--skip-host-peers]
+        [--json out.json]
 
 A float32 host array of --gib GiB, chunked along axis 0 in --chunk-mib
 chunks (contiguous), is summed by:
@@ -23,7 +24,9 @@ the time.  The last columns say how many chunks each device reduced
 in one run (gpured.dask.stats()) and the result's relative error against a float64
 NumPy sum.  --threads sets Dask's num_workers (0: Dask's default, one per
 CPU).  On the GPU host gpured.devices() lists the GPU and the host's CPU
-device (PoCL): "all" is both.
+device (PoCL): "all" is both; "gpus" every GPU.  --device-gib: the
+device-resident cases use the first G GiB only (so one GPU holds them);
+--skip-host-peers: no numpy.sum / dask.array.sum rows (a 64 GiB run).
 """
 import argparse
 import json
@@ -65,13 +68,18 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--no-device-resident", action="store_true")
+    ap.add_argument("--device-gib", type=float, default=None)
+    ap.add_argument("--skip-host-peers", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
 
     devs = gpured.devices()
-    pos = gd._resolve(args.devices if args.devices == "all" else
-                      [int(d) if d.isdigit() else d
-                       for d in args.devices.split(",")])
+    if args.devices == "gpus":
+        pos = tuple(i for i, d in enumerate(devs) if d["type"] == "GPU")
+    else:
+        pos = gd._resolve(args.devices if args.devices == "all" else
+                          [int(d) if d.isdigit() else d
+                           for d in args.devices.split(",")])
     for p in pos:
         print("device %d: %s | %s (%s)" % (p, devs[p]["name"],
                                            devs[p]["platform"], devs[p]["type"]))
@@ -99,19 +107,20 @@ def main():
         cfg["num_workers"] = args.threads
     rows = []
 
-    def run(name, f, stats=True):
+    def run(name, f, stats=True, arr=a, want=exact):
         gd.reset_stats()
         with dask.config.set(cfg):
             sec, r = timed(f, args.reps)
-        err = abs(float(r) - exact) / max(abs(exact), 1e-300)
-        row = {"case": name, "seconds": sec, "gbps": a.nbytes / sec / 1e9,
+        err = abs(float(r) - want) / max(abs(want), 1e-300)
+        row = {"case": name, "seconds": sec, "gbps": arr.nbytes / sec / 1e9,
                "chunks": split(args.reps + 1) if stats else "", "rel_err": err}
         rows.append(row)
         print("  %-38s %9.2f ms %8.2f GB/s  %-16s err %.1e"
               % (name, sec * 1e3, row["gbps"], row["chunks"], err), flush=True)
 
-    run("numpy.sum", lambda: np.sum(a), False)
-    run("dask.array.sum (NumPy chunks)", lambda: da.sum(x).compute(), False)
+    if not args.skip_host_peers:
+        run("numpy.sum", lambda: np.sum(a), False)
+        run("dask.array.sum (NumPy chunks)", lambda: da.sum(x).compute(), False)
     for p in pos:
         run("gpured.sum, device %d (no Dask)" % p,
             lambda p=p: gpured.sum(a, device=p), False)
@@ -129,23 +138,28 @@ def main():
 
     if not args.no_device_resident:
         cases = [[p] for p in pos] + ([list(pos)] if len(pos) > 1 else [])
+        ad, xs = a, x
+        if args.device_gib:
+            ad = a[:max(int(args.device_gib * (1 << 30)) // dt.itemsize // cols, 1)]
+            xs = da.from_array(ad, chunks=(step, cols))
+        dexact = float(np.sum(ad, dtype=np.float64)) if ad is not a else exact
         for c in cases:
             t = time.perf_counter()
             with dask.config.set(cfg):
-                xd = gd.to_device(x, devices=c).persist()
+                xd = gd.to_device(xs, devices=c).persist()
                 for q in c:
                     gpured.synchronize(q)
             up = time.perf_counter() - t
             name = "device-resident, devices=%s" % (
                 c if len(c) == 1 else "all (rate)")
-            print("  upload for %s: %.2f s (%.2f GB/s)"
-                  % (name, up, a.nbytes / up / 1e9))
-            run(name, lambda xd=xd: gd.sum(xd).compute())
+            print("  upload for %s: %.2f s (%.2f GB/s, %.1f GiB)"
+                  % (name, up, ad.nbytes / up / 1e9, ad.nbytes / 2**30))
+            run(name, lambda xd=xd: gd.sum(xd).compute(), arr=ad, want=dexact)
             del xd
 
     print("\n| case | ms | GB/s | x numpy | chunks per device |")
     print("|---|---:|---:|---:|---|")
-    base = rows[0]["seconds"]
+    base = rows[0]["seconds"] if not args.skip_host_peers else float("nan")
     for r in rows:
         print("| %s | %.2f | %.1f | %.2f | %s |" % (
             r["case"], r["seconds"] * 1e3, r["gbps"], base / r["seconds"],

@@ -286,9 +286,10 @@ def family_rows(P, nbytes, quick, gpu):
         x, sync, calls = a, (lambda: None), 3
         tt = th.from_numpy(a) if th else None
         cp, csync = None, None
-    torch_f = {"nansum": "nansum", "nanmean": "nanmean", "count_nonzero": "count_nonzero"}
+    torch_f = {"nansum": "nansum", "nanmean": "nanmean", "count_nonzero": "count_nonzero",
+               "var": "var", "std": "std"}
     for f in ("nansum", "nanmin", "nanmax", "nanargmax", "nanmean", "count_nonzero",
-              "ptp", "nancumsum"):
+              "ptp", "nancumsum", "var", "std", "nanvar", "nanstd"):
         g = getattr(gpured, f)
         t = loop_time(lambda: g(x), sync, calls)
         peers = {}
@@ -296,7 +297,9 @@ def family_rows(P, nbytes, quick, gpu):
             peers["numpy"] = loop_time(lambda: getattr(np, f)(a), sync, calls)
         if tt is not None and f in torch_f:
             tf = getattr(th, torch_f[f])
-            peers["torch"] = loop_time(lambda: tf(tt), P.sync_torch if gpu else sync, calls)
+            kw = {"correction": 0} if f in ("var", "std") else {}
+            peers["torch"] = loop_time(lambda: tf(tt, **kw), P.sync_torch if gpu else sync,
+                                       calls)
         if cp is not None:
             cf = getattr(cpm, f)
             peers["cupy"] = loop_time(lambda: cf(cp), csync, calls)

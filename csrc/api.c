@@ -45,6 +45,8 @@ typedef struct {
     int count;           /* 1: count_nonzero, a sum of (element != 0);
                           * 2: _count_valid, a sum of (element == element),
                           * nanmean's divisor                            */
+    int var;             /* 1: var, 2: std (mean's dtypes; `initial` is
+                          * ddof)                                        */
 } fdef;
 
 static const fdef fdefs[] = {
@@ -69,6 +71,10 @@ static const fdef fdefs[] = {
     {"nanargmax", GR_F_ARGMAX, GR_FAM_REDUCE, GR_ARGMAX, "argmax", 1},
     {"count_nonzero", GR_F_SUM, GR_FAM_REDUCE, GR_ADD, "add", 0, 1},
     {"_count_valid", GR_F_SUM, GR_FAM_REDUCE, GR_ADD, "add", 0, 2},
+    {"var", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 0, 0, 1},
+    {"std", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 0, 0, 2},
+    {"nanvar", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 1},
+    {"nanstd", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 2},
     {"nancumsum", GR_F_CUMSUM, GR_FAM_SCAN, GR_ADD, "add", 1},
     {"nancumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply", 1},
     {"reduce_by_key", GR_F_REDUCE_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},
@@ -1170,6 +1176,19 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
                  &k) != 0) {
         return NULL;
     }
+    /* var/std: `initial` carries ddof (a real number, NumPy's) */
+    double ddof = 0.0;
+    PyObject *ddof_o = NULL;
+    if (f->var) {
+        if (!no_value(initial) && initial != Py_None) {
+            ddof = PyFloat_AsDouble(initial);
+            if (ddof == -1.0 && PyErr_Occurred()) {
+                return NULL;
+            }
+            ddof_o = initial;
+        }
+        initial = NULL;
+    }
     if (is_arg) {
         /* NumPy's argmin/argmax take keepdims by its truth value */
         keepdims = keepdims_o ? PyObject_IsTrue(keepdims_o) : 0;
@@ -1193,7 +1212,8 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
             (!is_none(out) && PyDict_SetItemString(kwd, "out", out) != 0) ||
             (keepdims && PyDict_SetItemString(kwd, "keepdims", Py_True) != 0) ||
             (!no_value(initial) &&
-             PyDict_SetItemString(kwd, "initial", initial) != 0)) {
+             PyDict_SetItemString(kwd, "initial", initial) != 0) ||
+            (ddof_o != NULL && PyDict_SetItemString(kwd, "ddof", ddof_o) != 0)) {
             Py_XDECREF(args);
             Py_XDECREF(kwd);
             return NULL;
@@ -1261,6 +1281,12 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         goto done;
     }
     if (fp64_check(d, rt) != 0 || fp64_check(d, req.in.t) != 0) {
+        goto done;
+    }
+    if (f->var && !gr_dtypes[rt].is_float) {
+        PyErr_Format(PyExc_TypeError, "%s: dtype %s is not a float type (the "
+                     "Python face answers others through NumPy)", f->name,
+                     gr_dtypes[rt].name);
         goto done;
     }
     if ((f->func == GR_F_MIN || f->func == GR_F_MAX) && rt != req.in.t &&
@@ -1424,6 +1450,7 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
                   (!no_value(initial) &&
                    PyDict_SetItemString(kwd, "initial", initial)) ||
                   (rt_i >= 0 && PyDict_SetItemString(kwd, "dtype", dtype)) ||
+                  (ddof_o != NULL && PyDict_SetItemString(kwd, "ddof", ddof_o)) ||
                   (!is_none(out) && gr_array_of(out) == NULL &&
                    PyDict_SetItemString(kwd, "out", out));
         if (!bad) {
@@ -1451,7 +1478,7 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         const int direct = rd != NULL && PyArray_ISCARRAY(oh) &&
                            PyArray_ISNOTSWAPPED(oh) &&
                            PyArray_EquivTypes(PyArray_DESCR(oh), rd);
-        if (f->func == GR_F_MEAN && !direct) {
+        if (f->func == GR_F_MEAN && !direct && !f->var) {
             /* NumPy's mean with an out of another type: the sum lands in
              * out (unsafe cast), then is divided there.  The division is
              * NumPy's, so the answer is NumPy's to the bit. */
@@ -1488,7 +1515,12 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
             count *= req.in.shape[i];
         }
     }
-    if (f->func == GR_F_MEAN) {
+    if (f->var) {
+        /* the squared deviations over max(n - ddof, 0), finished in the
+         * kernels (the Python face warns where n <= ddof) */
+        req.var = f->var;
+        req.ddof = ddof;
+    } else if (f->func == GR_F_MEAN) {
         if (mean_via_numpy) {
             req.rt = req.st; /* the sum only */
         } else {
@@ -2284,6 +2316,12 @@ static PyObject *py_variants(PyObject *self, PyObject *args)
         0) {
         PyErr_SetString(PyExc_TypeError, err);
         return NULL;
+    }
+    if (f->var) {
+        /* as dispatch.c's red_plan: two plain sums */
+        acc.var = f->var;
+        acc.comp = 0;
+        acc.x_size = acc.a_size;
     }
     const char *const *v = f->fam == GR_FAM_SCAN ? gr_scan_variants()
                                                  : gr_reduce_variants();

@@ -411,6 +411,16 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
     if (req->count) {
         acc->cvt = req->count == 2 ? GR_CVT_VALID_MODE : GR_CVT_COUNT_MODE;
     }
+    if (req->var) {
+        /* var/std: two plain sums (shifted values and their squares), no
+         * TwoSum; each segment's kernels read its shift themselves */
+        acc->var = req->var;
+        acc->comp = 0;
+        acc->x_size = acc->a_size;
+        acc->var_self = 1;
+        acc->var_n = v->lay.L;
+        acc->var_ddof = req->ddof;
+    }
     int rc = gr_plan_reduce(d, req->op, acc, &v->lay, &req->kn, plan);
     if (rc != 0) {
         gr_status_kind(st, rc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
@@ -448,6 +458,8 @@ static int red_epilogue(const gr_request *req, gr_epilogue *epi)
  * on GPUs, split into pieces (one long segment) or batches of segments
  * when larger than the device's largest buffer.  reps > 0: timed runs
  * (ns[i]).  gr_lock held. */
+static double get_as_double(const void *p, gr_dtype t, size_t i);
+
 static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
                        const gr_layout *lay, gr_plan *plan, const char *ptr,
                        const gr_output *o, int reps, double *ns,
@@ -466,6 +478,17 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
     int np = 0, rc = 0;
 
     memset(inp, 0, sizeof inp);
+    if (acc->var && lay->M == 1) {
+        /* var/std of one segment that may come in pieces: the shift is
+         * the host's, as the kernels would pick it (nanvar: the first of
+         * the first 8 elements that is not NaN, else 0) */
+        double k = get_as_double(ptr, acc->t, 0);
+        for (size_t i = 1; acc->nan && isnan(k) && i < 8 && i < lay->L; ++i) {
+            k = get_as_double(ptr, acc->t, i);
+        }
+        acc->var_k = acc->nan && isnan(k) ? 0.0 : k;
+        acc->var_self = 0;
+    }
     if (reps == 0 && lay->M == 1 && lay->elem_stride == 1 && !plan->atomic &&
         gr_stream_wanted(d, lay->L * isz)) {
         /* One long contiguous segment on a GPU: stream it through the
@@ -551,7 +574,20 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
             const char *p = ptr + s0 * lay->seg_stride * isz;
             const size_t nb = (sub.M - 1) * sub.seg_stride * isz + seg_bytes;
             gr_input one;
-            rc = gr_input_from_host(d, p, nb, isz, &one, st);
+            gr_accum ab = *acc;
+            gr_block *cb = NULL;
+            if (acc->var_cnt_host != NULL) {
+                /* nanvar: this batch's counts */
+                cb = gr_block_get(d, sub.M * 8, st);
+                rc = cb == NULL ? -1
+                                : gr_stream_write(d, cb->mem, 0,
+                                                  acc->var_cnt_host + s0,
+                                                  sub.M * 8, st);
+                ab.var_cnt = cb ? cb->mem : NULL;
+            }
+            if (rc == 0) {
+                rc = gr_input_from_host(d, p, nb, isz, &one, st);
+            }
             if (rc == 0) {
                 gr_piece pc = {one.mem, one.base, sub.L};
                 gr_output ob = *o;
@@ -560,13 +596,14 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
                 } else {
                     ob.off += s0;
                 }
-                rc = gr_reduce_run(d, req->op, acc, &sub, &p2, &pc, 1, NULL,
+                rc = gr_reduce_run(d, req->op, &ab, &sub, &p2, &pc, 1, NULL,
                                    &ob, NULL, st);
                 if (one.zero_copy) {
                     clFinish(d->queue);
                 }
                 gr_input_release(&one);
             }
+            gr_block_put(cb);
         }
         return rc;
     } else {
@@ -682,9 +719,90 @@ static void replace_nan(void *p, gr_dtype t, size_t M, size_t L, gr_op op,
 #define HOST_COPY_REDUCE 16.0
 #define HOST_COPY_SCAN 2.0
 
+/* var/std on the host path: NumPy's two passes per segment (the mean,
+ * then the squared deviations from it; nanvar/nanstd skip NaNs), in
+ * double, over max(n - ddof, 0), std's root, rounded once into the
+ * result dtype. */
+#define HOST_VAR 2.0
+
+#define VAR_ROW(T, GET)                                                      \
+    do {                                                                     \
+        for (size_t i = 0; i < L; ++i) {                                     \
+            const double x = GET;                                            \
+            if (!(nan && isnan(x))) {                                        \
+                s += x;                                                      \
+                ++n;                                                         \
+            }                                                                \
+        }                                                                    \
+        const double m = s / (double)n;                                      \
+        for (size_t i = 0; i < L; ++i) {                                     \
+            const double x = GET;                                            \
+            if (!(nan && isnan(x))) {                                        \
+                q += (x - m) * (x - m);                                      \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+
+static double var_row(const char *p, gr_dtype t, size_t L, ptrdiff_t es,
+                      int nan, double ddof, int root)
+{
+    double s = 0.0, q = 0.0;
+    size_t n = 0;
+    if (t == GR_FLOAT64 && es == 1) {
+        const double *f = (const double *)p;
+        VAR_ROW(double, f[i]);
+    } else if (t == GR_FLOAT32 && es == 1) {
+        const float *f = (const float *)p;
+        VAR_ROW(float, (double)f[i]);
+    } else {
+        VAR_ROW(double, get_as_double(p, t, (size_t)((ptrdiff_t)i * es)));
+    }
+    const double dn = (double)n - ddof;
+    q = (n ? q : NAN) / (dn > 0.0 ? dn : 0.0);
+    return root ? sqrt(q) : q;
+}
+
+static int var_on_host(const gr_request *req, const red_view *v,
+                       gr_status *st)
+{
+    const gr_operand *in = &req->in;
+    const size_t isz = isz_of(in->t), M = v->lay.M, L = v->lay.L;
+    const char *base = in->host + v->base * (ptrdiff_t)isz;
+    ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
+    const int nan = req->nan && gr_dtypes[in->t].is_float;
+    char *copy = NULL;
+    if (!v->ok) {
+        size_t gshape[GR_MAXDIMS];
+        ptrdiff_t gstr[GR_MAXDIMS], bstr[GR_MAXDIMS];
+        const int gn = red_gather_dims(v, gshape, gstr);
+        if ((copy = malloc(M * L * isz + 1)) == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            return -1;
+        }
+        for (int i = 0; i < gn; ++i) {
+            bstr[i] = gstr[i] * (ptrdiff_t)isz;
+        }
+        host_gather(copy, base, gn, gshape, bstr, isz);
+        base = copy;
+        ss = (ptrdiff_t)L;
+        es = 1;
+    }
+    for (size_t m = 0; m < M; ++m) {
+        put_double(req->out.host, req->rt, m,
+                   var_row(base + (ptrdiff_t)m * ss * (ptrdiff_t)isz, in->t,
+                           L, es, nan, req->ddof, req->var == 2),
+                   0);
+    }
+    free(copy);
+    return 0;
+}
+
 static int reduce_on_host(const gr_request *req, const red_view *v,
                           gr_result *res, gr_status *st)
 {
+    if (req->var) {
+        return var_on_host(req, v, st);
+    }
     const gr_operand *in = &req->in;
     const gr_device *d = gr_device_get(req->dev);
     const size_t isz = isz_of(in->t), M = v->lay.M, L = v->lay.L;
@@ -846,13 +964,71 @@ out:
     return rc;
 }
 
+/* nanvar/nanstd: each segment's count of elements that are not NaN, in a
+ * device buffer of uint64 the var kernels finish with (acc->var_cnt): a
+ * counting sum over the device input (GR_CVT_VALID, as _count_valid),
+ * or counted on the host for host input (*host keeps them for batches).
+ * gr_lock held. */
+static int nan_counts(gr_device *d, const gr_request *req, gr_dtype t,
+                      const red_view *v, const char *hptr, cl_mem dmem,
+                      size_t dbase, gr_accum *acc, gr_block **blk,
+                      uint64_t **host, gr_status *st)
+{
+    const size_t M = v->lay.M, L = v->lay.L;
+    if ((*blk = gr_block_get(d, M * 8, st)) == NULL) {
+        return -1;
+    }
+    acc->var_cnt = (*blk)->mem;
+    if (hptr != NULL) {
+        const ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
+        if ((*host = malloc(M * 8 + 8)) == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            return -1;
+        }
+        for (size_t m = 0; m < M; ++m) {
+            uint64_t c = 0;
+            if (t == GR_FLOAT32) {
+                const float *f = (const float *)hptr + (ptrdiff_t)m * ss;
+                for (size_t i = 0; i < L; ++i) {
+                    c += f[(ptrdiff_t)i * es] == f[(ptrdiff_t)i * es];
+                }
+            } else {
+                const double *f = (const double *)hptr + (ptrdiff_t)m * ss;
+                for (size_t i = 0; i < L; ++i) {
+                    c += f[(ptrdiff_t)i * es] == f[(ptrdiff_t)i * es];
+                }
+            }
+            (*host)[m] = c;
+        }
+        acc->var_cnt_host = *host;
+        return gr_stream_write(d, acc->var_cnt, 0, *host, M * 8, st);
+    }
+    gr_request rq = *req;
+    gr_accum ac;
+    gr_plan pc;
+    rq.var = 0;
+    rq.nan = 0;
+    rq.count = 2;
+    rq.op = GR_ADD;
+    rq.st = GR_INT64;
+    rq.has_initial = 0;
+    if (red_plan(d, &rq, t, v, &ac, &pc, st) != 0) {
+        return -1;
+    }
+    gr_piece piece = {dmem, dbase, L};
+    gr_output o = {NULL, acc->var_cnt, 0};
+    return gr_reduce_run(d, GR_ADD, &ac, &v->lay, &pc, &piece, 1, NULL, &o,
+                         NULL, st);
+}
+
 static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
 {
     red_view v;
     gr_accum acc;
     gr_plan plan;
     gr_epilogue epi;
-    gr_block *tmp_in = NULL, *tmp_res = NULL, *tmp_rt = NULL;
+    gr_block *tmp_in = NULL, *tmp_res = NULL, *tmp_rt = NULL, *cnt_blk = NULL;
+    uint64_t *cnt_host = NULL;
     char *host_copy = NULL;
     const gr_operand *in = &req->in;
     const size_t isz = isz_of(in->t);
@@ -869,8 +1045,11 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         (!req->out.present || req->out.blk == NULL) &&
         gr_place_host(gr_device_get(req->dev), GR_FAM_REDUCE, req->op, &v.lay,
                       v.lay.M * v.lay.L * isz,
-                      (req->nan && gr_dtypes[in->t].is_float) || req->count
+                      req->var ? HOST_VAR
+                      : (req->nan && gr_dtypes[in->t].is_float) || req->count
                           ? HOST_COPY_REDUCE : 1.0,
+                      req->var ? " (var/std: two passes)"
+                               : " (a copy first: nan*/count)",
                       req->mode == GR_EXPLAIN ? res->place_why : NULL,
                       sizeof res->place_why)) {
         /* The host path: no OpenCL call, no device lock. */
@@ -1021,6 +1200,11 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         o.mem = tmp_res->mem;
         o.off = 0;
     }
+    if (acc.var && acc.nan &&
+        nan_counts(d, req, ct, &v, hptr, dmem, dbase, &acc, &cnt_blk,
+                   &cnt_host, st) != 0) {
+        goto done;
+    }
     if (hptr != NULL) {
         rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, &o,
                          req->mode == GR_BENCH ? req->reps : 0, req->ns, st);
@@ -1080,11 +1264,13 @@ done:
     gr_block_put(tmp_in);
     gr_block_put(tmp_res);
     gr_block_put(tmp_rt);
+    gr_block_put(cnt_blk);
     if (rc != 0) {
         gr_result_clear(res);
     }
     gr_unlock();
     free(host_copy);
+    free(cnt_host);
     return rc;
 }
 
@@ -1363,6 +1549,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
                           M * L * isz_of(in->t),
                           req->nan && gr_dtypes[in->t].is_float
                               ? HOST_COPY_SCAN : 1.0,
+                          " (a copy first: nan*)",
                           req->mode == GR_EXPLAIN ? res->place_why : NULL,
                           sizeof res->place_why)) {
             /* The host path: no OpenCL call, no device lock. */

@@ -348,6 +348,17 @@ typedef struct {
     int nan;              /* nan* functions on floats: a NaN element reads
                            * as the op's replacement (NumPy's _replace_nan:
                            * 0 for sums, 1 for products)                  */
+    int var;              /* 1 var, 2 std: the shifted sums (sum y, sum
+                           * y^2) of kernels/common.cl's GR_VAR, finished
+                           * in the kernels (reduce.cl gr_finish_var)    */
+    /* per call, not part of a kernel's identity: */
+    int var_self;         /* the kernels read each segment's shift K      */
+    double var_k;         /* else K (pieces of one streamed segment)      */
+    unsigned long long var_n; /* elements per segment                      */
+    double var_ddof;      /* NumPy's ddof                                  */
+    cl_mem var_cnt;       /* nanvar: each segment's count of elements that
+                           * are not NaN (uint64), else NULL               */
+    const uint64_t *var_cnt_host; /* the same counts, host input    */
 } gr_accum;
 /* cvt of count_nonzero's sum: kernels/common.cl GR_CVT_COUNT (elements
  * read as 1 / 0); of nanmean's count: GR_CVT_VALID (1 unless NaN) */
@@ -377,10 +388,12 @@ void gr_rates_get(const gr_device *d, gr_rates *r, int *measured);
 void gr_placement_set(int automatic);   /* 0: always the device         */
 int gr_placement_auto(void);
 int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay);
-/* 1 if the host path is expected to finish first (why: the figures). */
+/* 1 if the host path is expected to finish first (why: the figures).
+ * slow: how much slower than its plain form the host path runs this
+ * request, slow_why says why (shown where slow > 1). */
 int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
-                  const gr_layout *lay, size_t nbytes, double slow, char *why,
-                  size_t n);
+                  const gr_layout *lay, size_t nbytes, double slow,
+                  const char *slow_why, char *why, size_t n);
 
 /* gpured.tune()'s winners: auto uses them for full reductions. */
 typedef struct {
@@ -689,6 +702,8 @@ typedef struct {
     int has_initial;
     unsigned char initial[8]; /* in dtype rt                              */
     double div;          /* mean: the count (0: no division)              */
+    int var;             /* 1: var, 2: std (nan: nanvar, nanstd)          */
+    double ddof;         /* var/std                                       */
     /* scans */
     int axis;
     int exclusive;

@@ -225,6 +225,11 @@ static int available(const gr_device *d, gr_op op, const gr_accum *acc,
         }
     }
     if (v->atomic) {
+        if (acc->var) {
+            snprintf(why, n, "variant 'atomic' merges one accumulator by "
+                     "compare-and-swap; var/std's state is two sums");
+            return 0;
+        }
         if (op == GR_ARGMIN || op == GR_ARGMAX || !sized) {
             snprintf(why, n, "variant 'atomic' needs a 32- or 64-bit "
                      "accumulator that one compare-and-swap can update (not "
@@ -1299,15 +1304,16 @@ int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay)
 }
 
 int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
-                  const gr_layout *lay, size_t nbytes, double slow, char *why,
-                  size_t n)
+                  const gr_layout *lay, size_t nbytes, double slow,
+                  const char *slow_why, char *why, size_t n)
 {
     gr_rates r;
     int measured = 0;
     gr_rates_get(d, &r, &measured);
     const int f = gr_rate_family(fam, op, lay);
     /* slow: how much slower than its plain form the host path runs this
-     * request (nan*, count: a copy rewritten first; dispatch.c) */
+     * request (nan*, count: a copy rewritten first; var/std: two passes;
+     * dispatch.c) */
     const int copies = slow > 1.0;
     const double host = r.host_call_ns + slow * (double)nbytes / r.host_gbs[f];
     const double dev = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
@@ -1322,7 +1328,7 @@ int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
              "%.1f us)", names[f], nbytes, host / 1e3,
              d->is_gpu ? "GPU" : "CPU device", d->name, dev / 1e3,
              measured ? "measured" : "default", r.host_gbs[f] / slow,
-             copies ? " (a copy first: nan*/count)" : "",
+             copies ? slow_why : "",
              r.host_call_ns / 1e3, r.dev_gbs[f], r.dev_call_ns / 1e3);
     return on_host;
 }

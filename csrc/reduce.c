@@ -26,7 +26,7 @@ typedef struct {
 
 /* What decides a reduce program's defines (the kernel memo's key). */
 typedef struct {
-    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan;
+    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan, var;
     char a_cl[8];
     pass_cfg c;
 } kkey;
@@ -69,7 +69,7 @@ static void defines(const void *ctx, char *buf, size_t n)
              "#define GR_LOAD %d\n#define GR_COMBINE %d\n#define GR_SG %d\n"
              "#define GR_SG_NATIVE %d\n#define GR_ATOMIC %d\n"
              "#define GR_IN_PARTIAL %d\n#define GR_FINAL %d\n"
-             "#define GR_NEG0 %d\n#define GR_NAN %d\n",
+             "#define GR_NEG0 %d\n#define GR_NAN %d\n#define GR_VAR %d\n",
              k->fp64, gr_dtypes[k->t].cl, k->a_cl, result_cl(k->op, k->r),
              k->a_size == 1   ? "char"
              : k->a_size == 2 ? "short"
@@ -78,7 +78,7 @@ static void defines(const void *ctx, char *buf, size_t n)
              k->a_size, x_size, k->a_float, k->op, k->cvt, k->comp, a_min,
              a_max, c->vw, c->wg, c->ilp, c->load, c->combine, c->sg,
              c->sg_native, c->atomic, c->in_partial, c->final, k->neg0,
-             k->nan);
+             k->nan, k->var);
 }
 
 static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
@@ -96,6 +96,7 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
     k.x_size = acc->x_size;
     k.neg0 = acc->neg0;
     k.nan = acc->nan;
+    k.var = acc->var;
     k.a_float = strcmp(acc->a_cl, "float") == 0 ||
                 strcmp(acc->a_cl, "double") == 0;
     k.fp64 = (acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0) ||
@@ -116,14 +117,33 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
 /* Enqueue one pass.  in/inx: elements or states; outv/outx: states or
  * results.  For the group kernel segments are launched in batches so that
  * no launch has more than 2^24 work-groups (and at least one segment). */
-static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
-                        int wg, int vw, cl_mem in, cl_mem inx, cl_ulong base,
+static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
+                        gr_kernel_kind kind, int wg, int vw, cl_mem in,
+                        cl_mem inx, cl_ulong base,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
                         cl_ulong idx0, cl_ulong out0, cl_mem outv,
                         cl_mem outx, cl_event ready, gr_span *sp,
                         gr_status *st)
 {
+    /* var/std: the shift and ddof in the accumulator's type, whether the
+     * kernels read each segment's shift, n, nanvar's counts */
+    unsigned char vk[8] = {0}, vd[8] = {0};
+    const cl_uint vself = acc->var_self;
+    const cl_ulong vn = acc->var_n;
+    const gr_arg varg = {(size_t)acc->a_size, vk};
+    const gr_arg darg = {(size_t)acc->a_size, vd};
+    const cl_mem vcnt = acc->var_cnt;
+    const gr_arg carg = vcnt ? GR_ARG(vcnt) : GR_NULLMEM;
+    if (acc->var && acc->a_size == 8) {
+        const double k8 = acc->var_k, d8 = acc->var_ddof;
+        memcpy(vk, &k8, 8);
+        memcpy(vd, &d8, 8);
+    } else if (acc->var && acc->a_size == 4) {
+        const float k4 = (float)acc->var_k, d4 = (float)acc->var_ddof;
+        memcpy(vk, &k4, 4);
+        memcpy(vd, &d4, 4);
+    }
     if (kind == GR_K_GROUP) {
         const cl_uint uparts = (cl_uint)parts;
         cl_ulong batch = ((cl_ulong)1 << 24) / parts;
@@ -138,8 +158,9 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
                 GR_ARG(in),    GR_ARG(inx),  GR_ARG(base), GR_ARG(L),
                 GR_ARG(seg_stride), GR_ARG(chunk), GR_ARG(uparts),
                 GR_ARG(s0),    GR_ARG(idx0), GR_ARG(out0), GR_ARG(outv),
-                GR_ARG(outx)};
-            if (gr_launch(d, k, 1, &global, &local, args, 12,
+                GR_ARG(outx),  varg,         GR_ARG(vself), GR_ARG(vn),
+                darg,          carg};
+            if (gr_launch(d, k, 1, &global, &local, args, 17,
                           s0 == 0 ? ready : NULL, sp, st) != 0) {
                 return -1;
             }
@@ -159,8 +180,9 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
                            GR_ARG(L),           GR_ARG(seg_stride),
                            GR_ARG(elem_stride), GR_ARG(chunk), GR_ARG(M),
                            GR_ARG(idx0),        GR_ARG(out0), GR_ARG(outv),
-                           GR_ARG(outx)};
-    return gr_launch(d, k, 2, global, local, args, 12, ready, sp, st);
+                           GR_ARG(outx),        varg,         GR_ARG(vself),
+                           GR_ARG(vn),          darg,         carg};
+    return gr_launch(d, k, 2, global, local, args, 17, ready, sp, st);
 }
 
 /* Pass 1 over every piece of the input: piece i's element indices start
@@ -168,7 +190,8 @@ static int enqueue_pass(gr_device *d, cl_kernel k, gr_kernel_kind kind,
  * atomic variant ignores out0: its groups merge into outv[seg]).  With a
  * source, each piece's buffer is produced just before its pass (streamed
  * from the host) and handed back with the event of the pass that read it. */
-static int enqueue_pieces(gr_device *d, cl_kernel k, const gr_plan *plan,
+static int enqueue_pieces(gr_device *d, const gr_accum *acc, cl_kernel k,
+                          const gr_plan *plan,
                           const gr_layout *lay, const gr_piece *pieces_in,
                           int npieces, const gr_source *src, cl_mem outv,
                           cl_mem outx, gr_span *sp, gr_status *st)
@@ -184,7 +207,7 @@ static int enqueue_pieces(gr_device *d, cl_kernel k, const gr_plan *plan,
         size_t parts_i = npieces > 1
                              ? (piece.len + plan->chunk - 1) / plan->chunk
                              : plan->parts;
-        int rc = enqueue_pass(d, k, plan->kind, plan->wg, plan->vw, piece.mem,
+        int rc = enqueue_pass(d, acc, k, plan->kind, plan->wg, plan->vw, piece.mem,
                               NULL, piece.base, piece.len, lay->seg_stride,
                               lay->elem_stride, plan->chunk, parts_i, lay->M,
                               idx0, out0, outv, outx, ready,
@@ -299,24 +322,24 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         }
         if (GR_LAUNCH1(d, ki, g, 64, NULL, st, GR_ARG(accv->mem),
                        GR_ARG(M)) != 0 ||
-            enqueue_pieces(d, k1, &plan, lay, pieces, npieces, src,
+            enqueue_pieces(d, acc, k1, &plan, lay, pieces, npieces, src,
                            accv->mem, NULL, timing ? &s1 : NULL, st) != 0 ||
             GR_LAUNCH1(d, kf, g, 64, NULL, st, GR_ARG(accv->mem),
                        GR_ARG(resv), GR_ARG(M)) != 0) {
             goto fail;
         }
     } else if (plan.passes == 1) {
-        if (enqueue_pass(d, k1, plan.kind, plan.wg, plan.vw, pieces[0].mem,
+        if (enqueue_pass(d, acc, k1, plan.kind, plan.wg, plan.vw, pieces[0].mem,
                          NULL, pieces[0].base, lay->L, lay->seg_stride,
                          lay->elem_stride, plan.chunk, 1, M, 0, res0, resv,
                          NULL, NULL, timing ? &s1 : NULL, st) != 0) {
             goto fail;
         }
     } else {
-        if (enqueue_pieces(d, k1, &plan, lay, pieces, npieces, src,
+        if (enqueue_pieces(d, acc, k1, &plan, lay, pieces, npieces, src,
                            mem_of(pv), mem_of(px), timing ? &s1 : NULL,
                            st) != 0 ||
-            enqueue_pass(d, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
+            enqueue_pass(d, acc, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
                          plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1,
                          mem_of(pv), mem_of(px), 0, plan.parts, plan.parts, 1,
                          plan.parts, 1, M, 0, res0, resv, NULL, NULL,

@@ -9,6 +9,7 @@ host results) and nanargmin/nanargmax (a ValueError, from the elements at
 the returned indices; a device array's slices are checked with one more
 nanmax pass).
 """
+import operator
 import warnings
 
 import numpy as np
@@ -214,6 +215,95 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
         from ._array import to_device
         return to_device(np.asarray(avg), device=a.device_index)
     return avg
+
+
+def _var_count(shape, axis):
+    """Elements per slice of a reduction over ``axis`` (None: all), or
+    None where the axes are not valid (the core raises NumPy's error)."""
+    nd = len(shape)
+    axes = range(nd) if axis is None else \
+        (axis if isinstance(axis, tuple) else (axis,))
+    n = 1
+    try:
+        for ax in axes:
+            ax = operator.index(ax)
+            if not -nd <= ax < nd:
+                return None
+            n *= shape[ax]
+    except TypeError:
+        return None
+    return n
+
+
+def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):
+    if correction is not _NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided "
+                             "simultaneously.")
+        ddof = correction
+    dev = isinstance(a, _core.ArrayBase)
+    x = a if dev else np.asarray(a)
+    if dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact) \
+            or x.dtype.kind == "c" or (dtype is not None and
+                                       np.dtype(dtype).kind == "c"):
+        # integer/bool/complex results: NumPy's arithmetic, NumPy's answer
+        if dev:
+            if out is not None:
+                raise TypeError(f"{name} of a device array: out= is not "
+                                "supported with this dtype")
+            from ._array import to_device
+            r = getattr(np, name)(np.asarray(x), axis=axis, dtype=dtype,
+                                  ddof=ddof, keepdims=keepdims)
+            return to_device(np.asarray(r), device=a.device_index)
+        return getattr(np, name)(x, axis=axis, dtype=dtype, out=out,
+                                 ddof=ddof, keepdims=keepdims)
+    res = _reduce(name, a, axis, dtype, out, keepdims, ddof, kw)
+    n = _var_count(x.shape, axis)
+    if n is not None and x.size and (
+            n - ddof <= 0 if name in ("var", "std")
+            else isinstance(res, (np.ndarray, np.generic)) and
+            (~np.isfinite(res)).any() and (np.isnan(x).all(
+                axis=axis) | (np.sum(~np.isnan(x), axis=axis) <= ddof)).any()):
+        warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning,
+                      stacklevel=3)
+    return res
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+        correction=_NoValue, **kw):
+    """Variance over the given axes, as :func:`numpy.var`, in one pass.
+
+    Each slice is read once: the kernels sum ``y = x - K`` and ``y * y``
+    (K one element of the slice, so no E[x^2] - E[x]^2 cancellation) in
+    float64 where the device has it, through every variant's combine, and
+    finish ``(sum y^2 - (sum y)^2 / n) / max(n - ddof, 0)``.  NumPy's
+    dtypes (float inputs keep theirs, integers and bools give float64),
+    ``ddof``/``correction``, and its "Degrees of freedom <= 0" warning.
+    """
+    return _var("var", a, axis, dtype, out, ddof, keepdims, correction, kw)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+        correction=_NoValue, **kw):
+    """Standard deviation, as :func:`numpy.std`: :func:`var`'s one pass,
+    its square root taken in the kernels."""
+    return _var("std", a, axis, dtype, out, ddof, keepdims, correction, kw)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+           correction=_NoValue, **kw):
+    """Variance ignoring NaNs, as :func:`numpy.nanvar`: :func:`var`'s pass
+    with NaN elements adding nothing, over each slice's count of the
+    others (a counting pass first, on the device; counted on the host for
+    NumPy inputs).  A slice of NaNs only gives NaN with NumPy's warning."""
+    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, correction, kw)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+           correction=_NoValue, **kw):
+    """Standard deviation ignoring NaNs, as :func:`numpy.nanstd` (see
+    :func:`nanvar`)."""
+    return _var("nanstd", a, axis, dtype, out, ddof, keepdims, correction, kw)
 
 
 def all(a, axis=None, out=None, keepdims=False, **kw):

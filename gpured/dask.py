@@ -141,7 +141,7 @@ _NoValue = np._NoValue
 
 __all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
            "argmax", "cumsum", "cumprod", "cummin", "cummax", "nansum",
-           "nanprod", "nanmin", "nanmax", "nanmean", "count_nonzero", "nancumsum", "nancumprod", "to_device",
+           "nanprod", "nanmin", "nanmax", "nanmean", "var", "std", "nanvar", "nanstd", "count_nonzero", "nancumsum", "nancumprod", "to_device",
            "to_host", "calibrate", "stats", "reset_stats", "local_cluster"]
 
 _POLICIES = ("rate", "round_robin")
@@ -487,6 +487,59 @@ def _nanmean_fields(call, x, axis, res, pos, kw):
                       dtype=_acc(res, pos)), "n": n}
 
 
+def _var_fields(nan):
+    """var/std partials of a chunk: its count n, mean m and variance v
+    (ddof 0), each one gpured pass (nanvar: NaN-free, counted apart)."""
+    def fields(call, x, axis, res, pos, kw):
+        acc = _acc(res, pos)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # empty slices
+            if not nan:
+                n = np.full(_kept_shape(x.shape, axis), _extent(x.shape, axis),
+                            np.int64)
+            elif call is _np_call:
+                n = np.sum(~np.isnan(x), axis=axis, keepdims=True, dtype=np.int64)
+            else:
+                n = call("_nancount", x, axis=axis, keepdims=True)
+            pre = "nan" if nan else ""
+            return {"n": n,
+                    "m": call(pre + "mean", x, axis=axis, keepdims=True, dtype=acc),
+                    "v": call(pre + "var", x, axis=axis, keepdims=True, dtype=acc)}
+    return fields
+
+
+def _var_merge(f, axis):
+    """Chan's parallel combine of (n, mean, M2 = n var) partials."""
+    n = f["n"].astype(np.float64)
+    some = n > 0
+    m = np.where(some, f["m"], 0.0)
+    q = np.where(some, f["v"] * n, 0.0)
+    tot = n.sum(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(tot > 0, (n * m).sum(axis=axis, keepdims=True) / tot, 0.0)
+        m2 = q.sum(axis=axis, keepdims=True) + \
+            (n * (m - mean) ** 2).sum(axis=axis, keepdims=True)
+        v = np.where(tot > 0, m2 / tot, np.nan)
+    return {"n": tot.astype(np.int64), "m": mean, "v": v}
+
+
+def _var_final(root):
+    def final(f, axis, keepdims, res, kw):
+        n = f["n"].astype(np.float64)
+        ddof = kw.get("ddof", 0)
+        dof = np.maximum(n - ddof, 0)
+        if np.any(dof <= 0):
+            warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning,
+                          stacklevel=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = f["v"] * n / dof
+        r = np.sqrt(r) if root else r
+        if not keepdims:
+            r = np.squeeze(r, axis=axis)
+        return r.astype(res, copy=False)
+    return final
+
+
 _SAME = lambda xdt, dtype: np.dtype(xdt)
 
 
@@ -518,6 +571,10 @@ _REDUCTIONS = {r.name: r for r in [
     _Row("count_nonzero", _one("count_nonzero"), {"v": np.add}, _final_ufunc(np.add),      lambda t, d: np.dtype(np.intp),         ()),
     _Row("nanmean", _nanmean_fields,            {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.nanmean, t, d), ("dtype",)),
     _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
+    _Row("var", _var_fields(False),             _var_merge,         _var_final(False),          lambda t, d: _np_result(np.var, t, d), ("dtype", "ddof")),
+    _Row("std", _var_fields(False),             _var_merge,         _var_final(True),           lambda t, d: _np_result(np.std, t, d), ("dtype", "ddof")),
+    _Row("nanvar", _var_fields(True),           _var_merge,         _var_final(False),          lambda t, d: _np_result(np.nanvar, t, d), ("dtype", "ddof")),
+    _Row("nanstd", _var_fields(True),           _var_merge,         _var_final(True),           lambda t, d: _np_result(np.nanstd, t, d), ("dtype", "ddof")),
 ]}
 
 
@@ -623,14 +680,14 @@ def _as_dask(a):
 
 def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
             out=None, initial=_NoValue, devices=None, policy="rate",
-            rates=None):
+            rates=None, ddof=0):
     x = _as_dask(a)
     _check_dtype(x.dtype, "input")
     if dtype is not None:
         dtype = _check_dtype(dtype, "result")
     res = row.result(x.dtype, dtype)
     ax = _norm_axis(axis, x.ndim)
-    kw = {"initial": initial}
+    kw = {"initial": initial, "ddof": ddof}
     placer = _Placer(devices, policy, rates)
     ndim_out = x.ndim if keepdims else x.ndim - len(ax)
     return da.reduction(
@@ -1037,7 +1094,7 @@ def _public(name, impl, params, what, how="reduced", combine="tree "
     ps = [inspect.Parameter("a", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     defaults = {"axis": None, "dtype": None, "keepdims": False,
                 "split_every": None, "out": None, "initial": _NoValue,
-                "method": "sequential", "exclusive": False}
+                "method": "sequential", "exclusive": False, "ddof": 0}
     for p in params:
         ps.append(inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                     default=defaults[p]))
@@ -1067,6 +1124,10 @@ _WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
          "nanmin": "Minimum ignoring NaNs", "nanmax": "Maximum ignoring NaNs",
          "count_nonzero": "Number of nonzero elements",
          "nanmean": "Mean ignoring NaNs (NaN-free sum and count per chunk)",
+         "var": "Variance (count, mean and variance per chunk, Chan's combine)",
+         "std": "Standard deviation (as var, then the square root)",
+         "nanvar": "Variance ignoring NaNs (as var, per-chunk counts of the others)",
+         "nanstd": "Standard deviation ignoring NaNs (as nanvar, then the root)",
          "all": "Whether all elements are "
          "nonzero", "any": "Whether any element is nonzero", "mean":
          "Arithmetic mean (sum and count per chunk)"}
@@ -1075,9 +1136,9 @@ _WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
 def _red_impl(row):
     def impl(a, axis=None, dtype=None, keepdims=False, split_every=None,
              out=None, initial=_NoValue, devices=None, policy="rate",
-             rates=None):
+             rates=None, ddof=0):
         return _reduce(row, a, axis, dtype, keepdims, split_every, out,
-                       initial, devices, policy, rates)
+                       initial, devices, policy, rates, ddof)
     return impl
 
 
@@ -1085,7 +1146,8 @@ for _name, _row in _REDUCTIONS.items():
     globals()[_name] = _public(
         _name, _red_impl(_row),
         ("axis",) + tuple(p for p in ("dtype",) if p in _row.params) +
-        ("keepdims", "split_every", "out") +
+        ("keepdims",) + tuple(p for p in ("ddof",) if p in _row.params) +
+        ("split_every", "out") +
         tuple(p for p in ("initial",) if p in _row.params),
         _row.doc or _WHAT.get(_name, _name))
 

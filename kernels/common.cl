@@ -20,6 +20,7 @@
  *   GR_VW    vector width of the main loads (1, 2, 4, 8, 16)
  *   GR_WG    work-group size (compile-time: local arrays and unrolled trees)
  *   GR_ILP   independent accumulators per work-item
+ *   GR_VAR   1: var/std's state (see below)
  */
 #if GR_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -111,6 +112,9 @@
 #ifndef GR_NAN
 #define GR_NAN 0
 #endif
+#ifndef GR_VAR
+#define GR_VAR 0
+#endif
 /* nanmin/nanmax are NumPy's fmin/fmax reductions: a NaN is skipped and
  * only a slice of NaNs stays NaN.  No replacement there: NaN is their
  * identity and the fold takes the element wherever the state is NaN
@@ -122,7 +126,7 @@
 #else
 #define GR_NANSKIP 0
 #endif
-#if GR_NAN && !GR_NANSKIP
+#if GR_NAN && !GR_NANSKIP && !GR_VAR
 #if GR_OP == GR_OP_MUL
 #define GR_NANREP 1
 #elif GR_OP == GR_OP_ARGMIN
@@ -149,7 +153,7 @@
 #if GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
 #define GR_X long
 #define GR_HAS_X 1
-#elif GR_COMP
+#elif GR_COMP || GR_VAR
 #define GR_X GR_A
 #define GR_HAS_X 1
 #else
@@ -209,7 +213,40 @@ typedef struct {
  * Elements reach a state in increasing index order, so for argmin/argmax a
  * strict comparison keeps the first occurrence.
  */
-#if GR_OP == GR_OP_ADD && GR_COMP
+#if GR_VAR
+/*
+ * var/std (GR_VAR, an add of GR_A values): the state is the shifted sums
+ * v = sum(y), x = sum(y * y) of y = element - K, where K is one element of
+ * the segment (its first, or the host's for streamed input).  Both parts
+ * merge by addition in every variant, collective and pass; the finish is
+ * M2 = x - v * v / n, the sum of squared deviations (reduce.cl).  K is an
+ * element of the segment, so (K - mean)^2 <= M2 and the term subtracted,
+ * n (mean - K)^2, is at most n M2 (of order M2 wherever K lies within a
+ * few standard deviations): no E[x^2] - E[x]^2 cancellation, whatever
+ * the data's distance from 0 (values ~1e4 with spread 1 keep every digit
+ * NumPy's two passes keep).  The kernels define
+ * gr_kv (the shift of a vector fold) and gr_ks (of a scalar one).
+ */
+#if GR_NAN /* nanvar: a NaN element adds nothing (its count is apart) */
+#define GR_VAR_SKIP(d, y, VT) GR_SEL((d), (VT)0, GR_ISNAN(y))
+#else
+#define GR_VAR_SKIP(d, y, VT) (d)
+#endif
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
+    do {                                                                     \
+        VT y_ = (y);                                                         \
+        VT d_ = GR_VAR_SKIP(y_ - gr_kv, y_, VT);                             \
+        (v) += d_;                                                           \
+        (x) = fma(d_, d_, (x));                                              \
+    } while (0)
+#define GR_FOLD_S(s, y, i)                                                   \
+    do {                                                                     \
+        GR_A y_ = (y);                                                       \
+        GR_A d_ = GR_VAR_SKIP(y_ - gr_ks, y_, GR_A);                         \
+        (s).v += d_;                                                         \
+        (s).x = fma(d_, d_, (s).x);                                          \
+    } while (0)
+#elif GR_OP == GR_OP_ADD && GR_COMP
 /* Knuth's TwoSum: t + e == v + y exactly; e collects what t lost. */
 #define GR_FOLD(v, x, y, i, VT, XT, MT)                                          \
     do {                                                                     \
@@ -254,12 +291,17 @@ typedef struct {
         (x) = GR_SEL((x), i_, xm_);                                          \
     } while (0)
 #endif
+#if !GR_VAR
 #define GR_FOLD_S(s, y, i) GR_FOLD((s).v, (s).x, y, i, GR_A, GR_X, GR_AM)
+#endif
 
 /* Merge state b into state a (both scalar); order-independent. */
 inline void gr_merge(gr_state *a, gr_state b)
 {
-#if GR_OP == GR_OP_ADD && GR_COMP
+#if GR_VAR
+    a->v += b.v;
+    a->x += b.x;
+#elif GR_OP == GR_OP_ADD && GR_COMP
     GR_A t = a->v + b.v;
     GR_A bb = t - a->v;
     a->x += b.x + ((a->v - (t - bb)) + (b.v - bb));
@@ -281,10 +323,12 @@ inline gr_state gr_identity(void)
     return s;
 }
 
-/* Final value of a state, in the result type. */
+/* Final value of a state, in the result type (var: gr_finish_var). */
 inline GR_R gr_finish(gr_state s)
 {
-#if GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
+#if GR_VAR
+    return (GR_R)s.x;
+#elif GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
     return (GR_R)s.x;
 #elif GR_OP == GR_OP_ALL || GR_OP == GR_OP_ANY
     return (GR_R)(s.v != 0);
@@ -587,7 +631,10 @@ inline gr_state gr_sg_reduce(gr_state s, __local GR_A *lv, __local GR_X *lx)
     return s;
 #elif GR_SG_NATIVE
     /* sub_group_reduce_* ignore NaN in min/max: propagate it by hand. */
-#if GR_OP == GR_OP_ADD
+#if GR_VAR
+    s.v = sub_group_reduce_add(s.v);
+    s.x = sub_group_reduce_add(s.x);
+#elif GR_OP == GR_OP_ADD
     s.v = sub_group_reduce_add(GR_COMP ? s.v + s.x : s.v);
     s.x = 0;
 #else
@@ -673,7 +720,10 @@ inline gr_state gr_combine_subgroup(gr_state s, __local GR_A *lv, __local GR_X *
 /* variant: workgroup */
 inline gr_state gr_combine_workgroup(gr_state s, __local GR_A *lv, __local GR_X *lx)
 {
-#if GR_OP == GR_OP_ADD
+#if GR_VAR
+    s.v = work_group_reduce_add(s.v);
+    s.x = work_group_reduce_add(s.x);
+#elif GR_OP == GR_OP_ADD
     s.v = work_group_reduce_add(GR_COMP ? s.v + s.x : s.v);
     s.x = 0;
 #elif GR_OP == GR_OP_MIN || GR_OP == GR_OP_MAX

@@ -83,9 +83,52 @@
     GR_FOLD_S(s, GR_CVTN_S((in)[off]), (long)(idx0 + (idx)))
 #endif
 
-inline void gr_store(gr_state s, __global GR_OUT *outv, __global GR_X *outx, ulong at)
+#if GR_VAR && !GR_IN_PARTIAL
+/* The shift K of a segment: its first element (nanvar: the first of its
+ * first 8 that is not NaN, else 0). */
+inline GR_A gr_var_shift(__global const GR_T *p, ulong stride, ulong L)
 {
-#if GR_FINAL
+    GR_A k = GR_CVT_S(p[0]);
+#if GR_NAN
+    for (ulong i = 1; i < min(L, (ulong)8) && GR_ISNAN(k); ++i) {
+        k = GR_CVT_S(p[i * stride]);
+    }
+    k = GR_ISNAN(k) ? (GR_A)0 : k;
+#endif
+    return k;
+}
+#endif
+
+/* var/std (GR_VAR 1, 2): the sum of squared deviations of a segment's n
+ * elements from its shifted sums (never below 0: NumPy's two passes never
+ * are) over n - ddof (NumPy's max(n - ddof, 0): inf or nan past it);
+ * std's root.  n: var_n, or nanvar's count of the segment (cnt[seg]). */
+#if GR_VAR
+inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
+{
+    const GR_A m2 = s.x - s.v * (s.v / (GR_A)n);
+    const GR_A q = (m2 > (GR_A)0 ? m2 : (m2 == m2 ? (GR_A)0 : m2)) /
+                   fmax((GR_A)n - ddof, (GR_A)0);
+#if GR_VAR == 2
+    return (GR_R)sqrt(q);
+#else
+    return (GR_R)q;
+#endif
+}
+#endif
+
+/* The state of segment seg (of the launch) at outv/outx[at]; var/std's
+ * finish takes the segment's count: cnt[seg], else n. */
+#define GR_STORE(s, at, seg)                                                 \
+    gr_store((s), outv, outx, (at), (seg), var_n, var_ddof, var_cnt)
+
+inline void gr_store(gr_state s, __global GR_OUT *outv, __global GR_X *outx,
+                     ulong at, ulong seg, ulong n, GR_A ddof,
+                     __global const ulong *cnt)
+{
+#if GR_FINAL && GR_VAR
+    outv[at] = gr_finish_var(s, cnt ? cnt[seg] : n, ddof);
+#elif GR_FINAL
     outv[at] = gr_finish(s);
 #else
     outv[at] = s.v;
@@ -101,7 +144,9 @@ void gr_reduce_group(__global const GR_IN *restrict in,
                      ulong base, ulong L, ulong seg_stride, ulong chunk,
                      uint parts, ulong seg0, ulong idx0, ulong out0,
                      __global GR_OUT *restrict outv,
-                     __global GR_X *restrict outx)
+                     __global GR_X *restrict outx,
+                     GR_A var_k, uint var_self, ulong var_n,
+                     GR_A var_ddof, __global const ulong *var_cnt)
 {
     __local GR_A lv[GR_WG];
     __local GR_X lx[GR_HAS_X ? GR_WG : 1];
@@ -113,6 +158,11 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     const ulong hi = min(lo + chunk, L);
     const ulong seg_base = base + seg * seg_stride;
     __global const GR_IN *p = in + seg_base;
+#if GR_VAR && !GR_IN_PARTIAL
+    /* the segment's first element, or the host's shift (pieces) */
+    const GR_A gr_ks = var_self ? gr_var_shift(p, 1, L) : var_k;
+    const GR_A gr_kv = gr_ks;
+#endif
 
     gr_state s = gr_identity();
     ulong nv = 0;          /* vector loads per work-item               */
@@ -195,7 +245,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 #if GR_ATOMIC
         gr_atomic_merge(outv + seg, s);
 #else
-        gr_store(s, outv, outx, out0 + seg * parts + part);
+        GR_STORE(s, out0 + seg * parts + part, seg);
 #endif
     }
 }
@@ -230,7 +280,10 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
                               ulong elem_stride, ulong chunk, ulong M,
                               ulong idx0, ulong out0,
                               __global GR_OUT *restrict outv,
-                              __global GR_X *restrict outx)
+                              __global GR_X *restrict outx,
+                              GR_A var_k, uint var_self, ulong var_n,
+                              GR_A var_ddof,
+                              __global const ulong *var_cnt)
 {
     const ulong part = get_global_id(1);
     const uint parts = get_global_size(1);
@@ -246,6 +299,13 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         GR_VA av = (GR_VA)GR_IDENT_V;
         GR_VX ax = (GR_VX)GR_IDENT_X;
         __global const GR_T *p = in + base + j0;
+#if GR_VAR
+        /* each lane its own segment's shift: row 0 */
+        GR_VA gr_kv = var_self ? GR_CVT_V(GR_VLOAD(p)) : (GR_VA)var_k;
+#if GR_NAN
+        gr_kv = GR_SEL(gr_kv, (GR_VA)0, GR_ISNAN(gr_kv));
+#endif
+#endif
         for (ulong i = lo; i < hi; ++i) {
             GR_FOLD(av, ax, GR_CVTN_V(GR_VLOAD(p + i * elem_stride)),
                     (GR_VX)((long)(idx0 + i)), GR_VA, GR_VX, GR_VM);
@@ -258,16 +318,21 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
             gr_state s;
             s.v = lanes_v[l];
             s.x = lanes_x[l];
-            gr_store(s, outv, outx, out0 + (j0 + l) * parts + part);
+            GR_STORE(s, out0 + (j0 + l) * parts + part, j0 + l);
         }
     } else {
         /* The last few segments, one at a time. */
         for (ulong seg = j0; seg < M; ++seg) {
+#if GR_VAR
+            const GR_A gr_ks = var_self ? gr_var_shift(in + base + seg,
+                                                       elem_stride, L)
+                                        : var_k;
+#endif
             gr_state s = gr_identity();
             for (ulong i = lo; i < hi; ++i) {
                 GR_FOLD_ELEM(s, in, inx, base + seg + i * elem_stride, i);
             }
-            gr_store(s, outv, outx, out0 + seg * parts + part);
+            GR_STORE(s, out0 + seg * parts + part, seg);
         }
     }
 #else
@@ -276,12 +341,16 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
      * the work-group, which lets PoCL vectorise across work-items. */
     const ulong seg = min(j, M - 1);
     const ulong seg_base = base + seg * seg_stride;
+#if GR_VAR && !GR_IN_PARTIAL
+    const GR_A gr_ks = var_self ? gr_var_shift(in + seg_base, elem_stride, L)
+                                : var_k;
+#endif
     gr_state s = gr_identity();
     for (ulong i = lo; i < hi; ++i) {
         GR_FOLD_ELEM(s, in, inx, seg_base + i * elem_stride, i);
     }
     if (j < M) {
-        gr_store(s, outv, outx, out0 + seg * parts + part);
+        GR_STORE(s, out0 + seg * parts + part, seg);
     }
 #endif
 }

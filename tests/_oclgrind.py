@@ -25,7 +25,7 @@ def run_job(script, job, tmp, i, cache_per_job):
     cache = "cache-%d" % i if cache_per_job else "cache-%s" % job["kind"]
     env = dict(os.environ, GPURED_CACHE_DIR=os.path.join(tmp, cache),
                GPURED_DEVICE="oclgrind")
-    checks = (["--data-races"] if job["kind"] in ("races", "nan") else
+    checks = (["--data-races"] if job["kind"] in ("races", "nan", "var") else
               ["--uninitialized", "--num-threads", "1"])
     cmd = (["oclgrind", "--log", log, "--check-api", "--build-options",
             "-cl-opt-disable"] + checks +

@@ -86,6 +86,25 @@ def run_nan_case(gpured, op, variant, knobs, axis):
                              % (op, variant, knobs, axis, got, want))
 
 
+# var/std: the two-part state (shifted sums) of GR_VAR, the shift read by
+# the kernels, nanvar's counting pass and counts buffer
+VAR_OPS = ["var", "nanstd"]
+
+
+def run_var_case(gpured, op, variant, knobs, axis):
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((3, 1031)) + 100).astype(np.float32)
+    if op.startswith("nan"):
+        a[rng.random(a.shape) < 0.3] = np.nan
+        a[:, :2] = np.nan  # shifts past leading NaNs
+    a = a[0] if axis is None else a
+    got = getattr(gpured, op)(a, axis=axis, variant=variant, **knobs)
+    want = getattr(np, op)(a.astype(np.float64), axis=axis)
+    if not np.allclose(np.asarray(got), want, rtol=1e-5, equal_nan=True):
+        raise AssertionError("%s %s %s axis=%s: %r != %r"
+                             % (op, variant, knobs, axis, got, want))
+
+
 def child(job):
     sys.path.insert(0, ROOT)
     import gpured
@@ -104,6 +123,18 @@ def child(job):
                     run_nan_case(gpured, op, variant, knobs, axis)
                     n += 1
         print("  races nan*    %d reductions checked" % n, flush=True)
+    elif job["kind"] == "var":
+        import warnings
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        n = 0
+        for op in VAR_OPS:
+            for variant, knobs in NAN_CONFIGS:
+                if variant not in gpured.variants(op, "float32"):
+                    continue
+                for axis in AXES:
+                    run_var_case(gpured, op, variant, knobs, axis)
+                    n += 1
+        print("  races var/std %d reductions checked" % n, flush=True)
     elif job["kind"] == "races":
         n = 0
         for op in OPS:
@@ -123,6 +154,7 @@ def child(job):
 def jobs():
     out = [{"kind": "races", "dtype": dt} for dt in RACE_DTYPES]
     out.append({"kind": "nan"})
+    out.append({"kind": "var"})
     for dt in UNINIT_DTYPES:
         for op in OPS:
             for variant, knobs in (CONFIGS[2], CONFIGS[4], CONFIGS[5], CONFIGS[8],
