@@ -719,48 +719,10 @@ static void replace_nan(void *p, gr_dtype t, size_t M, size_t L, gr_op op,
 #define HOST_COPY_REDUCE 16.0
 #define HOST_COPY_SCAN 2.0
 
-/* var/std on the host path: NumPy's two passes per segment (the mean,
- * then the squared deviations from it; nanvar/nanstd skip NaNs), in
- * double, over max(n - ddof, 0), std's root, rounded once into the
- * result dtype. */
+/* var/std on the host path: NumPy's two passes per segment (host.c
+ * gr_host_var), rounded once into the result dtype.  The placement rule
+ * counts the two passes. */
 #define HOST_VAR 2.0
-
-#define VAR_ROW(T, GET)                                                      \
-    do {                                                                     \
-        for (size_t i = 0; i < L; ++i) {                                     \
-            const double x = GET;                                            \
-            if (!(nan && isnan(x))) {                                        \
-                s += x;                                                      \
-                ++n;                                                         \
-            }                                                                \
-        }                                                                    \
-        const double m = s / (double)n;                                      \
-        for (size_t i = 0; i < L; ++i) {                                     \
-            const double x = GET;                                            \
-            if (!(nan && isnan(x))) {                                        \
-                q += (x - m) * (x - m);                                      \
-            }                                                                \
-        }                                                                    \
-    } while (0)
-
-static double var_row(const char *p, gr_dtype t, size_t L, ptrdiff_t es,
-                      int nan, double ddof, int root)
-{
-    double s = 0.0, q = 0.0;
-    size_t n = 0;
-    if (t == GR_FLOAT64 && es == 1) {
-        const double *f = (const double *)p;
-        VAR_ROW(double, f[i]);
-    } else if (t == GR_FLOAT32 && es == 1) {
-        const float *f = (const float *)p;
-        VAR_ROW(float, (double)f[i]);
-    } else {
-        VAR_ROW(double, get_as_double(p, t, (size_t)((ptrdiff_t)i * es)));
-    }
-    const double dn = (double)n - ddof;
-    q = (n ? q : NAN) / (dn > 0.0 ? dn : 0.0);
-    return root ? sqrt(q) : q;
-}
 
 static int var_on_host(const gr_request *req, const red_view *v,
                        gr_status *st)
@@ -789,8 +751,8 @@ static int var_on_host(const gr_request *req, const red_view *v,
     }
     for (size_t m = 0; m < M; ++m) {
         put_double(req->out.host, req->rt, m,
-                   var_row(base + (ptrdiff_t)m * ss * (ptrdiff_t)isz, in->t,
-                           L, es, nan, req->ddof, req->var == 2),
+                   gr_host_var(base + (ptrdiff_t)m * ss * (ptrdiff_t)isz,
+                               in->t, L, es, nan, req->ddof, req->var == 2),
                    0);
     }
     free(copy);

@@ -1411,6 +1411,131 @@ int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
     return 0;
 }
 
+/* ====================================================== var and std
+ * NumPy's two passes over a row (the mean, then the squared deviations
+ * from it) in double; nanvar skips NaNs.  Contiguous float32/float64 rows
+ * run 16 elements a step in 4 accumulators of 4 doubles (the NaN test a
+ * lane mask); anything else one element at a time. */
+#define VAR_STEP(X, LOAD)                                                    \
+    do {                                                                     \
+        for (; i + 16 <= L; i += 16) {                                       \
+            v_f64 x0 = LOAD(p + i), x1 = LOAD(p + i + 4),                    \
+                  x2 = LOAD(p + i + 8), x3 = LOAD(p + i + 12);               \
+            VAR_LANE(a0, c0, x0);                                            \
+            VAR_LANE(a1, c1, x1);                                            \
+            VAR_LANE(a2, c2, x2);                                            \
+            VAR_LANE(a3, c3, x3);                                            \
+        }                                                                    \
+    } while (0)
+/* pass 1 (sq 0): a += x, c += 1 for the lanes kept; pass 2 (sq 1):
+ * a += (x - m)^2 */
+#define VAR_LANE(a, c, x)                                                    \
+    do {                                                                     \
+        const m_f64 k_ = nan ? (m_f64)((x) == (x)) : (m_f64){-1, -1, -1, -1}; \
+        v_f64 y_ = sq ? ((x) - mv) * ((x) - mv) : (x);                       \
+        (a) += SEL(v_f64, m_f64, zero, y_, k_);                              \
+        (c) -= __builtin_convertvector(k_, v_f64);                           \
+    } while (0)
+#define LD_F64(p) LD(v_f64, p)
+
+static GR_CLONES void var_pass_f32(const float *p, size_t L, int nan, int sq,
+                                   double m, double *sum, double *cnt)
+{
+    const v_f64 zero = {0, 0, 0, 0}, mv = {m, m, m, m};
+    v_f64 a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    v_f64 c0 = zero, c1 = zero, c2 = zero, c3 = zero;
+    size_t i = 0;
+    VAR_STEP(f32, CV_F64);
+    a0 = (a0 + a1) + (a2 + a3);
+    c0 = (c0 + c1) + (c2 + c3);
+    double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);
+    double c = (c0[0] + c0[1]) + (c0[2] + c0[3]);
+    for (; i < L; ++i) {
+        const double x = p[i];
+        if (!(nan && x != x)) {
+            s += sq ? (x - m) * (x - m) : x;
+            c += 1;
+        }
+    }
+    *sum = s;
+    *cnt = c;
+}
+
+static GR_CLONES void var_pass_f64(const double *p, size_t L, int nan, int sq,
+                                   double m, double *sum, double *cnt)
+{
+    const v_f64 zero = {0, 0, 0, 0}, mv = {m, m, m, m};
+    v_f64 a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    v_f64 c0 = zero, c1 = zero, c2 = zero, c3 = zero;
+    size_t i = 0;
+    VAR_STEP(f64, LD_F64);
+    a0 = (a0 + a1) + (a2 + a3);
+    c0 = (c0 + c1) + (c2 + c3);
+    double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);
+    double c = (c0[0] + c0[1]) + (c0[2] + c0[3]);
+    for (; i < L; ++i) {
+        const double x = p[i];
+        if (!(nan && x != x)) {
+            s += sq ? (x - m) * (x - m) : x;
+            c += 1;
+        }
+    }
+    *sum = s;
+    *cnt = c;
+}
+
+/* Element i of (p, dtype t) as double. */
+static double as_double(const char *p, gr_dtype t, ptrdiff_t i)
+{
+    switch (t) {
+    case GR_BOOL: return ((const s_b *)p)[i] != 0;
+    case GR_INT8: return ((const s_i8 *)p)[i];
+    case GR_UINT8: return ((const s_u8 *)p)[i];
+    case GR_INT16: return ((const s_i16 *)p)[i];
+    case GR_UINT16: return ((const s_u16 *)p)[i];
+    case GR_INT32: return ((const s_i32 *)p)[i];
+    case GR_UINT32: return ((const s_u32 *)p)[i];
+    case GR_INT64: return (double)((const s_i64 *)p)[i];
+    case GR_UINT64: return (double)((const s_u64 *)p)[i];
+    case GR_FLOAT32: return ((const s_f32 *)p)[i];
+    default: return ((const s_f64 *)p)[i];
+    }
+}
+
+double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
+                   int nan, double ddof, int root)
+{
+    const char *p = (const char *)in;
+    double s = 0.0, q = 0.0, n = 0.0, c = 0.0;
+    if (es == 1 && (t == GR_FLOAT32 || t == GR_FLOAT64)) {
+        if (t == GR_FLOAT32) {
+            var_pass_f32((const float *)p, L, nan, 0, 0.0, &s, &n);
+            var_pass_f32((const float *)p, L, nan, 1, s / n, &q, &c);
+        } else {
+            var_pass_f64((const double *)p, L, nan, 0, 0.0, &s, &n);
+            var_pass_f64((const double *)p, L, nan, 1, s / n, &q, &c);
+        }
+    } else {
+        for (size_t i = 0; i < L; ++i) {
+            const double x = as_double(p, t, (ptrdiff_t)i * es);
+            if (!(nan && x != x)) {
+                s += x;
+                n += 1;
+            }
+        }
+        const double m = s / n;
+        for (size_t i = 0; i < L; ++i) {
+            const double x = as_double(p, t, (ptrdiff_t)i * es);
+            if (!(nan && x != x)) {
+                q += (x - m) * (x - m);
+            }
+        }
+    }
+    const double dn = n - ddof;
+    q = (n > 0 ? q : NAN) / (dn > 0.0 ? dn : 0.0);
+    return root ? sqrt(q) : q;
+}
+
 /* ============================================================== scans
  * A scan kernel reads n elements of its input type, carries the row's
  * state s and writes n prefixes (its output type) to o.  The row's state

@@ -35,4 +35,9 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
                  size_t L, ptrdiff_t ss, ptrdiff_t es, void *out,
                  ptrdiff_t oss, ptrdiff_t oes);
 
+/* var/std of one row: in[i*es], i < L, of dtype t (nan: NaNs skipped),
+ * NumPy's two passes in double, over max(n - ddof, 0); root: std. */
+double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
+                   int nan, double ddof, int root);
+
 #endif

@@ -68,6 +68,13 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
     return _reduce("max", a, axis, None, out, keepdims, initial, kw)
 
 
+def _beside(a, host):
+    """A result computed on the host, as a device array on a's device (the
+    functions that finish a device array's reductions in NumPy)."""
+    from ._array import to_device
+    return to_device(np.asarray(host), device=a.device_index)
+
+
 def _warn_all_nan(res):
     if isinstance(res, (np.ndarray, np.generic)) and res.dtype.kind in "fc" \
             and np.isnan(res).any():
@@ -143,9 +150,7 @@ def ptp(a, axis=None, out=None, keepdims=False, **kw):
         if out is not None:
             raise TypeError("ptp of a device array: out= is not supported "
                             "(the result is a new device array)")
-        from ._array import to_device
-        return to_device(np.subtract(np.asarray(mx), np.asarray(mn)),
-                         device=a.device_index)
+        return _beside(a, np.subtract(np.asarray(mx), np.asarray(mn)))
     return np.subtract(mx, mn, out=out)
 
 
@@ -155,10 +160,8 @@ def count_nonzero(a, axis=None, *, keepdims=False, **kw):
     the kernels' loads; intp results as NumPy's."""
     if isinstance(a, _core.ArrayBase):
         if a.size == 0:  # zeros, on the array's device
-            from ._array import to_device
-            return to_device(np.asarray(np.count_nonzero(
-                np.empty(a.shape, a.dtype), axis=axis, keepdims=keepdims)),
-                device=a.device_index)
+            return _beside(a, np.count_nonzero(
+                np.empty(a.shape, a.dtype), axis=axis, keepdims=keepdims))
     elif np.size(a) == 0:
         return np.count_nonzero(a, axis=axis, keepdims=keepdims)  # zeros
     return _reduce("count_nonzero", a, axis, np.intp, None, keepdims, _NoValue, kw)
@@ -212,8 +215,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     if np.any(cnt == 0):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     if dev:
-        from ._array import to_device
-        return to_device(np.asarray(avg), device=a.device_index)
+        return _beside(a, avg)
     return avg
 
 
@@ -251,10 +253,8 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):
             if out is not None:
                 raise TypeError(f"{name} of a device array: out= is not "
                                 "supported with this dtype")
-            from ._array import to_device
-            r = getattr(np, name)(np.asarray(x), axis=axis, dtype=dtype,
-                                  ddof=ddof, keepdims=keepdims)
-            return to_device(np.asarray(r), device=a.device_index)
+            return _beside(a, getattr(np, name)(np.asarray(x), axis=axis, dtype=dtype,
+                                                ddof=ddof, keepdims=keepdims))
         return getattr(np, name)(x, axis=axis, dtype=dtype, out=out,
                                  ddof=ddof, keepdims=keepdims)
     res = _reduce(name, a, axis, dtype, out, keepdims, ddof, kw)
