@@ -458,8 +458,6 @@ static int red_epilogue(const gr_request *req, gr_epilogue *epi)
  * on GPUs, split into pieces (one long segment) or batches of segments
  * when larger than the device's largest buffer.  reps > 0: timed runs
  * (ns[i]).  gr_lock held. */
-static double get_as_double(const void *p, gr_dtype t, size_t i);
-
 static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
                        const gr_layout *lay, gr_plan *plan, const char *ptr,
                        const gr_output *o, int reps, double *ns,
@@ -482,9 +480,9 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
         /* var/std of one segment that may come in pieces: the shift is
          * the host's, as the kernels would pick it (nanvar: the first of
          * the first 8 elements that is not NaN, else 0) */
-        double k = get_as_double(ptr, acc->t, 0);
+        double k = gr_host_as_double(ptr, acc->t, 0);
         for (size_t i = 1; acc->nan && isnan(k) && i < 8 && i < lay->L; ++i) {
-            k = get_as_double(ptr, acc->t, i);
+            k = gr_host_as_double(ptr, acc->t, i);
         }
         acc->var_k = acc->nan && isnan(k) ? 0.0 : k;
         acc->var_self = 0;
@@ -634,25 +632,8 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
 
 /* ------------------------------------------------------ the host path */
 
-/* Read element i of a typed array as double / write double as type t
- * (C's conversions: the casts NumPy makes with casting="unsafe"). */
-static double get_as_double(const void *p, gr_dtype t, size_t i)
-{
-    switch (t) {
-    case GR_BOOL: return ((const unsigned char *)p)[i] != 0;
-    case GR_INT8: return ((const int8_t *)p)[i];
-    case GR_UINT8: return ((const uint8_t *)p)[i];
-    case GR_INT16: return ((const int16_t *)p)[i];
-    case GR_UINT16: return ((const uint16_t *)p)[i];
-    case GR_INT32: return ((const int32_t *)p)[i];
-    case GR_UINT32: return ((const uint32_t *)p)[i];
-    case GR_INT64: return (double)((const int64_t *)p)[i];
-    case GR_UINT64: return (double)((const uint64_t *)p)[i];
-    case GR_FLOAT32: return ((const float *)p)[i];
-    default: return ((const double *)p)[i];
-    }
-}
-
+/* Write double x as element i of type t (C's conversions: the casts
+ * NumPy makes with casting="unsafe"); host.c's gr_host_as_double reads. */
 static void put_double(void *p, gr_dtype t, size_t i, double x, int f32)
 {
     switch (t) {
@@ -848,7 +829,7 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
             }
         } else {
             for (size_t i = 0; i < n; ++i) {
-                const double x = get_as_double(copy, in->t, i);
+                const double x = gr_host_as_double(copy, in->t, i);
                 nz[i] = valid ? !isnan(x) : x != 0.0;
             }
         }
@@ -879,12 +860,12 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         /* host.c's sums start from +0.0; NumPy's fold starts from the
          * initial: a sum of -0.0s only (initial included) is -0.0 */
         for (size_t m = 0; m < M; ++m) {
-            if (get_as_double(y, ct, m) != 0.0) {
+            if (gr_host_as_double(y, ct, m) != 0.0) {
                 continue;
             }
             int neg = 1;
             for (size_t i = 0; neg && i < Lh; ++i) {
-                double x = get_as_double(base + (m * ss + i * es) * isz, ct, 0);
+                double x = gr_host_as_double(base + (m * ss + i * es) * isz, ct, 0);
                 neg = x == 0.0 && signbit(x);
             }
             if (neg) {
@@ -911,7 +892,7 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         /* mean: the sum (ct) divided in double, rounded once to rt */
         for (size_t m = 0; m < M; ++m) {
             put_double(req->out.host, req->rt, m,
-                       get_as_double(y, ct, m) / req->div, 0);
+                       gr_host_as_double(y, ct, m) / req->div, 0);
         }
     }
     rc = 0;

@@ -1438,55 +1438,38 @@ int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
     } while (0)
 #define LD_F64(p) LD(v_f64, p)
 
-static GR_CLONES void var_pass_f32(const float *p, size_t L, int nan, int sq,
-                                   double m, double *sum, double *cnt)
-{
-    const v_f64 zero = {0, 0, 0, 0}, mv = {m, m, m, m};
-    v_f64 a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-    v_f64 c0 = zero, c1 = zero, c2 = zero, c3 = zero;
-    size_t i = 0;
-    VAR_STEP(f32, CV_F64);
-    a0 = (a0 + a1) + (a2 + a3);
-    c0 = (c0 + c1) + (c2 + c3);
-    double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);
-    double c = (c0[0] + c0[1]) + (c0[2] + c0[3]);
-    for (; i < L; ++i) {
-        const double x = p[i];
-        if (!(nan && x != x)) {
-            s += sq ? (x - m) * (x - m) : x;
-            c += 1;
-        }
+/* var_pass_X: pass 1 (sq 0: sum and count of the kept elements) or pass
+ * 2 (sq 1: their squared deviations from m) over a contiguous row. */
+#define DEF_VAR_PASS(X, LOAD)                                                \
+    static GR_CLONES void var_pass_##X(const s_##X *p, size_t L, int nan,    \
+                                       int sq, double m, double *sum,        \
+                                       double *cnt)                          \
+    {                                                                        \
+        const v_f64 zero = {0, 0, 0, 0}, mv = {m, m, m, m};                  \
+        v_f64 a0 = zero, a1 = zero, a2 = zero, a3 = zero;                    \
+        v_f64 c0 = zero, c1 = zero, c2 = zero, c3 = zero;                    \
+        size_t i = 0;                                                        \
+        VAR_STEP(X, LOAD);                                                   \
+        a0 = (a0 + a1) + (a2 + a3);                                          \
+        c0 = (c0 + c1) + (c2 + c3);                                          \
+        double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);                        \
+        double c = (c0[0] + c0[1]) + (c0[2] + c0[3]);                        \
+        for (; i < L; ++i) {                                                 \
+            const double x = p[i];                                           \
+            if (!(nan && x != x)) {                                          \
+                s += sq ? (x - m) * (x - m) : x;                             \
+                c += 1;                                                      \
+            }                                                                \
+        }                                                                    \
+        *sum = s;                                                            \
+        *cnt = c;                                                            \
     }
-    *sum = s;
-    *cnt = c;
-}
+DEF_VAR_PASS(f32, CV_F64)
+DEF_VAR_PASS(f64, LD_F64)
 
-static GR_CLONES void var_pass_f64(const double *p, size_t L, int nan, int sq,
-                                   double m, double *sum, double *cnt)
+double gr_host_as_double(const void *in, gr_dtype t, ptrdiff_t i)
 {
-    const v_f64 zero = {0, 0, 0, 0}, mv = {m, m, m, m};
-    v_f64 a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-    v_f64 c0 = zero, c1 = zero, c2 = zero, c3 = zero;
-    size_t i = 0;
-    VAR_STEP(f64, LD_F64);
-    a0 = (a0 + a1) + (a2 + a3);
-    c0 = (c0 + c1) + (c2 + c3);
-    double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);
-    double c = (c0[0] + c0[1]) + (c0[2] + c0[3]);
-    for (; i < L; ++i) {
-        const double x = p[i];
-        if (!(nan && x != x)) {
-            s += sq ? (x - m) * (x - m) : x;
-            c += 1;
-        }
-    }
-    *sum = s;
-    *cnt = c;
-}
-
-/* Element i of (p, dtype t) as double. */
-static double as_double(const char *p, gr_dtype t, ptrdiff_t i)
-{
+    const char *p = (const char *)in;
     switch (t) {
     case GR_BOOL: return ((const s_b *)p)[i] != 0;
     case GR_INT8: return ((const s_i8 *)p)[i];
@@ -1509,15 +1492,15 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
     double s = 0.0, q = 0.0, n = 0.0, c = 0.0;
     if (es == 1 && (t == GR_FLOAT32 || t == GR_FLOAT64)) {
         if (t == GR_FLOAT32) {
-            var_pass_f32((const float *)p, L, nan, 0, 0.0, &s, &n);
-            var_pass_f32((const float *)p, L, nan, 1, s / n, &q, &c);
+            var_pass_f32((const s_f32 *)p, L, nan, 0, 0.0, &s, &n);
+            var_pass_f32((const s_f32 *)p, L, nan, 1, s / n, &q, &c);
         } else {
-            var_pass_f64((const double *)p, L, nan, 0, 0.0, &s, &n);
-            var_pass_f64((const double *)p, L, nan, 1, s / n, &q, &c);
+            var_pass_f64((const s_f64 *)p, L, nan, 0, 0.0, &s, &n);
+            var_pass_f64((const s_f64 *)p, L, nan, 1, s / n, &q, &c);
         }
     } else {
         for (size_t i = 0; i < L; ++i) {
-            const double x = as_double(p, t, (ptrdiff_t)i * es);
+            const double x = gr_host_as_double(p, t, (ptrdiff_t)i * es);
             if (!(nan && x != x)) {
                 s += x;
                 n += 1;
@@ -1525,7 +1508,7 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
         }
         const double m = s / n;
         for (size_t i = 0; i < L; ++i) {
-            const double x = as_double(p, t, (ptrdiff_t)i * es);
+            const double x = gr_host_as_double(p, t, (ptrdiff_t)i * es);
             if (!(nan && x != x)) {
                 q += (x - m) * (x - m);
             }

@@ -35,6 +35,9 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
                  size_t L, ptrdiff_t ss, ptrdiff_t es, void *out,
                  ptrdiff_t oss, ptrdiff_t oes);
 
+/* Element i of (in, dtype t) as double (C's conversions). */
+double gr_host_as_double(const void *in, gr_dtype t, ptrdiff_t i);
+
 /* var/std of one row: in[i*es], i < L, of dtype t (nan: NaNs skipped),
  * NumPy's two passes in double, over max(n - ddof, 0); root: std. */
 double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
