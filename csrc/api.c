@@ -1517,7 +1517,7 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     }
     if (f->var) {
         /* the squared deviations over max(n - ddof, 0), finished in the
-         * kernels (the Python face warns where n <= ddof) */
+         * kernels; NumPy's warning below where some n <= ddof */
         req.var = f->var;
         req.ddof = ddof;
     } else if (f->func == GR_F_MEAN) {
@@ -1575,6 +1575,12 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         value = PyArray_Return((PyArrayObject *)Py_NewRef(tmp));
     }
     if (value == NULL) {
+        goto done;
+    }
+    if (res.dof_bad && mode == 0 &&
+        PyErr_WarnEx(PyExc_RuntimeWarning,
+                     "Degrees of freedom <= 0 for slice.", 1) != 0) {
+        Py_DECREF(value);
         goto done;
     }
     if (mode == 2) {
@@ -2318,10 +2324,7 @@ static PyObject *py_variants(PyObject *self, PyObject *args)
         return NULL;
     }
     if (f->var) {
-        /* as dispatch.c's red_plan: two plain sums */
-        acc.var = f->var;
-        acc.comp = 0;
-        acc.x_size = acc.a_size;
+        gr_accum_var(&acc, f->var);
     }
     const char *const *v = f->fam == GR_FAM_SCAN ? gr_scan_variants()
                                                  : gr_reduce_variants();

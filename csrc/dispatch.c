@@ -412,12 +412,7 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
         acc->cvt = req->count == 2 ? GR_CVT_VALID_MODE : GR_CVT_COUNT_MODE;
     }
     if (req->var) {
-        /* var/std: two plain sums (shifted values and their squares), no
-         * TwoSum; each segment's kernels read its shift themselves */
-        acc->var = req->var;
-        acc->comp = 0;
-        acc->x_size = acc->a_size;
-        acc->var_self = 1;
+        gr_accum_var(acc, req->var);
         acc->var_n = v->lay.L;
         acc->var_ddof = req->ddof;
     }
@@ -457,9 +452,11 @@ static int red_epilogue(const gr_request *req, gr_epilogue *epi)
  * zero-copy or one upload per piece, streamed for long single segments
  * on GPUs, split into pieces (one long segment) or batches of segments
  * when larger than the device's largest buffer.  reps > 0: timed runs
- * (ns[i]).  gr_lock held. */
+ * (ns[i]).  cnt_host: nanvar's counts (nan_counts), uploaded per batch.
+ * gr_lock held. */
 static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
-                       const gr_layout *lay, gr_plan *plan, const char *ptr,
+                       const uint64_t *cnt_host, const gr_layout *lay,
+                       gr_plan *plan, const char *ptr,
                        const gr_output *o, int reps, double *ns,
                        gr_status *st)
 {
@@ -574,12 +571,12 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
             gr_input one;
             gr_accum ab = *acc;
             gr_block *cb = NULL;
-            if (acc->var_cnt_host != NULL) {
+            if (cnt_host != NULL) {
                 /* nanvar: this batch's counts */
                 cb = gr_block_get(d, sub.M * 8, st);
                 rc = cb == NULL ? -1
                                 : gr_stream_write(d, cb->mem, 0,
-                                                  acc->var_cnt_host + s0,
+                                                  cnt_host + s0,
                                                   sub.M * 8, st);
                 ab.var_cnt = cb ? cb->mem : NULL;
             }
@@ -691,12 +688,14 @@ static void replace_nan(void *p, gr_dtype t, size_t M, size_t L, gr_op op,
     }
 }
 
-/* The host path's nan* and count requests gather a copy and rewrite it
- * (NaN replaced, nonzero flags) before the reduction or scan, where the
+/* The host path's nan* requests gather a copy and rewrite it (NaN
+ * replaced) before the reduction or scan, where the
  * device's loads test in place: the placement rule counts them this much
  * slower than their plain forms.  2-core PoCL machine, 1 MiB float32
  * (2026-11-25): nansum 0.84 ms on the host path vs sum 0.041 ms; a scan
- * is itself slow enough that the copy about doubles it. */
+ * is itself slow enough that the copy about doubles it.  Counts
+ * (count_nonzero, nanmean's) read in place (host.c gr_host_count), as a
+ * sum does. */
 #define HOST_COPY_REDUCE 16.0
 #define HOST_COPY_SCAN 2.0
 
@@ -706,7 +705,7 @@ static void replace_nan(void *p, gr_dtype t, size_t M, size_t L, gr_op op,
 #define HOST_VAR 2.0
 
 static int var_on_host(const gr_request *req, const red_view *v,
-                       gr_status *st)
+                       gr_result *res, gr_status *st)
 {
     const gr_operand *in = &req->in;
     const size_t isz = isz_of(in->t), M = v->lay.M, L = v->lay.L;
@@ -731,10 +730,13 @@ static int var_on_host(const gr_request *req, const red_view *v,
         es = 1;
     }
     for (size_t m = 0; m < M; ++m) {
+        double n;
         put_double(req->out.host, req->rt, m,
                    gr_host_var(base + (ptrdiff_t)m * ss * (ptrdiff_t)isz,
-                               in->t, L, es, nan, req->ddof, req->var == 2),
+                               in->t, L, es, nan, req->ddof, req->var == 2,
+                               &n),
                    0);
+        res->dof_bad |= n - req->ddof <= 0.0;
     }
     free(copy);
     return 0;
@@ -744,7 +746,7 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
                           gr_result *res, gr_status *st)
 {
     if (req->var) {
-        return var_on_host(req, v, st);
+        return var_on_host(req, v, res, st);
     }
     const gr_operand *in = &req->in;
     const gr_device *d = gr_device_get(req->dev);
@@ -758,13 +760,13 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
      * included) held NaNs only */
     const int skip = nan && (req->op == GR_MIN || req->op == GR_MAX);
     char *copy = NULL, *y = NULL, *z = NULL;
-    unsigned char *allnan = NULL, *nz = NULL;
+    unsigned char *allnan = NULL;
     const char *base = in->host + v->base * (ptrdiff_t)isz;
     ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
     size_t Lh = L;
     int rc = -1;
     (void)res;
-    if (!v->ok || init_col || nan || req->count) {
+    if (!v->ok || init_col || nan) {
         /* (kept..., reduced...) in C order, behind a column of initial
          * (nan*: a copy with the NaNs replaced) */
         size_t gshape[GR_MAXDIMS];
@@ -808,34 +810,7 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         ss = (ptrdiff_t)Lh;
         es = 1;
     }
-    if (req->count) {
-        /* count_nonzero: a sum of bools (element != 0, NaN included);
-         * the count of valid elements: (element is not NaN) */
-        if ((nz = malloc(M * Lh + 1)) == NULL) {
-            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-            goto out;
-        }
-        const size_t n = M * Lh;
-        const int valid = req->count == 2;
-        if (in->t == GR_FLOAT32) { /* typed loops: the compiler vectorises */
-            const float *f = (const float *)copy;
-            for (size_t i = 0; i < n; ++i) {
-                nz[i] = valid ? f[i] == f[i] : f[i] != 0.0f;
-            }
-        } else if (in->t == GR_FLOAT64) {
-            const double *f = (const double *)copy;
-            for (size_t i = 0; i < n; ++i) {
-                nz[i] = valid ? f[i] == f[i] : f[i] != 0.0;
-            }
-        } else {
-            for (size_t i = 0; i < n; ++i) {
-                const double x = gr_host_as_double(copy, in->t, i);
-                nz[i] = valid ? !isnan(x) : x != 0.0;
-            }
-        }
-        base = (const char *)nz;
-    }
-    const gr_host_op o = {req->op, req->count ? GR_BOOL : in->t, ct, d->fp64};
+    const gr_host_op o = {req->op, in->t, ct, d->fp64};
     const int fold_init = req->has_initial && !init_col;
     if (skip && fold_init) {
         rc = 1; /* an initial of another dtype: the device's fmin epilogue */
@@ -847,7 +822,17 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         gr_status_kind(st, GR_E_MEMORY, "out of host memory");
         goto out;
     }
-    if (gr_host_reduce(&o, base, M, Lh, ss, es, y) != 0) {
+    if (req->count) {
+        /* count_nonzero (element != 0, NaN included); the count of valid
+         * elements (not NaN) */
+        for (size_t m = 0; m < M; ++m) {
+            put_double(y, ct, m,
+                       (double)gr_host_count(base + (ptrdiff_t)m * ss *
+                                                        (ptrdiff_t)isz,
+                                             in->t, Lh, es, req->count == 2),
+                       0);
+        }
+    } else if (gr_host_reduce(&o, base, M, Lh, ss, es, y) != 0) {
         rc = 1;
         goto out;
     }
@@ -903,19 +888,18 @@ out:
     free(z);
     free(copy);
     free(allnan);
-    free(nz);
     return rc;
 }
 
 /* nanvar/nanstd: each segment's count of elements that are not NaN, in a
  * device buffer of uint64 the var kernels finish with (acc->var_cnt): a
  * counting sum over the device input (GR_CVT_VALID, as _count_valid),
- * or counted on the host for host input (*host keeps them for batches).
- * gr_lock held. */
+ * or counted on the host for host input (*host keeps them for batches;
+ * res->dof_bad says whether one is at most ddof).  gr_lock held. */
 static int nan_counts(gr_device *d, const gr_request *req, gr_dtype t,
                       const red_view *v, const char *hptr, cl_mem dmem,
                       size_t dbase, gr_accum *acc, gr_block **blk,
-                      uint64_t **host, gr_status *st)
+                      uint64_t **host, gr_result *res, gr_status *st)
 {
     const size_t M = v->lay.M, L = v->lay.L;
     if ((*blk = gr_block_get(d, M * 8, st)) == NULL) {
@@ -929,21 +913,11 @@ static int nan_counts(gr_device *d, const gr_request *req, gr_dtype t,
             return -1;
         }
         for (size_t m = 0; m < M; ++m) {
-            uint64_t c = 0;
-            if (t == GR_FLOAT32) {
-                const float *f = (const float *)hptr + (ptrdiff_t)m * ss;
-                for (size_t i = 0; i < L; ++i) {
-                    c += f[(ptrdiff_t)i * es] == f[(ptrdiff_t)i * es];
-                }
-            } else {
-                const double *f = (const double *)hptr + (ptrdiff_t)m * ss;
-                for (size_t i = 0; i < L; ++i) {
-                    c += f[(ptrdiff_t)i * es] == f[(ptrdiff_t)i * es];
-                }
-            }
-            (*host)[m] = c;
+            (*host)[m] = gr_host_count(hptr + (ptrdiff_t)m * ss *
+                                                  (ptrdiff_t)isz_of(t),
+                                       t, L, es, 1);
+            res->dof_bad |= (double)(*host)[m] - req->ddof <= 0.0;
         }
-        acc->var_cnt_host = *host;
         return gr_stream_write(d, acc->var_cnt, 0, *host, M * 8, st);
     }
     gr_request rq = *req;
@@ -979,6 +953,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
 
     red_view_of(req, &v);
     res->lay = v.lay;
+    /* var/std: every slice holds L elements (nanvar: its counts say) */
+    res->dof_bad = req->var && !(req->nan && gr_dtypes[in->t].is_float) &&
+                   (double)v.lay.L - req->ddof <= 0.0;
     /* min/max into a narrower dtype (out's, NumPy's same-kind rule)
      * compare in it: device inputs are cast by the copy below (host
      * inputs come cast by api.c) */
@@ -989,10 +966,10 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         gr_place_host(gr_device_get(req->dev), GR_FAM_REDUCE, req->op, &v.lay,
                       v.lay.M * v.lay.L * isz,
                       req->var ? HOST_VAR
-                      : (req->nan && gr_dtypes[in->t].is_float) || req->count
+                      : req->nan && gr_dtypes[in->t].is_float
                           ? HOST_COPY_REDUCE : 1.0,
                       req->var ? " (var/std: two passes)"
-                               : " (a copy first: nan*/count)",
+                               : " (a copy first: nan*)",
                       req->mode == GR_EXPLAIN ? res->place_why : NULL,
                       sizeof res->place_why)) {
         /* The host path: no OpenCL call, no device lock. */
@@ -1145,11 +1122,11 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     }
     if (acc.var && acc.nan &&
         nan_counts(d, req, ct, &v, hptr, dmem, dbase, &acc, &cnt_blk,
-                   &cnt_host, st) != 0) {
+                   &cnt_host, res, st) != 0) {
         goto done;
     }
     if (hptr != NULL) {
-        rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, &o,
+        rc = reduce_host(d, req, &acc, cnt_host, &v.lay, &plan, hptr, &o,
                          req->mode == GR_BENCH ? req->reps : 0, req->ns, st);
     } else {
         gr_piece piece = {dmem, dbase, v.lay.L};

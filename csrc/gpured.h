@@ -358,7 +358,6 @@ typedef struct {
     double var_ddof;      /* NumPy's ddof                                  */
     cl_mem var_cnt;       /* nanvar: each segment's count of elements that
                            * are not NaN (uint64), else NULL               */
-    const uint64_t *var_cnt_host; /* the same counts, host input    */
 } gr_accum;
 /* cvt of count_nonzero's sum: kernels/common.cl GR_CVT_COUNT (elements
  * read as 1 / 0); of nanmean's count: GR_CVT_VALID (1 unless NaN) */
@@ -367,6 +366,9 @@ typedef struct {
 
 int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
                  gr_dtype r, gr_accum *acc, char *err, size_t errlen);
+/* The accumulator of var/std (1, 2) over the one gr_accum_for chose for
+ * their sum. */
+void gr_accum_var(gr_accum *acc, int var);
 /* 0 on success, -1 with a message in plan->why (bad knob/variant),
  * -2 when the variant is unavailable on this device. */
 int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
@@ -741,6 +743,9 @@ typedef struct {
     gr_bk_result bk;
     int copied;          /* the input was copied into a layout the plan
                           * reads                                          */
+    int dof_bad;         /* var/std: some slice has n - ddof <= 0 (NumPy's
+                          * "Degrees of freedom" warning); nanvar: known
+                          * where the counts were taken on the host      */
     cl_event pending;    /* an interrupt left this work running: the host
                           * memory it uses must outlive the event          */
 } gr_result;

@@ -1485,8 +1485,71 @@ double gr_host_as_double(const void *in, gr_dtype t, ptrdiff_t i)
     }
 }
 
+/* count_X: elements of a row that are nonzero (valid 0) or not NaN
+ * (valid 1).  Contiguous rows in vectors: a comparison's all-ones lanes
+ * subtracted from lane counts (flushed every 2^24 elements, before a
+ * 32-bit lane could overflow). */
+#define COUNT_STEP(X, CMP)                                                   \
+    for (; i + 2 * W <= stop; i += 2 * W) {                                  \
+        const v_##X x0 = LD(v_##X, p + i), x1 = LD(v_##X, p + i + W);        \
+        a0 -= (m_##X)(CMP(x0));                                              \
+        a1 -= (m_##X)(CMP(x1));                                              \
+    }
+#define COUNT_VALID(x) ((x) == (x))
+#define COUNT_NZ(x) ((x) != zero)
+#define DEF_COUNT(X)                                                         \
+    static GR_CLONES uint64_t count_##X(const s_##X *p, size_t L,            \
+                                        ptrdiff_t es, int valid)             \
+    {                                                                        \
+        const int W = LANES(X);                                              \
+        const v_##X zero = {0};                                              \
+        uint64_t c = 0;                                                      \
+        size_t i = 0;                                                        \
+        while (es == 1 && i + 2 * W <= L) {                                  \
+            const size_t stop = L - i > ((size_t)1 << 24)                    \
+                                    ? i + ((size_t)1 << 24) : L;             \
+            m_##X a0 = {0}, a1 = {0};                                        \
+            if (valid) {                                                     \
+                COUNT_STEP(X, COUNT_VALID)                                   \
+            } else {                                                         \
+                COUNT_STEP(X, COUNT_NZ)                                      \
+            }                                                                \
+            a0 += a1;                                                        \
+            for (int l = 0; l < W; ++l) {                                    \
+                c += (uint64_t)a0[l];                                        \
+            }                                                                \
+            if (stop == L) {                                                 \
+                break;                                                       \
+            }                                                                \
+        }                                                                    \
+        for (; i < L; ++i) {                                                 \
+            const s_##X x = p[(ptrdiff_t)i * es];                            \
+            c += valid ? x == x : x != 0;                                    \
+        }                                                                    \
+        return c;                                                            \
+    }
+DEF_COUNT(f32)
+DEF_COUNT(f64)
+
+uint64_t gr_host_count(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
+                       int valid)
+{
+    if (t == GR_FLOAT32) {
+        return count_f32((const s_f32 *)in, L, es, valid);
+    }
+    if (t == GR_FLOAT64) {
+        return count_f64((const s_f64 *)in, L, es, valid);
+    }
+    uint64_t c = 0;
+    for (size_t i = 0; i < L; ++i) {
+        const double x = gr_host_as_double(in, t, (ptrdiff_t)i * es);
+        c += valid ? !isnan(x) : x != 0.0;
+    }
+    return c;
+}
+
 double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
-                   int nan, double ddof, int root)
+                   int nan, double ddof, int root, double *count)
 {
     const char *p = (const char *)in;
     double s = 0.0, q = 0.0, n = 0.0, c = 0.0;
@@ -1515,7 +1578,13 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
         }
     }
     const double dn = n - ddof;
+    if (count != NULL) {
+        *count = n;
+    }
     q = (n > 0 ? q : NAN) / (dn > 0.0 ? dn : 0.0);
+    if (nan && !(dn > 0.0)) {
+        q = NAN; /* NumPy's nanvar: nan where n - ddof <= 0 */
+    }
     return root ? sqrt(q) : q;
 }
 

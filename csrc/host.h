@@ -39,8 +39,14 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
 double gr_host_as_double(const void *in, gr_dtype t, ptrdiff_t i);
 
 /* var/std of one row: in[i*es], i < L, of dtype t (nan: NaNs skipped),
- * NumPy's two passes in double, over max(n - ddof, 0); root: std. */
+ * NumPy's two passes in double, over max(n - ddof, 0); root: std.
+ * *count (if not NULL): n, the elements summed. */
 double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
-                   int nan, double ddof, int root);
+                   int nan, double ddof, int root, double *count);
+
+/* Elements of one row in[i*es], i < L, of dtype t that are nonzero
+ * (valid 0: count_nonzero, NaN counts) or not NaN (valid 1). */
+uint64_t gr_host_count(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
+                       int valid);
 
 #endif

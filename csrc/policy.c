@@ -947,6 +947,18 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
     return 0;
 }
 
+/* var/std (var 1, 2): the accumulator holds two plain sums, of the
+ * shifted values and of their squares (kernels/common.cl GR_VAR), with
+ * no TwoSum term.  The shift is the kernels' own (var_self) unless the
+ * caller says otherwise. */
+void gr_accum_var(gr_accum *acc, int var)
+{
+    acc->var = var;
+    acc->comp = 0;
+    acc->x_size = acc->a_size;
+    acc->var_self = 1;
+}
+
 /* ---------------------------------------------------- accumulators
  * One rule for every family: what a (op, input, result) folds in.  The
  * scan's float32 products also run in double; reduce-by-key keeps no

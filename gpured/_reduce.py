@@ -9,7 +9,6 @@ host results) and nanargmin/nanargmax (a ValueError, from the elements at
 the returned indices; a device array's slices are checked with one more
 nanmax pass).
 """
-import operator
 import warnings
 
 import numpy as np
@@ -219,24 +218,6 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     return avg
 
 
-def _var_count(shape, axis):
-    """Elements per slice of a reduction over ``axis`` (None: all), or
-    None where the axes are not valid (the core raises NumPy's error)."""
-    nd = len(shape)
-    axes = range(nd) if axis is None else \
-        (axis if isinstance(axis, tuple) else (axis,))
-    n = 1
-    try:
-        for ax in axes:
-            ax = operator.index(ax)
-            if not -nd <= ax < nd:
-                return None
-            n *= shape[ax]
-    except TypeError:
-        return None
-    return n
-
-
 def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):
     if correction is not _NoValue:
         if ddof != 0:
@@ -257,16 +238,9 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):
                                                 ddof=ddof, keepdims=keepdims))
         return getattr(np, name)(x, axis=axis, dtype=dtype, out=out,
                                  ddof=ddof, keepdims=keepdims)
-    res = _reduce(name, a, axis, dtype, out, keepdims, ddof, kw)
-    n = _var_count(x.shape, axis)
-    if n is not None and x.size and (
-            n - ddof <= 0 if name in ("var", "std")
-            else isinstance(res, (np.ndarray, np.generic)) and
-            (~np.isfinite(res)).any() and (np.isnan(x).all(
-                axis=axis) | (np.sum(~np.isnan(x), axis=axis) <= ddof)).any()):
-        warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning,
-                      stacklevel=3)
-    return res
+    # the core warns as NumPy where some slice has n - ddof <= 0 (nanvar:
+    # where it counted on the host)
+    return _reduce(name, a, axis, dtype, out, keepdims, ddof, kw)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,

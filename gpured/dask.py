@@ -523,7 +523,7 @@ def _var_merge(f, axis):
     return {"n": tot.astype(np.int64), "m": mean, "v": v}
 
 
-def _var_final(root):
+def _var_final(root, nan):
     def final(f, axis, keepdims, res, kw):
         n = f["n"].astype(np.float64)
         ddof = kw.get("ddof", 0)
@@ -533,6 +533,8 @@ def _var_final(root):
                           stacklevel=2)
         with np.errstate(divide="ignore", invalid="ignore"):
             r = f["v"] * n / dof
+        if nan:  # NumPy's nanvar: nan wherever n - ddof <= 0
+            r = np.where(dof > 0, r, np.nan)
         r = np.sqrt(r) if root else r
         if not keepdims:
             r = np.squeeze(r, axis=axis)
@@ -571,10 +573,10 @@ _REDUCTIONS = {r.name: r for r in [
     _Row("count_nonzero", _one("count_nonzero"), {"v": np.add}, _final_ufunc(np.add),      lambda t, d: np.dtype(np.intp),         ()),
     _Row("nanmean", _nanmean_fields,            {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.nanmean, t, d), ("dtype",)),
     _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
-    _Row("var", _var_fields(False),             _var_merge,         _var_final(False),          lambda t, d: _np_result(np.var, t, d), ("dtype", "ddof")),
-    _Row("std", _var_fields(False),             _var_merge,         _var_final(True),           lambda t, d: _np_result(np.std, t, d), ("dtype", "ddof")),
-    _Row("nanvar", _var_fields(True),           _var_merge,         _var_final(False),          lambda t, d: _np_result(np.nanvar, t, d), ("dtype", "ddof")),
-    _Row("nanstd", _var_fields(True),           _var_merge,         _var_final(True),           lambda t, d: _np_result(np.nanstd, t, d), ("dtype", "ddof")),
+    _Row("var", _var_fields(False),             _var_merge,         _var_final(False, False),   lambda t, d: _np_result(np.var, t, d), ("dtype", "ddof")),
+    _Row("std", _var_fields(False),             _var_merge,         _var_final(True, False),    lambda t, d: _np_result(np.std, t, d), ("dtype", "ddof")),
+    _Row("nanvar", _var_fields(True),           _var_merge,         _var_final(False, True),    lambda t, d: _np_result(np.nanvar, t, d), ("dtype", "ddof")),
+    _Row("nanstd", _var_fields(True),           _var_merge,         _var_final(True, True),     lambda t, d: _np_result(np.nanstd, t, d), ("dtype", "ddof")),
 ]}
 
 

@@ -101,14 +101,20 @@ inline GR_A gr_var_shift(__global const GR_T *p, ulong stride, ulong L)
 
 /* var/std (GR_VAR 1, 2): the sum of squared deviations of a segment's n
  * elements from its shifted sums (never below 0: NumPy's two passes never
- * are) over n - ddof (NumPy's max(n - ddof, 0): inf or nan past it);
+ * are) over n - ddof (NumPy's max(n - ddof, 0): inf or nan past it;
+ * nanvar: nan);
  * std's root.  n: var_n, or nanvar's count of the segment (cnt[seg]). */
 #if GR_VAR
 inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
 {
     const GR_A m2 = s.x - s.v * (s.v / (GR_A)n);
-    const GR_A q = (m2 > (GR_A)0 ? m2 : (m2 == m2 ? (GR_A)0 : m2)) /
-                   fmax((GR_A)n - ddof, (GR_A)0);
+    GR_A q = (m2 > (GR_A)0 ? m2 : (m2 == m2 ? (GR_A)0 : m2)) /
+             fmax((GR_A)n - ddof, (GR_A)0);
+#if GR_NAN
+    /* NumPy's nanvar: NaN wherever n - ddof <= 0 (var: the division's
+     * inf, or nan for 0 / 0) */
+    q = (GR_A)n - ddof > (GR_A)0 ? q : (GR_A)NAN;
+#endif
 #if GR_VAR == 2
     return (GR_R)sqrt(q);
 #else

@@ -732,3 +732,29 @@ def test_device_zero_signs():
     assert np.signbit(np.min(x))
     assert np.signbit(host_scan(ADD, np.array([[-0.0, 1.0]]),
                                 np.float64)[0, 0])
+
+
+LIB.gr_host_count.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t,
+                              ctypes.c_ssize_t, ctypes.c_int]
+LIB.gr_host_count.restype = ctypes.c_uint64
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint64])
+def test_host_count(dtype):
+    """gr_host_count (count_nonzero's and nanvar's counts on the host)
+    against NumPy: contiguous rows past the vector loop's 2^24-element
+    flush, odd tails, strided and reversed rows, NaN (nonzero, not
+    valid), -0.0 (zero)."""
+    rng = np.random.default_rng(5)
+    dt = np.dtype(dtype)
+    n = (1 << 24) + 37 if dt.itemsize == 4 else 300007
+    a = (rng.random(n) * 3).astype(dt)
+    if dt.kind == "f":
+        a[rng.random(n) < 0.1] = np.nan
+        a[rng.random(n) < 0.1] = -0.0
+    for x in (a, a[:17], a[5:], a[::3], a[::-2]):
+        es = x.strides[0] // dt.itemsize
+        nz = LIB.gr_host_count(x.ctypes.data, code(dt), x.size, es, 0)
+        assert nz == np.count_nonzero(x), (dt, x.size, es)
+        valid = LIB.gr_host_count(x.ctypes.data, code(dt), x.size, es, 1)
+        assert valid == (np.count_nonzero(~np.isnan(x)) if dt.kind == "f" else x.size)

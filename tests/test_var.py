@@ -207,6 +207,30 @@ def test_var_ddof_and_edges():
         check(out64, want_of("var", f, axis=0).astype(np.float64), 1e-5 * out64.max(), "out= f64")
 
 
+@pytest.mark.parametrize("mode", ["auto", "current"])
+def test_nanvar_warning_both_placements(mode):
+    """NumPy's "Degrees of freedom <= 0" exactly where some slice's count
+    of non-NaN elements is at most ddof: the host path counts in its two
+    passes, the device path counts host input on the host."""
+    b = data(np.float32, (64, 5), seed=2)
+    b[:, 1] = np.nan
+    b[:60, 3] = np.nan                    # 4 elements left in column 3
+    with placed(mode):
+        with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+            got = gpured.nanvar(b, axis=0)
+        check(got, want_of("nanvar", b, axis=0), tol(got), "all-NaN column")
+        with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+            got = gpured.nanstd(b[:, 2:], axis=0, ddof=4)
+        check(got, want_of("nanstd", b[:, 2:], axis=0, ddof=4), tol(got), "ddof 4")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            got = gpured.nanvar(b[:, 2:], axis=0, ddof=3)
+            gpured.var(b[:, 0], ddof=63)
+        check(got, want_of("nanvar", b[:, 2:], axis=0, ddof=3), tol(got), "ddof 3")
+        with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+            gpured.std(b[:, 0], ddof=64)
+
+
 def test_var_placement():
     # small host arrays take the host path (two passes in C), larger ones
     # the device; both give NumPy's answer at the threshold's edges
@@ -244,6 +268,19 @@ def test_dask_var():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 got = r.compute()
             check(got, want, tol(want), "dask %s axis=%s ddof=%d" % (func, axis, ddof))
+    # a slice of n <= ddof: NumPy's nanvar gives nan (var: a division by
+    # 0), and warns
+    c = b.copy()
+    c[:, 5] = np.nan
+    c[[0, 20], 5] = (1.0, 3.0)
+    for func in ("nanvar", "nanstd"):
+        with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+            # (the synchronous scheduler: a worker thread's warning is
+            # not seen here)
+            got = getattr(gd, func)(da.from_array(c, chunks=(10, 7)), axis=0,
+                                    ddof=2).compute(scheduler="sync")
+        want = want_of(func, c, axis=0, ddof=2)
+        check(got, want, tol(want), "dask %s ddof=2" % func)
     i = np.arange(50, dtype=np.int32).reshape(5, 10)
     check(gd.var(da.from_array(i, chunks=(2, 3)), axis=0).compute(),
           np.var(i, axis=0), 1e-9, "dask int32")
