@@ -452,11 +452,9 @@ static int red_epilogue(const gr_request *req, gr_epilogue *epi)
  * zero-copy or one upload per piece, streamed for long single segments
  * on GPUs, split into pieces (one long segment) or batches of segments
  * when larger than the device's largest buffer.  reps > 0: timed runs
- * (ns[i]).  cnt_host: nanvar's counts (nan_counts), uploaded per batch.
- * gr_lock held. */
+ * (ns[i]).  gr_lock held. */
 static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
-                       const uint64_t *cnt_host, const gr_layout *lay,
-                       gr_plan *plan, const char *ptr,
+                       const gr_layout *lay, gr_plan *plan, const char *ptr,
                        const gr_output *o, int reps, double *ns,
                        gr_status *st)
 {
@@ -569,20 +567,7 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
             const char *p = ptr + s0 * lay->seg_stride * isz;
             const size_t nb = (sub.M - 1) * sub.seg_stride * isz + seg_bytes;
             gr_input one;
-            gr_accum ab = *acc;
-            gr_block *cb = NULL;
-            if (cnt_host != NULL) {
-                /* nanvar: this batch's counts */
-                cb = gr_block_get(d, sub.M * 8, st);
-                rc = cb == NULL ? -1
-                                : gr_stream_write(d, cb->mem, 0,
-                                                  cnt_host + s0,
-                                                  sub.M * 8, st);
-                ab.var_cnt = cb ? cb->mem : NULL;
-            }
-            if (rc == 0) {
-                rc = gr_input_from_host(d, p, nb, isz, &one, st);
-            }
+            rc = gr_input_from_host(d, p, nb, isz, &one, st);
             if (rc == 0) {
                 gr_piece pc = {one.mem, one.base, sub.L};
                 gr_output ob = *o;
@@ -591,14 +576,13 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
                 } else {
                     ob.off += s0;
                 }
-                rc = gr_reduce_run(d, req->op, &ab, &sub, &p2, &pc, 1, NULL,
+                rc = gr_reduce_run(d, req->op, acc, &sub, &p2, &pc, 1, NULL,
                                    &ob, NULL, st);
                 if (one.zero_copy) {
                     clFinish(d->queue);
                 }
                 gr_input_release(&one);
             }
-            gr_block_put(cb);
         }
         return rc;
     } else {
@@ -891,51 +875,22 @@ out:
     return rc;
 }
 
-/* nanvar/nanstd: each segment's count of elements that are not NaN, in a
- * device buffer of uint64 the var kernels finish with (acc->var_cnt): a
- * counting sum over the device input (GR_CVT_VALID, as _count_valid),
- * or counted on the host for host input (*host keeps them for batches;
- * res->dof_bad says whether one is at most ddof).  gr_lock held. */
-static int nan_counts(gr_device *d, const gr_request *req, gr_dtype t,
-                      const red_view *v, const char *hptr, cl_mem dmem,
-                      size_t dbase, gr_accum *acc, gr_block **blk,
-                      uint64_t **host, gr_result *res, gr_status *st)
+/* nanvar/nanstd of host input into host results: NumPy warns where some
+ * slice's count n has n - ddof <= 0, and the kernels made exactly those
+ * results nan (or the data did: inf - inf): those slices are counted
+ * here, on the host. */
+static void nanvar_dof(const gr_request *req, const red_view *v,
+                       const char *hptr, gr_dtype t, gr_result *res)
 {
-    const size_t M = v->lay.M, L = v->lay.L;
-    if ((*blk = gr_block_get(d, M * 8, st)) == NULL) {
-        return -1;
-    }
-    acc->var_cnt = (*blk)->mem;
-    if (hptr != NULL) {
-        const ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
-        if ((*host = malloc(M * 8 + 8)) == NULL) {
-            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-            return -1;
+    const ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
+    for (size_t m = 0; m < v->lay.M && !res->dof_bad; ++m) {
+        if (isnan(gr_host_as_double(req->out.host, req->rt, (ptrdiff_t)m))) {
+            const uint64_t n = gr_host_count(
+                hptr + (ptrdiff_t)m * ss * (ptrdiff_t)isz_of(t), t, v->lay.L,
+                es, 1);
+            res->dof_bad = (double)n - req->ddof <= 0.0;
         }
-        for (size_t m = 0; m < M; ++m) {
-            (*host)[m] = gr_host_count(hptr + (ptrdiff_t)m * ss *
-                                                  (ptrdiff_t)isz_of(t),
-                                       t, L, es, 1);
-            res->dof_bad |= (double)(*host)[m] - req->ddof <= 0.0;
-        }
-        return gr_stream_write(d, acc->var_cnt, 0, *host, M * 8, st);
     }
-    gr_request rq = *req;
-    gr_accum ac;
-    gr_plan pc;
-    rq.var = 0;
-    rq.nan = 0;
-    rq.count = 2;
-    rq.op = GR_ADD;
-    rq.st = GR_INT64;
-    rq.has_initial = 0;
-    if (red_plan(d, &rq, t, v, &ac, &pc, st) != 0) {
-        return -1;
-    }
-    gr_piece piece = {dmem, dbase, L};
-    gr_output o = {NULL, acc->var_cnt, 0};
-    return gr_reduce_run(d, GR_ADD, &ac, &v->lay, &pc, &piece, 1, NULL, &o,
-                         NULL, st);
 }
 
 static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
@@ -944,8 +899,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     gr_accum acc;
     gr_plan plan;
     gr_epilogue epi;
-    gr_block *tmp_in = NULL, *tmp_res = NULL, *tmp_rt = NULL, *cnt_blk = NULL;
-    uint64_t *cnt_host = NULL;
+    gr_block *tmp_in = NULL, *tmp_res = NULL, *tmp_rt = NULL;
     char *host_copy = NULL;
     const gr_operand *in = &req->in;
     const size_t isz = isz_of(in->t);
@@ -1120,13 +1074,12 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         o.mem = tmp_res->mem;
         o.off = 0;
     }
-    if (acc.var && acc.nan &&
-        nan_counts(d, req, ct, &v, hptr, dmem, dbase, &acc, &cnt_blk,
-                   &cnt_host, res, st) != 0) {
-        goto done;
-    }
+    /* nanvar/nanstd into host results: NumPy's warning (nanvar_dof) */
+    const int dof_check = acc.var && acc.nan && hptr != NULL &&
+                          req->out.present && req->out.blk == NULL &&
+                          req->mode == GR_RUN;
     if (hptr != NULL) {
-        rc = reduce_host(d, req, &acc, cnt_host, &v.lay, &plan, hptr, &o,
+        rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, &o,
                          req->mode == GR_BENCH ? req->reps : 0, req->ns, st);
     } else {
         gr_piece piece = {dmem, dbase, v.lay.L};
@@ -1143,6 +1096,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         }
     }
     if (rc != 0 || direct) {
+        if (rc == 0 && dof_check) {
+            nanvar_dof(req, &v, hptr, ct, res);
+        }
         goto done;
     }
     rc = -1;
@@ -1162,6 +1118,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, tmp_rt->mem, CL_TRUE, 0,
                                             M * isz_of(req->rt),
                                             req->out.host, 0, NULL, NULL));
+        if (dof_check) {
+            nanvar_dof(req, &v, hptr, ct, res);
+        }
     } else {
         ptrdiff_t cstr[GR_MAXDIMS];
         size_t acc_n = 1;
@@ -1184,13 +1143,11 @@ done:
     gr_block_put(tmp_in);
     gr_block_put(tmp_res);
     gr_block_put(tmp_rt);
-    gr_block_put(cnt_blk);
     if (rc != 0) {
         gr_result_clear(res);
     }
     gr_unlock();
     free(host_copy);
-    free(cnt_host);
     return rc;
 }
 

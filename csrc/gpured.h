@@ -356,8 +356,6 @@ typedef struct {
     double var_k;         /* else K (pieces of one streamed segment)      */
     unsigned long long var_n; /* elements per segment                      */
     double var_ddof;      /* NumPy's ddof                                  */
-    cl_mem var_cnt;       /* nanvar: each segment's count of elements that
-                           * are not NaN (uint64), else NULL               */
 } gr_accum;
 /* cvt of count_nonzero's sum: kernels/common.cl GR_CVT_COUNT (elements
  * read as 1 / 0); of nanmean's count: GR_CVT_VALID (1 unless NaN) */
@@ -744,8 +742,8 @@ typedef struct {
     int copied;          /* the input was copied into a layout the plan
                           * reads                                          */
     int dof_bad;         /* var/std: some slice has n - ddof <= 0 (NumPy's
-                          * "Degrees of freedom" warning); nanvar: known
-                          * where the counts were taken on the host      */
+                          * "Degrees of freedom" warning); nanvar: for
+                          * host input into host results                */
     cl_event pending;    /* an interrupt left this work running: the host
                           * memory it uses must outlive the event          */
 } gr_result;

@@ -115,11 +115,13 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
 }
 
 /* Enqueue one pass.  in/inx: elements or states; outv/outx: states or
- * results.  For the group kernel segments are launched in batches so that
- * no launch has more than 2^24 work-groups (and at least one segment). */
+ * results; cnt: nanvar's counts beside the partial states (written by
+ * pass 1, read by pass 2), else NULL.  For the group kernel segments are
+ * launched in batches so that no launch has more than 2^24 work-groups
+ * (and at least one segment). */
 static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
                         gr_kernel_kind kind, int wg, int vw, cl_mem in,
-                        cl_mem inx, cl_ulong base,
+                        cl_mem inx, cl_mem cnt, cl_ulong base,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
                         cl_ulong idx0, cl_ulong out0, cl_mem outv,
@@ -133,8 +135,7 @@ static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
     const cl_ulong vn = acc->var_n;
     const gr_arg varg = {(size_t)acc->a_size, vk};
     const gr_arg darg = {(size_t)acc->a_size, vd};
-    const cl_mem vcnt = acc->var_cnt;
-    const gr_arg carg = vcnt ? GR_ARG(vcnt) : GR_NULLMEM;
+    const gr_arg carg = cnt ? GR_ARG(cnt) : GR_NULLMEM;
     if (acc->var && acc->a_size == 8) {
         const double k8 = acc->var_k, d8 = acc->var_ddof;
         memcpy(vk, &k8, 8);
@@ -194,7 +195,7 @@ static int enqueue_pieces(gr_device *d, const gr_accum *acc, cl_kernel k,
                           const gr_plan *plan,
                           const gr_layout *lay, const gr_piece *pieces_in,
                           int npieces, const gr_source *src, cl_mem outv,
-                          cl_mem outx, gr_span *sp, gr_status *st)
+                          cl_mem outx, cl_mem cnt, gr_span *sp, gr_status *st)
 {
     size_t idx0 = 0, out0 = 0;
     for (int i = 0; i < npieces; ++i) {
@@ -208,7 +209,7 @@ static int enqueue_pieces(gr_device *d, const gr_accum *acc, cl_kernel k,
                              ? (piece.len + plan->chunk - 1) / plan->chunk
                              : plan->parts;
         int rc = enqueue_pass(d, acc, k, plan->kind, plan->wg, plan->vw, piece.mem,
-                              NULL, piece.base, piece.len, lay->seg_stride,
+                              NULL, cnt, piece.base, piece.len, lay->seg_stride,
                               lay->elem_stride, plan->chunk, parts_i, lay->M,
                               idx0, out0, outv, outx, ready,
                               src != NULL ? &one : sp, st);
@@ -241,7 +242,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_piece *pieces, int npieces, const gr_source *src,
                   const gr_output *out, gr_timing *timing, gr_status *st)
 {
-    gr_block *pv = NULL, *px = NULL, *res = NULL, *accv = NULL;
+    gr_block *pv = NULL, *px = NULL, *pc = NULL, *res = NULL, *accv = NULL;
     cl_mem resv = NULL;
     cl_ulong res0 = 0;
     gr_span s1 = {NULL, NULL}, s2 = {NULL, NULL};
@@ -291,7 +292,9 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
             (pv = gr_block_get(d, M * plan.parts * acc->a_size, st)) == NULL ||
             (acc->x_size &&
              (px = gr_block_get(d, M * plan.parts * acc->x_size, st)) ==
-                 NULL)) {
+                 NULL) ||
+            (acc->var && acc->nan &&
+             (pc = gr_block_get(d, M * plan.parts * 8, st)) == NULL)) {
             goto fail;
         }
     }
@@ -323,25 +326,27 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         if (GR_LAUNCH1(d, ki, g, 64, NULL, st, GR_ARG(accv->mem),
                        GR_ARG(M)) != 0 ||
             enqueue_pieces(d, acc, k1, &plan, lay, pieces, npieces, src,
-                           accv->mem, NULL, timing ? &s1 : NULL, st) != 0 ||
+                           accv->mem, NULL, NULL, timing ? &s1 : NULL,
+                           st) != 0 ||
             GR_LAUNCH1(d, kf, g, 64, NULL, st, GR_ARG(accv->mem),
                        GR_ARG(resv), GR_ARG(M)) != 0) {
             goto fail;
         }
     } else if (plan.passes == 1) {
         if (enqueue_pass(d, acc, k1, plan.kind, plan.wg, plan.vw, pieces[0].mem,
-                         NULL, pieces[0].base, lay->L, lay->seg_stride,
+                         NULL, NULL, pieces[0].base, lay->L, lay->seg_stride,
                          lay->elem_stride, plan.chunk, 1, M, 0, res0, resv,
                          NULL, NULL, timing ? &s1 : NULL, st) != 0) {
             goto fail;
         }
     } else {
         if (enqueue_pieces(d, acc, k1, &plan, lay, pieces, npieces, src,
-                           mem_of(pv), mem_of(px), timing ? &s1 : NULL,
-                           st) != 0 ||
+                           mem_of(pv), mem_of(px), mem_of(pc),
+                           timing ? &s1 : NULL, st) != 0 ||
             enqueue_pass(d, acc, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
                          plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1,
-                         mem_of(pv), mem_of(px), 0, plan.parts, plan.parts, 1,
+                         mem_of(pv), mem_of(px), mem_of(pc), 0, plan.parts,
+                         plan.parts, 1,
                          plan.parts, 1, M, 0, res0, resv, NULL, NULL,
                          timing ? &s2 : NULL, st) != 0) {
             goto fail;
@@ -368,6 +373,7 @@ fail:
     gr_span_release(&s2);
     gr_block_put(pv);
     gr_block_put(px);
+    gr_block_put(pc);
     gr_block_put(res);
     gr_block_put(accv);
     return rc;

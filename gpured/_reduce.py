@@ -268,8 +268,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
            correction=_NoValue, **kw):
     """Variance ignoring NaNs, as :func:`numpy.nanvar`: :func:`var`'s pass
     with NaN elements adding nothing, over each slice's count of the
-    others (a counting pass first, on the device; counted on the host for
-    NumPy inputs).  A slice of NaNs only gives NaN with NumPy's warning."""
+    others, counted in the same pass.  A slice whose count is at most
+    ``ddof`` (all NaN, say) gives NaN with NumPy's warning (NumPy inputs)."""
     return _var("nanvar", a, axis, dtype, out, ddof, keepdims, correction, kw)
 
 

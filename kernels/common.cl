@@ -227,15 +227,30 @@ typedef struct {
  * NumPy's two passes keep).  The kernels define
  * gr_kv (the shift of a vector fold) and gr_ks (of a scalar one).
  */
-#if GR_NAN /* nanvar: a NaN element adds nothing (its count is apart) */
+#if GR_NAN
+/* nanvar: a NaN element adds nothing, and the folds count the others
+ * (fused: no counting pass): gr_cv, the kernel's count of a vector fold
+ * (GR_VC lanes, one per lane of the values), gr_cs of a scalar one.  A
+ * vector comparison is -1 where true, a scalar one 1. */
 #define GR_VAR_SKIP(d, y, VT) GR_SEL((d), (VT)0, GR_ISNAN(y))
+#if GR_VW == 1
+#define GR_VC ulong
+#define GR_VAR_COUNT_V(y) (gr_cv += (ulong)((y) == (y)))
+#else
+#define GR_VC GR_VEC(long)
+#define GR_VAR_COUNT_V(y) (gr_cv -= GR_CONVERT(GR_VC, (y) == (y)))
+#endif
+#define GR_VAR_COUNT_S(y) (gr_cs += (ulong)((y) == (y)))
 #else
 #define GR_VAR_SKIP(d, y, VT) (d)
+#define GR_VAR_COUNT_V(y) ((void)0)
+#define GR_VAR_COUNT_S(y) ((void)0)
 #endif
 #define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
     do {                                                                     \
         VT y_ = (y);                                                         \
         VT d_ = GR_VAR_SKIP(y_ - gr_kv, y_, VT);                             \
+        GR_VAR_COUNT_V(y_);                                                  \
         (v) += d_;                                                           \
         (x) = fma(d_, d_, (x));                                              \
     } while (0)
@@ -243,6 +258,7 @@ typedef struct {
     do {                                                                     \
         GR_A y_ = (y);                                                       \
         GR_A d_ = GR_VAR_SKIP(y_ - gr_ks, y_, GR_A);                         \
+        GR_VAR_COUNT_S(y_);                                                  \
         (s).v += d_;                                                         \
         (s).x = fma(d_, d_, (s).x);                                          \
     } while (0)

@@ -69,17 +69,28 @@
 #define GR_OUT GR_A
 #endif
 
-/* Read element i (absolute offset) as a state and fold it into s. */
+/* nanvar/nanstd (GR_VARN): the folds count the elements that are not
+ * NaN (common.cl GR_VAR_COUNT_*); the count travels beside the states:
+ * summed over a work-group in local memory, stored at the index of each
+ * partial state (var_cnt) and summed again in pass 2, and the finish
+ * divides by it.  No counting pass. */
+#define GR_VARN (GR_VAR && GR_NAN)
+
+/* Read element i (absolute offset) as a state and fold it into s (pass
+ * 2: with its count, cnt[off]). */
 #if GR_IN_PARTIAL
-#define GR_FOLD_ELEM(s, in, inx, off, idx)                                   \
+#define GR_FOLD_ELEM(s, in, inx, cnt, off, idx)                              \
     do {                                                                     \
         gr_state o_;                                                         \
         o_.v = (in)[off];                                                    \
         o_.x = GR_HAS_X ? (inx)[off] : 0;                                    \
         gr_merge(&(s), o_);                                                  \
+        if (GR_VARN) {                                                       \
+            gr_cs += (cnt)[off];                                             \
+        }                                                                    \
     } while (0)
 #else
-#define GR_FOLD_ELEM(s, in, inx, off, idx)                                   \
+#define GR_FOLD_ELEM(s, in, inx, cnt, off, idx)                              \
     GR_FOLD_S(s, GR_CVTN_S((in)[off]), (long)(idx0 + (idx)))
 #endif
 
@@ -103,7 +114,7 @@ inline GR_A gr_var_shift(__global const GR_T *p, ulong stride, ulong L)
  * elements from its shifted sums (never below 0: NumPy's two passes never
  * are) over n - ddof (NumPy's max(n - ddof, 0): inf or nan past it;
  * nanvar: nan);
- * std's root.  n: var_n, or nanvar's count of the segment (cnt[seg]). */
+ * std's root.  n: var_n, or nanvar's count of the segment's others. */
 #if GR_VAR
 inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
 {
@@ -123,17 +134,16 @@ inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
 }
 #endif
 
-/* The state of segment seg (of the launch) at outv/outx[at]; var/std's
- * finish takes the segment's count: cnt[seg], else n. */
-#define GR_STORE(s, at, seg)                                                 \
-    gr_store((s), outv, outx, (at), (seg), var_n, var_ddof, var_cnt)
+/* The state at outv/outx[at], or its result (GR_FINAL).  n: var/std's
+ * count of the elements folded into s (nanvar: written beside a partial
+ * state at cnt[at]). */
+#define GR_STORE(s, at, n) gr_store((s), outv, outx, (at), (n), var_ddof, var_cnt)
 
 inline void gr_store(gr_state s, __global GR_OUT *outv, __global GR_X *outx,
-                     ulong at, ulong seg, ulong n, GR_A ddof,
-                     __global const ulong *cnt)
+                     ulong at, ulong n, GR_A ddof, __global ulong *cnt)
 {
 #if GR_FINAL && GR_VAR
-    outv[at] = gr_finish_var(s, cnt ? cnt[seg] : n, ddof);
+    outv[at] = gr_finish_var(s, n, ddof);
 #elif GR_FINAL
     outv[at] = gr_finish(s);
 #else
@@ -141,8 +151,31 @@ inline void gr_store(gr_state s, __global GR_OUT *outv, __global GR_X *outx,
 #if GR_HAS_X
     outx[at] = s.x;
 #endif
+#if GR_VARN
+    cnt[at] = n;
+#endif
 #endif
 }
+
+#if GR_VARN
+/* The sum of every work-item's c (any work-group size; every work-item
+ * calls it). */
+inline ulong gr_group_count(ulong c, __local ulong *lc)
+{
+    const uint lid = get_local_id(0);
+    lc[lid] = c;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = GR_WG; w > 1;) {
+        const uint h = (w + 1) / 2;
+        if (lid < w - h) {
+            lc[lid] += lc[lid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        w = h;
+    }
+    return lc[0];
+}
+#endif
 
 __kernel __attribute__((reqd_work_group_size(GR_WG, 1, 1)))
 void gr_reduce_group(__global const GR_IN *restrict in,
@@ -152,10 +185,14 @@ void gr_reduce_group(__global const GR_IN *restrict in,
                      __global GR_OUT *restrict outv,
                      __global GR_X *restrict outx,
                      GR_A var_k, uint var_self, ulong var_n,
-                     GR_A var_ddof, __global const ulong *var_cnt)
+                     GR_A var_ddof, __global ulong *var_cnt)
 {
     __local GR_A lv[GR_WG];
     __local GR_X lx[GR_HAS_X ? GR_WG : 1];
+#if GR_VARN
+    __local ulong lc[GR_WG];
+#endif
+    ulong gr_cs = 0; /* nanvar: elements counted (GR_VARN) */
     const uint lid = get_local_id(0);
     const ulong g = get_group_id(0);
     const ulong seg = seg0 + g / parts;
@@ -198,6 +235,9 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     {
         GR_VA av[GR_ILP];
         GR_VX ax[GR_ILP];
+#if GR_VARN
+        GR_VC gr_cv = 0;
+#endif
 #pragma unroll
         for (int u = 0; u < GR_ILP; ++u) {
             av[u] = (GR_VA)GR_IDENT_V;
@@ -237,21 +277,37 @@ void gr_reduce_group(__global const GR_IN *restrict in,
                 gr_merge(&s, o);
             }
         }
+#if GR_VARN && GR_VW == 1
+        gr_cs += gr_cv;
+#elif GR_VARN
+        {
+            long lanes_c[GR_VW];
+            GR_CAT(vstore, GR_VW)(gr_cv, 0, lanes_c);
+            for (int l = 0; l < GR_VW; ++l) {
+                gr_cs += (ulong)lanes_c[l];
+            }
+        }
+#endif
     }
 #endif
     /* What the vector tiles left over (all of it for partial input). */
     if (GR_LOAD != GR_LOAD_STRIDE_GLOBAL) {
         const ulong rest = lo + nv * (ulong)GR_WG * GR_VW;
         for (ulong i = rest + lid; i < hi; i += GR_WG) {
-            GR_FOLD_ELEM(s, p, inx + seg_base, i, i);
+            GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, i, i);
         }
     }
     s = gr_group_combine(s, lv, lx);
+#if GR_VARN
+    gr_cs = gr_group_count(gr_cs, lc);
+#else
+    gr_cs = var_n;
+#endif
     if (lid == 0) {
 #if GR_ATOMIC
         gr_atomic_merge(outv + seg, s);
 #else
-        GR_STORE(s, out0 + seg * parts + part, seg);
+        GR_STORE(s, out0 + seg * parts + part, gr_cs);
 #endif
     }
 }
@@ -289,7 +345,7 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
                               __global GR_X *restrict outx,
                               GR_A var_k, uint var_self, ulong var_n,
                               GR_A var_ddof,
-                              __global const ulong *var_cnt)
+                              __global ulong *var_cnt)
 {
     const ulong part = get_global_id(1);
     const uint parts = get_global_size(1);
@@ -304,6 +360,9 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     if (j0 + GR_VW <= M) {
         GR_VA av = (GR_VA)GR_IDENT_V;
         GR_VX ax = (GR_VX)GR_IDENT_X;
+#if GR_VARN
+        GR_VC gr_cv = 0; /* lane l: segment j0 + l's count */
+#endif
         __global const GR_T *p = in + base + j0;
 #if GR_VAR
         /* each lane its own segment's shift: row 0 */
@@ -320,11 +379,19 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         GR_X lanes_x[GR_VW];
         GR_CAT(vstore, GR_VW)(av, 0, lanes_v);
         GR_CAT(vstore, GR_VW)(ax, 0, lanes_x);
+#if GR_VARN
+        long lanes_c[GR_VW];
+        GR_CAT(vstore, GR_VW)(gr_cv, 0, lanes_c);
+#endif
         for (int l = 0; l < GR_VW; ++l) {
             gr_state s;
             s.v = lanes_v[l];
             s.x = lanes_x[l];
-            GR_STORE(s, out0 + (j0 + l) * parts + part, j0 + l);
+#if GR_VARN
+            GR_STORE(s, out0 + (j0 + l) * parts + part, (ulong)lanes_c[l]);
+#else
+            GR_STORE(s, out0 + (j0 + l) * parts + part, var_n);
+#endif
         }
     } else {
         /* The last few segments, one at a time. */
@@ -335,10 +402,12 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
                                         : var_k;
 #endif
             gr_state s = gr_identity();
+            ulong gr_cs = 0;
             for (ulong i = lo; i < hi; ++i) {
-                GR_FOLD_ELEM(s, in, inx, base + seg + i * elem_stride, i);
+                GR_FOLD_ELEM(s, in, inx, var_cnt, base + seg + i * elem_stride,
+                             i);
             }
-            GR_STORE(s, out0 + seg * parts + part, seg);
+            GR_STORE(s, out0 + seg * parts + part, GR_VARN ? gr_cs : var_n);
         }
     }
 #else
@@ -352,11 +421,12 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
                                 : var_k;
 #endif
     gr_state s = gr_identity();
+    ulong gr_cs = 0;
     for (ulong i = lo; i < hi; ++i) {
-        GR_FOLD_ELEM(s, in, inx, seg_base + i * elem_stride, i);
+        GR_FOLD_ELEM(s, in, inx, var_cnt, seg_base + i * elem_stride, i);
     }
     if (j < M) {
-        GR_STORE(s, out0 + seg * parts + part, seg);
+        GR_STORE(s, out0 + seg * parts + part, GR_VARN ? gr_cs : var_n);
     }
 #endif
 }
