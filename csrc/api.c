@@ -46,7 +46,7 @@ typedef struct {
                           * 2: _count_valid, a sum of (element == element),
                           * nanmean's divisor                            */
     int var;             /* 1: var, 2: std (mean's dtypes; `initial` is
-                          * ddof)                                        */
+                          * ddof); 3: nanmean (a sum and its count)      */
 } fdef;
 
 static const fdef fdefs[] = {
@@ -75,6 +75,7 @@ static const fdef fdefs[] = {
     {"std", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 0, 0, 2},
     {"nanvar", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 1},
     {"nanstd", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 2},
+    {"nanmean", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 3},
     {"nancumsum", GR_F_CUMSUM, GR_FAM_SCAN, GR_ADD, "add", 1},
     {"nancumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply", 1},
     {"reduce_by_key", GR_F_REDUCE_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},
@@ -1579,7 +1580,9 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     }
     if (res.dof_bad && mode == 0 &&
         PyErr_WarnEx(PyExc_RuntimeWarning,
-                     "Degrees of freedom <= 0 for slice.", 1) != 0) {
+                     f->var == 3 ? "Mean of empty slice"
+                                 : "Degrees of freedom <= 0 for slice.",
+                     1) != 0) {
         Py_DECREF(value);
         goto done;
     }

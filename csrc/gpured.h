@@ -350,7 +350,9 @@ typedef struct {
                            * 0 for sums, 1 for products)                  */
     int var;              /* 1 var, 2 std: the shifted sums (sum y, sum
                            * y^2) of kernels/common.cl's GR_VAR, finished
-                           * in the kernels (reduce.cl gr_finish_var)    */
+                           * in the kernels (reduce.cl gr_finish_var);
+                           * 3 nanmean: the sum and count of GR_VAR's
+                           * folds, finished as their quotient           */
     /* per call, not part of a kernel's identity: */
     int var_self;         /* the kernels read each segment's shift K      */
     double var_k;         /* else K (pieces of one streamed segment)      */
@@ -702,7 +704,7 @@ typedef struct {
     int has_initial;
     unsigned char initial[8]; /* in dtype rt                              */
     double div;          /* mean: the count (0: no division)              */
-    int var;             /* 1: var, 2: std (nan: nanvar, nanstd)          */
+    int var;             /* 1: var, 2: std (nan: nanvar, nanstd); 3: nanmean */
     double ddof;         /* var/std                                       */
     /* scans */
     int axis;

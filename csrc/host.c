@@ -1549,17 +1549,21 @@ uint64_t gr_host_count(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
 }
 
 double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
-                   int nan, double ddof, int root, double *count)
+                   int nan, double ddof, int mode, double *count)
 {
     const char *p = (const char *)in;
     double s = 0.0, q = 0.0, n = 0.0, c = 0.0;
     if (es == 1 && (t == GR_FLOAT32 || t == GR_FLOAT64)) {
         if (t == GR_FLOAT32) {
             var_pass_f32((const s_f32 *)p, L, nan, 0, 0.0, &s, &n);
-            var_pass_f32((const s_f32 *)p, L, nan, 1, s / n, &q, &c);
+            if (mode != 3) {
+                var_pass_f32((const s_f32 *)p, L, nan, 1, s / n, &q, &c);
+            }
         } else {
             var_pass_f64((const s_f64 *)p, L, nan, 0, 0.0, &s, &n);
-            var_pass_f64((const s_f64 *)p, L, nan, 1, s / n, &q, &c);
+            if (mode != 3) {
+                var_pass_f64((const s_f64 *)p, L, nan, 1, s / n, &q, &c);
+            }
         }
     } else {
         for (size_t i = 0; i < L; ++i) {
@@ -1570,7 +1574,7 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
             }
         }
         const double m = s / n;
-        for (size_t i = 0; i < L; ++i) {
+        for (size_t i = 0; mode != 3 && i < L; ++i) {
             const double x = gr_host_as_double(p, t, (ptrdiff_t)i * es);
             if (!(nan && x != x)) {
                 q += (x - m) * (x - m);
@@ -1581,11 +1585,14 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
     if (count != NULL) {
         *count = n;
     }
+    if (mode == 3) {
+        return s / n; /* nanmean (0 / 0: nan) */
+    }
     q = (n > 0 ? q : NAN) / (dn > 0.0 ? dn : 0.0);
     if (nan && !(dn > 0.0)) {
         q = NAN; /* NumPy's nanvar: nan where n - ddof <= 0 */
     }
-    return root ? sqrt(q) : q;
+    return mode == 2 ? sqrt(q) : q;
 }
 
 /* ============================================================== scans

@@ -38,11 +38,12 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
 /* Element i of (in, dtype t) as double (C's conversions). */
 double gr_host_as_double(const void *in, gr_dtype t, ptrdiff_t i);
 
-/* var/std of one row: in[i*es], i < L, of dtype t (nan: NaNs skipped),
- * NumPy's two passes in double, over max(n - ddof, 0); root: std.
- * *count (if not NULL): n, the elements summed. */
+/* var (mode 1) or std (2) of one row: in[i*es], i < L, of dtype t (nan:
+ * NaNs skipped), NumPy's two passes in double, over max(n - ddof, 0);
+ * mode 3: the mean (nanmean), the first pass only.  *count (if not
+ * NULL): n, the elements summed. */
 double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
-                   int nan, double ddof, int root, double *count);
+                   int nan, double ddof, int mode, double *count);
 
 /* Elements of one row in[i*es], i < L, of dtype t that are nonzero
  * (valid 0: count_nonzero, NaN counts) or not NaN (valid 1). */

@@ -227,7 +227,8 @@ static int available(const gr_device *d, gr_op op, const gr_accum *acc,
     if (v->atomic) {
         if (acc->var) {
             snprintf(why, n, "variant 'atomic' merges one accumulator by "
-                     "compare-and-swap; var/std's state is two sums");
+                     "compare-and-swap; var/std's state is two sums, "
+                     "nanmean's a sum and its count");
             return 0;
         }
         if (op == GR_ARGMIN || op == GR_ARGMAX || !sized) {

@@ -169,7 +169,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, **kw):
 def _nancount(a, axis=None, keepdims=False, **kw):
     """The elements of each slice that are not NaN (intp, as NumPy's
     ``np.sum(~isnan(a), dtype=intp)``): one sum with the test fused into
-    the loads (GR_CVT_VALID).  nanmean's divisor; gpured.dask's too."""
+    the loads (GR_CVT_VALID): gpured.dask's nanmean and nanvar partials."""
     x = a if isinstance(a, _core.ArrayBase) else np.asarray(a)
     return _count_valid(a, x, axis, keepdims, kw)
 
@@ -183,11 +183,12 @@ def _count_valid(a, x, axis, keepdims, kw):
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    """Mean ignoring NaNs, as :func:`numpy.nanmean`: a :func:`nansum` (NaN
-    read as 0 in the loads) divided by the count of non-NaN elements (a
-    second sum, the NaN test fused into its loads).  Integer and bool
-    inputs are averaged by :func:`mean`.  A slice of NaNs only gives NaN
-    with NumPy's "Mean of empty slice" RuntimeWarning."""
+    """Mean ignoring NaNs, as :func:`numpy.nanmean`, in one pass: the
+    folds sum the elements that are not NaN and count them (in float64
+    where the device has it), and the kernels finish the quotient.
+    Integer and bool inputs are averaged by :func:`mean`.  A slice of NaNs
+    only gives NaN with NumPy's "Mean of empty slice" RuntimeWarning
+    (NumPy inputs)."""
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if x.dtype.kind not in "fc":
@@ -196,26 +197,10 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
         raise TypeError("If a is inexact, then dtype must be inexact")
     if out is not None and not np.issubdtype(out.dtype, np.inexact):
         raise TypeError("If a is inexact, then out must be inexact")
-    if dev and out is not None:
-        raise TypeError("nanmean of a device array: out= is not supported "
-                        "(the result is a new device array)")
-    cnt = _count_valid(a, x, axis, keepdims, kw)
-    tot = _reduce("nansum", a if x.size else x, axis, dtype, out, keepdims,
-                  _NoValue, kw)
-    if dev:
-        cnt, tot = np.asarray(cnt), np.asarray(tot)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if out is not None:
-            avg = np.divide(tot, cnt, out=out, casting="unsafe")
-        elif isinstance(tot, np.ndarray) and tot.ndim:
-            avg = np.divide(tot, cnt, out=tot, casting="unsafe")
-        else:
-            avg = tot.dtype.type(tot / cnt)
-    if np.any(cnt == 0):
-        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-    if dev:
-        return _beside(a, avg)
-    return avg
+    if dev and out is not None and not isinstance(out, _core.ArrayBase):
+        raise TypeError("nanmean of a device array: out= must be a device "
+                        "array")
+    return _reduce("nanmean", a, axis, dtype, out, keepdims, _NoValue, kw)
 
 
 def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):

@@ -20,7 +20,7 @@
  *   GR_VW    vector width of the main loads (1, 2, 4, 8, 16)
  *   GR_WG    work-group size (compile-time: local arrays and unrolled trees)
  *   GR_ILP   independent accumulators per work-item
- *   GR_VAR   1: var/std's state (see below)
+ *   GR_VAR   1 var, 2 std: var/std's state (see below); 3 nanmean
  */
 #if GR_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -246,21 +246,30 @@ typedef struct {
 #define GR_VAR_COUNT_V(y) ((void)0)
 #define GR_VAR_COUNT_S(y) ((void)0)
 #endif
+#if GR_VAR == 3
+/* nanmean (GR_VAR 3, with GR_NAN): the plain sum of the elements that are
+ * not NaN and their count; x stays 0, the finish is v / n. */
+#define GR_VAR_DEV(y, k) (y)
+#define GR_VAR_SQ(x, d) ((void)0)
+#else
+#define GR_VAR_DEV(y, k) ((y) - (k))
+#define GR_VAR_SQ(x, d) ((x) = fma((d), (d), (x)))
+#endif
 #define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
     do {                                                                     \
         VT y_ = (y);                                                         \
-        VT d_ = GR_VAR_SKIP(y_ - gr_kv, y_, VT);                             \
+        VT d_ = GR_VAR_SKIP(GR_VAR_DEV(y_, gr_kv), y_, VT);                  \
         GR_VAR_COUNT_V(y_);                                                  \
         (v) += d_;                                                           \
-        (x) = fma(d_, d_, (x));                                              \
+        GR_VAR_SQ(x, d_);                                                    \
     } while (0)
 #define GR_FOLD_S(s, y, i)                                                   \
     do {                                                                     \
         GR_A y_ = (y);                                                       \
-        GR_A d_ = GR_VAR_SKIP(y_ - gr_ks, y_, GR_A);                         \
+        GR_A d_ = GR_VAR_SKIP(GR_VAR_DEV(y_, gr_ks), y_, GR_A);              \
         GR_VAR_COUNT_S(y_);                                                  \
         (s).v += d_;                                                         \
-        (s).x = fma(d_, d_, (s).x);                                          \
+        GR_VAR_SQ((s).x, d_);                                                \
     } while (0)
 #elif GR_OP == GR_OP_ADD && GR_COMP
 /* Knuth's TwoSum: t + e == v + y exactly; e collects what t lost. */

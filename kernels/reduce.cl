@@ -115,7 +115,13 @@ inline GR_A gr_var_shift(__global const GR_T *p, ulong stride, ulong L)
  * are) over n - ddof (NumPy's max(n - ddof, 0): inf or nan past it;
  * nanvar: nan);
  * std's root.  n: var_n, or nanvar's count of the segment's others. */
-#if GR_VAR
+#if GR_VAR == 3
+/* nanmean: the sum over the count (0 / 0: nan, NumPy's empty slice) */
+inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
+{
+    return (GR_R)(s.v / (GR_A)n);
+}
+#elif GR_VAR
 inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
 {
     const GR_A m2 = s.x - s.v * (s.v / (GR_A)n);

@@ -87,7 +87,9 @@ def run_nan_case(gpured, op, variant, knobs, axis):
 
 
 # var/std: the two-part state (shifted sums) of GR_VAR, the shift read by
-# the kernels, nanvar's counting pass and counts buffer
+# the kernels, nanvar's count (fused: lane counts, the work-group's sum in
+# local memory, counts beside the partial states); nanmean (GR_VAR 3) is
+# in the nan job
 VAR_OPS = ["var", "nanstd"]
 
 
@@ -115,9 +117,8 @@ def child(job):
         n = 0
         for op in NAN_OPS:
             for variant, knobs in NAN_CONFIGS:
-                # nanmean: nansum and the count's sum (GR_CVT_VALID)
-                if variant not in gpured.variants("sum" if op == "nanmean" else op,
-                                                  "float32"):
+                # nanmean: the sum and its count in one pass (GR_VAR 3)
+                if variant not in gpured.variants(op, "float32"):
                     continue
                 for axis in AXES:
                     run_nan_case(gpured, op, variant, knobs, axis)

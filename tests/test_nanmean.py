@@ -1,5 +1,5 @@
-"""nanmean against NumPy: a nansum divided by the count of non-NaN elements
-(a second sum whose NaN test is fused into the loads: GR_CVT_VALID).
+"""nanmean against NumPy: one pass summing and counting the elements that
+are not NaN (GR_VAR 3), finished as their quotient in the kernels.
 dtypes, axes, keepdims, dtype=/out=, all-NaN and empty slices with NumPy's
 warning, every reduce variant, host and device operands, both placements,
 gpured.dask."""
@@ -114,10 +114,13 @@ def test_nanmean_dtype_and_out():
 
 @pytest.mark.parametrize("dtype", [np.float32], ids=lambda d: np.dtype(d).name)
 def test_nanmean_every_variant(dtype):
-    # the count's loads (GR_CVT_VALID) in every variant of the device
-    # (float64: the default variants, test_nanmean_matches_numpy)
+    # the sum and its count (one pass: GR_VAR 3) through every variant of
+    # the device (float64: the default variants, test_nanmean_matches_numpy)
     with placed("current"):
-        for variant in gpured.variants("sum", dtype):
+        assert "atomic" not in gpured.variants("nanmean", dtype)
+        with pytest.raises(gpured.VariantUnavailable, match="a sum and its count"):
+            gpured.nanmean(data(dtype, (100,)), variant="atomic")
+        for variant in gpured.variants("nanmean", dtype):
             for shape, axis in (((7,), None), ((65537,), None), ((300, 129), 1), ((300, 129), 0)):
                 a = data(dtype, shape, seed=5)
                 want = nm(a, axis=axis)
