@@ -683,6 +683,20 @@ static void replace_nan(void *p, gr_dtype t, size_t M, size_t L, gr_op op,
 #define HOST_COPY_REDUCE 16.0
 #define HOST_COPY_SCAN 2.0
 
+/* The M x L elements a view reads from src, gathered into dst in
+ * (kept..., reduced...) C order (the host path's copies). */
+static void gather_rows(const red_view *v, const char *src, size_t isz,
+                        char *dst)
+{
+    size_t gshape[GR_MAXDIMS];
+    ptrdiff_t gstr[GR_MAXDIMS], bstr[GR_MAXDIMS];
+    const int gn = red_gather_dims(v, gshape, gstr);
+    for (int i = 0; i < gn; ++i) {
+        bstr[i] = gstr[i] * (ptrdiff_t)isz;
+    }
+    host_gather(dst, src, gn, gshape, bstr, isz);
+}
+
 /* var/std on the host path: NumPy's two passes per segment (host.c
  * gr_host_var), rounded once into the result dtype.  The placement rule
  * counts the two passes; nanmean's one pass (mode 3) the same: its NaN
@@ -700,17 +714,11 @@ static int var_on_host(const gr_request *req, const red_view *v,
     const int nan = req->nan && gr_dtypes[in->t].is_float;
     char *copy = NULL;
     if (!v->ok) {
-        size_t gshape[GR_MAXDIMS];
-        ptrdiff_t gstr[GR_MAXDIMS], bstr[GR_MAXDIMS];
-        const int gn = red_gather_dims(v, gshape, gstr);
         if ((copy = malloc(M * L * isz + 1)) == NULL) {
             gr_status_kind(st, GR_E_MEMORY, "out of host memory");
             return -1;
         }
-        for (int i = 0; i < gn; ++i) {
-            bstr[i] = gstr[i] * (ptrdiff_t)isz;
-        }
-        host_gather(copy, base, gn, gshape, bstr, isz);
+        gather_rows(v, base, isz, copy);
         base = copy;
         ss = (ptrdiff_t)L;
         es = 1;
@@ -755,9 +763,6 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
     if (!v->ok || init_col || nan) {
         /* (kept..., reduced...) in C order, behind a column of initial
          * (nan*: a copy with the NaNs replaced) */
-        size_t gshape[GR_MAXDIMS];
-        ptrdiff_t gstr[GR_MAXDIMS], bstr[GR_MAXDIMS];
-        const int gn = red_gather_dims(v, gshape, gstr);
         const size_t lead = init_col ? 1 : 0;
         char *rows = NULL;
         Lh = L + lead;
@@ -770,11 +775,7 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
             gr_status_kind(st, GR_E_MEMORY, "out of host memory");
             goto out;
         }
-        for (int i = 0; i < gn; ++i) {
-            bstr[i] = gstr[i] * (ptrdiff_t)isz;
-        }
-        host_gather(rows, in->host + v->base * (ptrdiff_t)isz, gn, gshape,
-                    bstr, isz);
+        gather_rows(v, in->host + v->base * (ptrdiff_t)isz, isz, rows);
         if (nan && !skip) {
             replace_nan(rows, in->t, M, L, req->op, NULL);
         }

@@ -111,31 +111,21 @@ def child(job):
     sys.path.insert(0, ROOT)
     import gpured
 
-    if job["kind"] == "nan":
-        import warnings
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
+    if job["kind"] in ("nan", "var"):
+        # nanmean: the sum and its count in one pass (GR_VAR 3); var: the
+        # two-part state
+        ops, case, label = ((NAN_OPS, run_nan_case, "nan*   ") if job["kind"] == "nan"
+                            else (VAR_OPS, run_var_case, "var/std"))
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices
         n = 0
-        for op in NAN_OPS:
-            for variant, knobs in NAN_CONFIGS:
-                # nanmean: the sum and its count in one pass (GR_VAR 3)
-                if variant not in gpured.variants(op, "float32"):
-                    continue
-                for axis in AXES:
-                    run_nan_case(gpured, op, variant, knobs, axis)
-                    n += 1
-        print("  races nan*    %d reductions checked" % n, flush=True)
-    elif job["kind"] == "var":
-        import warnings
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        n = 0
-        for op in VAR_OPS:
+        for op in ops:
             for variant, knobs in NAN_CONFIGS:
                 if variant not in gpured.variants(op, "float32"):
                     continue
                 for axis in AXES:
-                    run_var_case(gpured, op, variant, knobs, axis)
+                    case(gpured, op, variant, knobs, axis)
                     n += 1
-        print("  races var/std %d reductions checked" % n, flush=True)
+        print("  races %s %d reductions checked" % (label, n), flush=True)
     elif job["kind"] == "races":
         n = 0
         for op in OPS:
