@@ -47,6 +47,7 @@ typedef struct {
                           * nanmean's divisor                            */
     int var;             /* 1: var, 2: std (mean's dtypes; `initial` is
                           * ddof); 3: nanmean (a sum and its count)      */
+    int ptp;             /* ptp: one max whose state carries the minimum  */
 } fdef;
 
 static const fdef fdefs[] = {
@@ -76,6 +77,7 @@ static const fdef fdefs[] = {
     {"nanvar", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 1},
     {"nanstd", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 2},
     {"nanmean", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 3},
+    {"ptp", GR_F_MAX, GR_FAM_REDUCE, GR_MAX, "maximum", 0, 0, 0, 1},
     {"nancumsum", GR_F_CUMSUM, GR_FAM_SCAN, GR_ADD, "add", 1},
     {"nancumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply", 1},
     {"reduce_by_key", GR_F_REDUCE_BY_KEY, GR_FAM_BYKEY, GR_ADD, ""},
@@ -1274,7 +1276,7 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     default:
         rt = req.in.t;
     }
-    if (!is_none(out) && rt_i < 0 &&
+    if (!is_none(out) && rt_i < 0 && !f->ptp &&
         (f->func == GR_F_SUM || f->func == GR_F_PROD || f->func == GR_F_MIN ||
          f->func == GR_F_MAX) &&
         (gr_array_of(out) != NULL || PyArray_Check(out)) &&
@@ -1288,6 +1290,13 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         PyErr_Format(PyExc_TypeError, "%s: dtype %s is not a float type (the "
                      "Python face answers others through NumPy)", f->name,
                      gr_dtypes[rt].name);
+        goto done;
+    }
+    if (f->ptp && rt == GR_BOOL) {
+        /* NumPy's ptp subtracts: booleans refuse */
+        PyErr_SetString(PyExc_TypeError, "numpy boolean subtract, the `-` "
+                        "operator, is not supported, use the bitwise_xor, the "
+                        "`^` operator, or the logical_xor function instead.");
         goto done;
     }
     if ((f->func == GR_F_MIN || f->func == GR_F_MAX) && rt != req.in.t &&
@@ -1521,6 +1530,8 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
          * kernels; NumPy's warning below where some n <= ddof */
         req.var = f->var;
         req.ddof = ddof;
+    } else if (f->ptp) {
+        req.ptp = 1; /* max - min in the input's dtype, one pass */
     } else if (f->func == GR_F_MEAN) {
         if (mean_via_numpy) {
             req.rt = req.st; /* the sum only */
@@ -2328,6 +2339,9 @@ static PyObject *py_variants(PyObject *self, PyObject *args)
     }
     if (f->var) {
         gr_accum_var(&acc, f->var);
+    }
+    if (f->ptp) {
+        gr_accum_ptp(&acc);
     }
     const char *const *v = f->fam == GR_FAM_SCAN ? gr_scan_variants()
                                                  : gr_reduce_variants();

@@ -416,6 +416,9 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
         acc->var_n = v->lay.L;
         acc->var_ddof = req->ddof;
     }
+    if (req->ptp) {
+        gr_accum_ptp(acc);
+    }
     int rc = gr_plan_reduce(d, req->op, acc, &v->lay, &req->kn, plan);
     if (rc != 0) {
         gr_status_kind(st, rc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
@@ -736,11 +739,75 @@ static int var_on_host(const gr_request *req, const red_view *v,
     return 0;
 }
 
+/* ptp's finish on the host: y[m] = y[m] - z[m] in dtype t (integers
+ * wrap, as NumPy's subtraction; floats round once). */
+static void ptp_finish(char *y, const char *z, gr_dtype t, size_t M)
+{
+    for (size_t m = 0; m < M; ++m) {
+        switch (t) {
+#define SUB(T, U)                                                            \
+        ((T *)y)[m] = (T)(U)((U)((T *)y)[m] - (U)((const T *)z)[m]);         \
+        break
+        case GR_INT8: SUB(int8_t, uint8_t);
+        case GR_UINT8: SUB(uint8_t, uint8_t);
+        case GR_INT16: SUB(int16_t, uint16_t);
+        case GR_UINT16: SUB(uint16_t, uint16_t);
+        case GR_INT32: SUB(int32_t, uint32_t);
+        case GR_UINT32: SUB(uint32_t, uint32_t);
+        case GR_INT64: SUB(int64_t, uint64_t);
+        case GR_UINT64: SUB(uint64_t, uint64_t);
+        case GR_FLOAT32:
+            ((float *)y)[m] -= ((const float *)z)[m];
+            break;
+        case GR_FLOAT64:
+            ((double *)y)[m] -= ((const double *)z)[m];
+            break;
+        default:
+            break;
+#undef SUB
+        }
+    }
+}
+
+/* ptp on the host path: the host's max and its min (two passes, placed
+ * as such: HOST_PTP), then their difference. */
+#define HOST_PTP 2.0
+static int reduce_on_host(const gr_request *req, const red_view *v,
+                          gr_result *res, gr_status *st);
+static int ptp_on_host(const gr_request *req, const red_view *v,
+                       gr_result *res, gr_status *st)
+{
+    gr_request r = *req;
+    const size_t sz = isz_of(req->rt);
+    char *z = malloc(v->lay.M * sz + 1);
+    int rc;
+    if (z == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    r.ptp = 0;
+    r.op = GR_MAX;
+    rc = reduce_on_host(&r, v, res, st);
+    if (rc == 0) {
+        r.op = GR_MIN;
+        r.out.host = z;
+        rc = reduce_on_host(&r, v, res, st);
+    }
+    if (rc == 0) {
+        ptp_finish(req->out.host, z, req->rt, v->lay.M);
+    }
+    free(z);
+    return rc;
+}
+
 static int reduce_on_host(const gr_request *req, const red_view *v,
                           gr_result *res, gr_status *st)
 {
     if (req->var) {
         return var_on_host(req, v, res, st);
+    }
+    if (req->ptp) {
+        return ptp_on_host(req, v, res, st);
     }
     const gr_operand *in = &req->in;
     const gr_device *d = gr_device_get(req->dev);
@@ -923,10 +990,12 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         gr_place_host(gr_device_get(req->dev), GR_FAM_REDUCE, req->op, &v.lay,
                       v.lay.M * v.lay.L * isz,
                       req->var ? HOST_VAR
+                      : req->ptp ? HOST_PTP
                       : req->nan && gr_dtypes[in->t].is_float
                           ? HOST_COPY_REDUCE : 1.0,
                       req->var == 3 ? " (nanmean: NaN-masked double lanes)"
                       : req->var    ? " (var/std: two passes)"
+                      : req->ptp    ? " (ptp: max, then min)"
                                     : " (a copy first: nan*)",
                       req->mode == GR_EXPLAIN ? res->place_why : NULL,
                       sizeof res->place_why)) {

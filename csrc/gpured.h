@@ -358,6 +358,9 @@ typedef struct {
     double var_k;         /* else K (pieces of one streamed segment)      */
     unsigned long long var_n; /* elements per segment                      */
     double var_ddof;      /* NumPy's ddof                                  */
+    int ptp;              /* ptp: a max whose auxiliary state (x_size) is
+                           * the minimum, finished as their difference in
+                           * the input's dtype (kernels/common.cl GR_PTP) */
 } gr_accum;
 /* cvt of count_nonzero's sum: kernels/common.cl GR_CVT_COUNT (elements
  * read as 1 / 0); of nanmean's count: GR_CVT_VALID (1 unless NaN) */
@@ -369,6 +372,8 @@ int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
 /* The accumulator of var/std (1, 2) over the one gr_accum_for chose for
  * their sum. */
 void gr_accum_var(gr_accum *acc, int var);
+/* The accumulator of ptp over max's (the minimum as its auxiliary state). */
+void gr_accum_ptp(gr_accum *acc);
 /* 0 on success, -1 with a message in plan->why (bad knob/variant),
  * -2 when the variant is unavailable on this device. */
 int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
@@ -706,6 +711,7 @@ typedef struct {
     double div;          /* mean: the count (0: no division)              */
     int var;             /* 1: var, 2: std (nan: nanvar, nanstd); 3: nanmean */
     double ddof;         /* var/std                                       */
+    int ptp;             /* op GR_MAX: max - min in one pass               */
     /* scans */
     int axis;
     int exclusive;

@@ -231,6 +231,12 @@ static int available(const gr_device *d, gr_op op, const gr_accum *acc,
                      "nanmean's a sum and its count");
             return 0;
         }
+        if (acc->ptp) {
+            snprintf(why, n, "variant 'atomic' merges one accumulator by "
+                     "compare-and-swap; ptp's state is a maximum and a "
+                     "minimum");
+            return 0;
+        }
         if (op == GR_ARGMIN || op == GR_ARGMAX || !sized) {
             snprintf(why, n, "variant 'atomic' needs a 32- or 64-bit "
                      "accumulator that one compare-and-swap can update (not "
@@ -958,6 +964,14 @@ void gr_accum_var(gr_accum *acc, int var)
     acc->comp = 0;
     acc->x_size = acc->a_size;
     acc->var_self = 1;
+}
+
+/* ptp: max's accumulator, whose auxiliary state (of the same type) is
+ * the minimum (kernels/common.cl GR_PTP). */
+void gr_accum_ptp(gr_accum *acc)
+{
+    acc->ptp = 1;
+    acc->x_size = acc->a_size;
 }
 
 /* ---------------------------------------------------- accumulators

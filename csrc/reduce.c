@@ -26,7 +26,8 @@ typedef struct {
 
 /* What decides a reduce program's defines (the kernel memo's key). */
 typedef struct {
-    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan, var;
+    int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan, var,
+        ptp;
     char a_cl[8];
     pass_cfg c;
 } kkey;
@@ -69,7 +70,8 @@ static void defines(const void *ctx, char *buf, size_t n)
              "#define GR_LOAD %d\n#define GR_COMBINE %d\n#define GR_SG %d\n"
              "#define GR_SG_NATIVE %d\n#define GR_ATOMIC %d\n"
              "#define GR_IN_PARTIAL %d\n#define GR_FINAL %d\n"
-             "#define GR_NEG0 %d\n#define GR_NAN %d\n#define GR_VAR %d\n",
+             "#define GR_NEG0 %d\n#define GR_NAN %d\n#define GR_VAR %d\n"
+             "#define GR_PTP %d\n",
              k->fp64, gr_dtypes[k->t].cl, k->a_cl, result_cl(k->op, k->r),
              k->a_size == 1   ? "char"
              : k->a_size == 2 ? "short"
@@ -78,7 +80,7 @@ static void defines(const void *ctx, char *buf, size_t n)
              k->a_size, x_size, k->a_float, k->op, k->cvt, k->comp, a_min,
              a_max, c->vw, c->wg, c->ilp, c->load, c->combine, c->sg,
              c->sg_native, c->atomic, c->in_partial, c->final, k->neg0,
-             k->nan, k->var);
+             k->nan, k->var, k->ptp);
 }
 
 static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
@@ -97,6 +99,7 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
     k.neg0 = acc->neg0;
     k.nan = acc->nan;
     k.var = acc->var;
+    k.ptp = acc->ptp;
     k.a_float = strcmp(acc->a_cl, "float") == 0 ||
                 strcmp(acc->a_cl, "double") == 0;
     k.fp64 = (acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0) ||

@@ -139,18 +139,20 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, **kw):
 
 
 def ptp(a, axis=None, out=None, keepdims=False, **kw):
-    """Range of values (maximum - minimum), as :func:`numpy.ptp`: the
-    subtraction in the input's dtype (integers wrap, NaN propagates).  Two
-    reductions (max, then min), not one fused pass.  A device array gives
-    a device array on its device; ``out`` is a NumPy array."""
-    mx = max(a, axis=axis, keepdims=keepdims, **kw)
-    mn = min(a, axis=axis, keepdims=keepdims, **kw)
-    if isinstance(a, _core.ArrayBase):
-        if out is not None:
-            raise TypeError("ptp of a device array: out= is not supported "
-                            "(the result is a new device array)")
-        return _beside(a, np.subtract(np.asarray(mx), np.asarray(mn)))
-    return np.subtract(mx, mn, out=out)
+    """Range of values (maximum - minimum), as :func:`numpy.ptp`: one pass
+    whose state carries the maximum and the minimum together, finished as
+    their difference in the input's dtype (integers wrap, NaN propagates,
+    booleans raise NumPy's TypeError).  A device array gives a device
+    array on its device.  An ``out`` of another dtype follows NumPy's own
+    steps (the maximum cast into ``out``, then the minimum subtracted)."""
+    if out is not None and isinstance(out, np.ndarray) and \
+            out.dtype != getattr(a, "dtype", np.asarray(a).dtype):
+        mx = max(a, axis=axis, out=out, keepdims=keepdims, **kw)
+        mn = min(a, axis=axis, keepdims=keepdims, **kw)
+        if isinstance(mn, _core.ArrayBase):
+            mn = np.asarray(mn)
+        return np.subtract(mx, mn, out=out)
+    return _reduce("ptp", a, axis, None, out, keepdims, _NoValue, kw)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False, **kw):

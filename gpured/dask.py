@@ -141,7 +141,7 @@ _NoValue = np._NoValue
 
 __all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
            "argmax", "cumsum", "cumprod", "cummin", "cummax", "nansum",
-           "nanprod", "nanmin", "nanmax", "nanmean", "var", "std", "nanvar", "nanstd", "count_nonzero", "nancumsum", "nancumprod", "to_device",
+           "nanprod", "nanmin", "nanmax", "nanmean", "var", "std", "nanvar", "nanstd", "count_nonzero", "ptp", "nancumsum", "nancumprod", "to_device",
            "to_host", "calibrate", "stats", "reset_stats", "local_cluster"]
 
 _POLICIES = ("rate", "round_robin")
@@ -558,6 +558,29 @@ def _final_fminmax(ufunc):
     return f
 
 
+def _ptp_fields(call, x, axis, res, pos, kw):
+    """ptp partials of a chunk: its maximum and its minimum (two gpured
+    calls: the one-pass ptp returns their difference only)."""
+    return {"mx": call("max", x, axis=axis, keepdims=True),
+            "mn": call("min", x, axis=axis, keepdims=True)}
+
+
+def _ptp_final(f, axis, keepdims, res, kw):
+    mx = np.maximum.reduce(f["mx"], axis=axis, keepdims=keepdims)
+    mn = np.minimum.reduce(f["mn"], axis=axis, keepdims=keepdims)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # NumPy's ptp: the subtraction in the dtype (integers wrap)
+        return np.subtract(np.asarray(mx), np.asarray(mn)).astype(res, copy=False)
+
+
+def _ptp_result(t, d):
+    if np.dtype(t) == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not "
+                        "supported, use the bitwise_xor, the `^` operator, or "
+                        "the logical_xor function instead.")
+    return np.dtype(t)
+
+
 _REDUCTIONS = {r.name: r for r in [
     #     name    chunk partials (gpured)       combine             final                       NumPy's result dtype                     keywords            empty chunk
     _Row("sum",  _one("sum", _acc),             {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.sum, t, d),  ("dtype", "initial")),
@@ -571,6 +594,7 @@ _REDUCTIONS = {r.name: r for r in [
     _Row("nanmin", _one("nanmin"),             {"v": np.fmin},     _final_fminmax(np.fmin),    _SAME,                                  ("initial",),       "skip"),
     _Row("nanmax", _one("nanmax"),             {"v": np.fmax},     _final_fminmax(np.fmax),    _SAME,                                  ("initial",),       "skip"),
     _Row("count_nonzero", _one("count_nonzero"), {"v": np.add}, _final_ufunc(np.add),      lambda t, d: np.dtype(np.intp),         ()),
+    _Row("ptp", _ptp_fields,                    {"mx": np.maximum, "mn": np.minimum}, _ptp_final, _ptp_result,                 (),                 "skip"),
     _Row("nanmean", _nanmean_fields,            {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.nanmean, t, d), ("dtype",)),
     _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
     _Row("var", _var_fields(False),             _var_merge,         _var_final(False, False),   lambda t, d: _np_result(np.var, t, d), ("dtype", "ddof")),
@@ -1125,6 +1149,8 @@ _WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
          "zero", "nanprod": "Product treating NaNs as one",
          "nanmin": "Minimum ignoring NaNs", "nanmax": "Maximum ignoring NaNs",
          "count_nonzero": "Number of nonzero elements",
+         "ptp": "Range of values, maximum - minimum (each chunk's maximum "
+         "and minimum; integers wrap in their dtype)",
          "nanmean": "Mean ignoring NaNs (NaN-free sum and count per chunk)",
          "var": "Variance (count, mean and variance per chunk, Chan's combine)",
          "std": "Standard deviation (as var, then the square root)",

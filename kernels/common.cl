@@ -21,6 +21,7 @@
  *   GR_WG    work-group size (compile-time: local arrays and unrolled trees)
  *   GR_ILP   independent accumulators per work-item
  *   GR_VAR   1 var, 2 std: var/std's state (see below); 3 nanmean
+ *   GR_PTP   1: ptp, a max whose auxiliary state is the minimum
  */
 #if GR_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -115,6 +116,9 @@
 #ifndef GR_VAR
 #define GR_VAR 0
 #endif
+#ifndef GR_PTP
+#define GR_PTP 0
+#endif
 /* nanmin/nanmax are NumPy's fmin/fmax reductions: a NaN is skipped and
  * only a slice of NaNs stays NaN.  No replacement there: NaN is their
  * identity and the fold takes the element wherever the state is NaN
@@ -153,7 +157,7 @@
 #if GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
 #define GR_X long
 #define GR_HAS_X 1
-#elif GR_COMP || GR_VAR
+#elif GR_COMP || GR_VAR || GR_PTP
 #define GR_X GR_A
 #define GR_HAS_X 1
 #else
@@ -189,6 +193,8 @@ typedef struct {
 #endif
 #if GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
 #define GR_IDENT_X ((long)LONG_MAX)
+#elif GR_PTP
+#define GR_IDENT_X GR_A_MAXV
 #else
 #define GR_IDENT_X ((GR_X)0)
 #endif
@@ -271,6 +277,16 @@ typedef struct {
         (s).v += d_;                                                         \
         GR_VAR_SQ((s).x, d_);                                                \
     } while (0)
+#elif GR_PTP
+/* ptp (GR_PTP, an operator GR_OP_MAX): v folds as max, x as min, each with
+ * their own rules (a NaN stays in both); one read of every element.  The
+ * finish is v - x in the input's dtype (gr_finish). */
+#define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
+    do {                                                                     \
+        VT y_ = (y);                                                         \
+        (v) = GR_SEL((v), y_, (y_ >= (v)) || GR_ISNAN(y_));                  \
+        (x) = GR_SEL((x), y_, (y_ <= (x)) || GR_ISNAN(y_));                  \
+    } while (0)
 #elif GR_OP == GR_OP_ADD && GR_COMP
 /* Knuth's TwoSum: t + e == v + y exactly; e collects what t lost. */
 #define GR_FOLD(v, x, y, i, VT, XT, MT)                                          \
@@ -326,6 +342,9 @@ inline void gr_merge(gr_state *a, gr_state b)
 #if GR_VAR
     a->v += b.v;
     a->x += b.x;
+#elif GR_PTP
+    a->v = GR_SEL(a->v, b.v, (b.v >= a->v) || GR_ISNAN(b.v));
+    a->x = GR_SEL(a->x, b.x, (b.x <= a->x) || GR_ISNAN(b.x));
 #elif GR_OP == GR_OP_ADD && GR_COMP
     GR_A t = a->v + b.v;
     GR_A bb = t - a->v;
@@ -353,6 +372,11 @@ inline GR_R gr_finish(gr_state s)
 {
 #if GR_VAR
     return (GR_R)s.x;
+#elif GR_PTP && GR_A_FLOAT
+    return (GR_R)(s.v - s.x);
+#elif GR_PTP
+    /* NumPy's integer subtraction wraps: modulo 2^64, then truncated */
+    return (GR_R)((ulong)s.v - (ulong)s.x);
 #elif GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
     return (GR_R)s.x;
 #elif GR_OP == GR_OP_ALL || GR_OP == GR_OP_ANY
@@ -751,6 +775,17 @@ inline gr_state gr_combine_workgroup(gr_state s, __local GR_A *lv, __local GR_X 
 #elif GR_OP == GR_OP_ADD
     s.v = work_group_reduce_add(GR_COMP ? s.v + s.x : s.v);
     s.x = 0;
+#elif GR_PTP
+#if GR_A_FLOAT
+    /* a NaN is in both parts of a state, or in neither */
+    const int nan = work_group_any(GR_ISNAN(s.v) ? 1 : 0);
+#endif
+    s.v = work_group_reduce_max(s.v);
+    s.x = work_group_reduce_min(s.x);
+#if GR_A_FLOAT
+    s.v = nan ? (GR_A)NAN : s.v;
+    s.x = nan ? (GR_A)NAN : s.x;
+#endif
 #elif GR_OP == GR_OP_MIN || GR_OP == GR_OP_MAX
 #if GR_NANSKIP
     /* nanmin/nanmax: NaN only where every work-item holds one */
