@@ -146,6 +146,18 @@ def gpu_rows(P, gib, quick):
         tt = P.torch_dev(a) if P.torch else None
         cp = P.cupy.asarray(a) if P.cupy else None
         ca = P.cla.to_device(P.q, a) if P.cl else None
+        # Every library's copies finished, then a warm-up: the first kernels
+        # right after torch and CuPy copied 1 GiB beside ours ran 8% slow
+        # (H100, 2026-11-26, benchmarks/exp/sum_first.py: sum 0.386 ms
+        # there, 0.361 ms a few calls later with the same plan), and the
+        # first row is gpured's.
+        if tt is not None:
+            P.sync_torch()
+        if cp is not None:
+            P.cupy.cuda.Device().synchronize()
+        for _ in range(30):
+            gpured.sum(d)
+        sync()
         for op in ("sum", "min", "max") + (("argmax",) if dt != np.float64 else ()):
             g = getattr(gpured, op)
             t = loop_time(lambda: g(d), sync, calls)

@@ -40,6 +40,12 @@
 /* --------------------------------------------------------- small helpers */
 
 static size_t isz_of(gr_dtype t) { return (size_t)gr_dtypes[t].size; }
+/* nan* functions act on float elements only (integers have no NaN: the
+ * plain function's kernels and host loops) */
+static int nan_floats(const gr_request *req, gr_dtype t)
+{
+    return req->nan && gr_dtypes[t].is_float;
+}
 
 /* Element strides of an operand; -1 if one is not a multiple of the item
  * size (api.c copies such arrays first, so this is a safety net). */
@@ -407,7 +413,7 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
      * from it): the exact identity keeps an all-(-0.0) sum -0.0 */
     acc->neg0 = req->has_initial && req->op == GR_ADD &&
                 gr_dtypes[req->st].is_float;
-    acc->nan = req->nan && gr_dtypes[t].is_float;
+    acc->nan = nan_floats(req, t);
     if (req->count) {
         acc->cvt = req->count == 2 ? GR_CVT_VALID_MODE : GR_CVT_COUNT_MODE;
     }
@@ -714,7 +720,7 @@ static int var_on_host(const gr_request *req, const red_view *v,
     const size_t isz = isz_of(in->t), M = v->lay.M, L = v->lay.L;
     const char *base = in->host + v->base * (ptrdiff_t)isz;
     ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
-    const int nan = req->nan && gr_dtypes[in->t].is_float;
+    const int nan = nan_floats(req, in->t);
     char *copy = NULL;
     if (!v->ok) {
         if ((copy = malloc(M * L * isz + 1)) == NULL) {
@@ -816,7 +822,7 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
     const gr_dtype ct = arg ? GR_INT64 : req->st;
     const size_t csz = isz_of(ct);
     const int init_col = req->has_initial && ct == in->t;
-    const int nan = req->nan && gr_dtypes[in->t].is_float;
+    const int nan = nan_floats(req, in->t);
     /* nanmin/nanmax: replaced by +-inf, NaN again where a row (initial
      * included) held NaNs only */
     const int skip = nan && (req->op == GR_MIN || req->op == GR_MAX);
@@ -978,7 +984,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     red_view_of(req, &v);
     res->lay = v.lay;
     /* var/std: every slice holds L elements (nanvar: its counts say) */
-    res->dof_bad = req->var && !(req->nan && gr_dtypes[in->t].is_float) &&
+    res->dof_bad = req->var && !nan_floats(req, in->t) &&
                    (double)v.lay.L - req->ddof <= 0.0;
     /* min/max into a narrower dtype (out's, NumPy's same-kind rule)
      * compare in it: device inputs are cast by the copy below (host
@@ -991,7 +997,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                       v.lay.M * v.lay.L * isz,
                       req->var ? HOST_VAR
                       : req->ptp ? HOST_PTP
-                      : req->nan && gr_dtypes[in->t].is_float
+                      : nan_floats(req, in->t)
                           ? HOST_COPY_REDUCE : 1.0,
                       req->var == 3 ? " (nanmean: NaN-masked double lanes)"
                       : req->var    ? " (var/std: two passes)"
@@ -1497,7 +1503,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         const gr_device *hd = gr_device_get(req->dev);
         if (gr_place_host(hd, GR_FAM_SCAN, req->op, &hl,
                           M * L * isz_of(in->t),
-                          req->nan && gr_dtypes[in->t].is_float
+                          nan_floats(req, in->t)
                               ? HOST_COPY_SCAN : 1.0,
                           " (a copy first: nan*)",
                           req->mode == GR_EXPLAIN ? res->place_why : NULL,
@@ -1508,7 +1514,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
             if (req->mode == GR_EXPLAIN) {
                 return 0;
             }
-            if (req->nan && gr_dtypes[in->t].is_float) {
+            if (nan_floats(req, in->t)) {
                 /* nan*: a contiguous copy with the NaNs replaced */
                 const size_t isz = isz_of(in->t);
                 char *c = malloc(M * L * isz + 1);
@@ -1550,7 +1556,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         gr_status_kind(st, GR_E_TYPE, "%s", err);
         goto done;
     }
-    acc.nan = req->nan && gr_dtypes[ct].is_float;
+    acc.nan = nan_floats(req, ct);
     for (int attempt = 0;; ++attempt) {
         lay.M = M;
         lay.L = L;

@@ -543,6 +543,11 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         parts = min_sz(parts, max_sz(1, lay->L / (full * 4)));
     }
     parts = max_sz(1, min_sz(parts, max_parts));
+    if ((op == GR_ARGMIN || op == GR_ARGMAX) && acc->a_size == 4) {
+        /* kernels/reduce.cl GR_ARGK numbers a work-item's loads in 32
+         * bits: fewer than 2^32 - 1 of them per work-item */
+        parts = max_sz(parts, ceil_div(lay->L, (size_t)0xfffffff0u * tile));
+    }
     if (v->load == LOAD_STRIDE_GLOBAL) {
         parts = min_sz(parts, ceil_div(lay->L, (size_t)plan->wg));
         plan->chunk = ceil_div(lay->L, parts);

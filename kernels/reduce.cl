@@ -94,6 +94,49 @@
     GR_FOLD_S(s, GR_CVTN_S((in)[off]), (long)(idx0 + (idx)))
 #endif
 
+/* The vector loop's fold.  argmin/argmax of 4- and 8-byte values
+ * (GR_ARGK): a lane keeps, beside its value, the number k of the load that
+ * gave it (GR_KT: unsigned, the value's width), not the element's 64-bit
+ * index: the comparison masks and the selects stay in one width, with no
+ * 64-bit index arithmetic per element.  A lane's loads come in increasing
+ * k, so a strict comparison keeps the first of equal values; its first
+ * load is always taken (k == GR_K_NONE: the identity's tie rule).  The
+ * lanes turn k back into indices once, at the end (GR_LANE_X: element
+ * idx0 + start + k * step + lane; policy.c keeps a work-item's loads
+ * below 2^32 - 1 for 4-byte values).  Other operators fold the element's
+ * index as it is (only argmin/argmax read it). */
+#if (GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX) && GR_A_SIZE >= 4 &&    \
+    !GR_IN_PARTIAL
+#define GR_ARGK 1
+#if GR_A_SIZE == 4
+#define GR_KT uint
+#else
+#define GR_KT ulong
+#endif
+#define GR_K_NONE ((GR_KT)-1)
+#define GR_AUX GR_KT
+#define GR_VAUX GR_VEC(GR_KT)
+#define GR_VAUX_IDENT ((GR_VAUX)GR_K_NONE)
+#define GR_FOLD_MAIN(v, x, y, at, kk)                                        \
+    do {                                                                     \
+        GR_VA y_ = (y);                                                      \
+        GR_VM m_ = GR_BETTER(y_, (v)) | ((x) == GR_VAUX_IDENT);              \
+        (v) = GR_SEL((v), y_, m_);                                           \
+        (x) = GR_SEL((x), (GR_VAUX)(GR_KT)(kk), m_);                         \
+    } while (0)
+#define GR_LANE_X(xl, l)                                                     \
+    ((xl) == GR_K_NONE ? (long)LONG_MAX                                      \
+                       : (long)(idx0 + start + (ulong)(xl) * step + (l)))
+#else
+#define GR_ARGK 0
+#define GR_AUX GR_X
+#define GR_VAUX GR_VX
+#define GR_VAUX_IDENT ((GR_VX)GR_IDENT_X)
+#define GR_FOLD_MAIN(v, x, y, at, kk)                                        \
+    GR_FOLD(v, x, y, (long)(idx0 + (at)) + GR_IOTA, GR_VA, GR_VX, GR_VM)
+#define GR_LANE_X(xl, l) (xl)
+#endif
+
 #if GR_VAR && !GR_IN_PARTIAL
 /* The shift K of a segment: its first element (nanvar: the first of its
  * first 8 that is not NaN, else 0). */
@@ -240,34 +283,33 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 #endif
     {
         GR_VA av[GR_ILP];
-        GR_VX ax[GR_ILP];
+        GR_VAUX ax[GR_ILP];
 #if GR_VARN
         GR_VC gr_cv = 0;
 #endif
 #pragma unroll
         for (int u = 0; u < GR_ILP; ++u) {
             av[u] = (GR_VA)GR_IDENT_V;
-            ax[u] = (GR_VX)GR_IDENT_X;
+            ax[u] = GR_VAUX_IDENT;
         }
         ulong k = 0;
         for (; k + GR_ILP <= nv; k += GR_ILP) {
 #pragma unroll
             for (int u = 0; u < GR_ILP; ++u) {
                 const ulong at = start + (k + u) * step;
-                GR_FOLD(av[u], ax[u], GR_CVTN_V(GR_VLOAD(p + at)),
-                        (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX, GR_VM);
+                GR_FOLD_MAIN(av[u], ax[u], GR_CVTN_V(GR_VLOAD(p + at)), at,
+                             k + u);
             }
         }
         for (; k < nv; ++k) {
             const ulong at = start + k * step;
-            GR_FOLD(av[0], ax[0], GR_CVTN_V(GR_VLOAD(p + at)),
-                    (long)(idx0 + at) + GR_IOTA, GR_VA, GR_VX, GR_VM);
+            GR_FOLD_MAIN(av[0], ax[0], GR_CVTN_V(GR_VLOAD(p + at)), at, k);
         }
         /* Accumulators and lanes -> one state. */
 #pragma unroll
         for (int u = 0; u < GR_ILP; ++u) {
             GR_A lanes_v[GR_VW];
-            GR_X lanes_x[GR_VW];
+            GR_AUX lanes_x[GR_VW];
 #if GR_VW == 1
             lanes_v[0] = av[u];
             lanes_x[0] = ax[u];
@@ -279,7 +321,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
             for (int l = 0; l < GR_VW; ++l) {
                 gr_state o;
                 o.v = lanes_v[l];
-                o.x = lanes_x[l];
+                o.x = GR_LANE_X(lanes_x[l], l);
                 gr_merge(&s, o);
             }
         }

@@ -156,6 +156,37 @@ def test_arg_first_occurrence(op, dtype):
         check(op, m, axis=1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.uint64], ids=dtype_id)
+@pytest.mark.parametrize("op", ARG_OPS)
+def test_arg_first_occurrence_every_variant(op, dtype):
+    """The vector loop of 4- and 8-byte argmin/argmax keeps a load number per
+    lane (reduce.cl GR_ARGK), not the index: ties, values equal to the
+    identity (a lane's first load is always taken) and NaNs, every variant."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(11)
+    if dt == np.float64 and not gpured.get_device()["fp64"]:
+        pytest.skip("device without fp64: float64 is refused there (tested elsewhere)")
+    ident = (np.iinfo(dt).min if op == "argmax" else np.iinfo(dt).max) if dt.kind in "iu" \
+        else (-np.inf if op == "argmax" else np.inf)
+    for variant in gpured.variants(op, dtype):
+        for shape, axis in (((7,), None), ((65537,), None), ((300, 129), 1)):
+            n = int(np.prod(shape))
+            ties = rng.integers(0, 5, n).astype(dt)
+            same = np.full(n, ident, dt)
+            cases = [ties, same]
+            if dt.kind == "f":
+                nan = ties.copy()
+                nan[[n // 3, n // 2, n - 1]] = np.nan
+                cases.append(nan)
+            for a in cases:
+                a = a.reshape(shape)
+                got = getattr(gpured, op)(a, axis=axis, variant=variant)
+                want = getattr(np, op)(a, axis=axis)
+                np.testing.assert_array_equal(np.asarray(got), want,
+                                              err_msg="%s %s %s axis=%s %s" % (
+                                                  op, dt, shape, axis, variant))
+
+
 # --------------------------------------------------------------------------
 # dtype= argument
 # --------------------------------------------------------------------------
