@@ -119,6 +119,22 @@ __kernel void fin(__global const float *p, uint n, __global float *out)
 """
 
 
+def settle(P, d, tt, cp):
+    """Every library's copies finished, then a warm-up before a block's
+    first row (gpured's): the first kernels right after torch and CuPy
+    copied 1 GiB beside ours ran 8% slow (H100, 2026-11-26,
+    benchmarks/exp/sum_first.py: sum 0.386 ms there, 0.361 ms a few calls
+    later with the same plan; the row sums' 0.381 ms events against 0.352
+    in benchmarks/exp/knobs_rows.py)."""
+    if tt is not None:
+        P.sync_torch()
+    if cp is not None:
+        P.cupy.cuda.Device().synchronize()
+    for _ in range(30):
+        gpured.sum(d)
+    gpured.synchronize()
+
+
 def row(rows, name, t_gr, peers, events=None, note=""):
     best = min((t for t in peers.values() if t is not None), default=None)
     r = dict(name=name, gpured_ms=t_gr * 1e3,
@@ -146,18 +162,7 @@ def gpu_rows(P, gib, quick):
         tt = P.torch_dev(a) if P.torch else None
         cp = P.cupy.asarray(a) if P.cupy else None
         ca = P.cla.to_device(P.q, a) if P.cl else None
-        # Every library's copies finished, then a warm-up: the first kernels
-        # right after torch and CuPy copied 1 GiB beside ours ran 8% slow
-        # (H100, 2026-11-26, benchmarks/exp/sum_first.py: sum 0.386 ms
-        # there, 0.361 ms a few calls later with the same plan), and the
-        # first row is gpured's.
-        if tt is not None:
-            P.sync_torch()
-        if cp is not None:
-            P.cupy.cuda.Device().synchronize()
-        for _ in range(30):
-            gpured.sum(d)
-        sync()
+        settle(P, d, tt, cp)
         for op in ("sum", "min", "max") + (("argmax",) if dt != np.float64 else ()):
             g = getattr(gpured, op)
             t = loop_time(lambda: g(d), sync, calls)
@@ -190,6 +195,7 @@ def gpu_rows(P, gib, quick):
     d = gpured.to_device(a)
     tt = P.torch_dev(a) if P.torch else None
     cp = P.cupy.asarray(a) if P.cupy else None
+    settle(P, d, tt, cp)
     for axis, name in ((1, "row sums"), (0, "column sums")):
         t = loop_time(lambda: gpured.sum(d, axis=axis), sync, calls)
         ev = gpured.timeit("sum", d, axis=axis, reps=5)["seconds"]

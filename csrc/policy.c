@@ -481,6 +481,17 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
                     : !v->vector ? 4
                     : (!gr_dtypes[acc->r].is_float && acc->a_size > tsize) ? 4
                                                                             : 2;
+        if (v->vector && tsize == 8 && d->is_gpu && acc->var != 3) {
+            /* H100, 1 GiB of 8-byte values by events (benchmarks/exp/
+             * vw8.py, 2026-11-26): double4/long4 loads with 4 accumulators
+             * against vw 2, ilp 2: max float64 0.373 -> 0.356 ms, var
+             * 0.365 -> 0.356, sum int64 0.361 -> 0.356; argmin/argmax
+             * keep 2 accumulators (0.3585 against 0.3620 with 4).
+             * nanmean keeps vw 2, ilp 2: 0.357 ms against 0.415 in loops
+             * of calls (benchmarks/exp/nanmean8.py) */
+            plan->vw = 4;
+            plan->ilp = (op == GR_ARGMIN || op == GR_ARGMAX) ? 2 : 4;
+        }
         if (v->vector && (op == GR_ALL || op == GR_ANY)) {
             plan->ilp = 1;
         }
