@@ -145,8 +145,8 @@ def ptp(a, axis=None, out=None, keepdims=False, **kw):
     booleans raise NumPy's TypeError).  A device array gives a device
     array on its device.  An ``out`` of another dtype follows NumPy's own
     steps (the maximum cast into ``out``, then the minimum subtracted)."""
-    if out is not None and isinstance(out, np.ndarray) and \
-            out.dtype != getattr(a, "dtype", np.asarray(a).dtype):
+    if out is not None and isinstance(out, np.ndarray) and out.dtype != (
+            a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
         mx = max(a, axis=axis, out=out, keepdims=keepdims, **kw)
         mn = min(a, axis=axis, keepdims=keepdims, **kw)
         if isinstance(mn, _core.ArrayBase):
