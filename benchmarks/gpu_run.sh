@@ -53,7 +53,8 @@ for g in range(n):
 PY
   for g in $(seq 0 $((n-1))); do
     [ -s /tmp/ids_$g ] || continue
-    timeout ${TESTS_TIMEOUT:-540} python3 -c "import pytest, sys
+    # SIGINT first: pytest prints the test it was in and its traceback
+    timeout -s INT -k 30 ${TESTS_TIMEOUT:-540} python3 -c "import pytest, sys
 sys.exit(pytest.main(open('/tmp/ids_$g').read().splitlines()
                      + ['-q', '-p', 'no:cacheprovider', '-rfE']))" > "$OUT/pytest_$g.txt" 2>&1 &
   done
@@ -61,6 +62,9 @@ sys.exit(pytest.main(open('/tmp/ids_$g').read().splitlines()
   cat "$OUT"/pytest_*.txt > "$OUT/pytest.txt"
   grep -hE "^(FAILED|ERROR) " "$OUT"/pytest_*.txt | cut -c1-220
   for g in "$OUT"/pytest_*.txt; do echo "$(basename $g): $(tail -1 $g)"; done
+  for g in "$OUT"/pytest_*.txt; do  # a process without its summary line
+    tail -1 "$g" | grep -qE " in [0-9.]+s" || { echo "== $g"; grep -vE "^[.sFEx]+ +\[" "$g" | tail -40; }
+  done
 fi
 if [ "$what" = peers ] || [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quick ]; then
   q=""; [ "$what" = quick ] && q=--quick

@@ -1019,6 +1019,19 @@ static PyObject *times_list(const double *ns, int reps)
 }
 
 /* Call numpy.<name>(*args, **kw) (empty inputs, subclasses). */
+/* timeit's (result, times, plan): takes the references to value and
+ * plan (NULL: an error is set). */
+static PyObject *timed_result(PyObject *value, const double *ns, int reps,
+                              PyObject *plan)
+{
+    PyObject *times = plan ? times_list(ns, reps) : NULL;
+    PyObject *r = times ? Py_BuildValue("(OOO)", value, times, plan) : NULL;
+    Py_XDECREF(times);
+    Py_XDECREF(plan);
+    Py_DECREF(value);
+    return r;
+}
+
 static PyObject *numpy_call(const char *name, PyObject *args, PyObject *kw)
 {
     PyObject *f = PyObject_GetAttrString(np_module, name);
@@ -1597,17 +1610,9 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         Py_DECREF(value);
         goto done;
     }
-    if (mode == 2) {
-        PyObject *times = times_list(ns, reps);
-        PyObject *plan = reduce_plan_dict(d, &res);
-        result = (times && plan) ? Py_BuildValue("(OOO)", value, times, plan)
-                                 : NULL;
-        Py_XDECREF(times);
-        Py_XDECREF(plan);
-        Py_DECREF(value);
-    } else {
-        result = value;
-    }
+    result = mode == 2 ? timed_result(value, ns, reps,
+                                      reduce_plan_dict(d, &res))
+                       : value;
 done:
     gr_result_clear(&res);
     gr_request_clear(&req);
@@ -1680,6 +1685,38 @@ static PyObject *py_reduce(PyObject *self, PyObject *const *args,
 }
 
 /* ============================================================= scans */
+
+/* An out= (ndarray or gpured.Array) of exactly `shape`, writeable: 0, or
+ * -1 with NumPy's TypeError / ValueError (wrong_shape: its message). */
+static int out_shape_check(PyObject *out, const npy_intp *shape, int nd,
+                           const char *wrong_shape)
+{
+    gr_array *oa = gr_array_of(out);
+    const npy_intp *os = oa ? oa->shape
+                         : PyArray_Check(out) ? PyArray_DIMS((PyArrayObject *)out)
+                                              : NULL;
+    const int ond = oa ? oa->nd
+                    : PyArray_Check(out) ? PyArray_NDIM((PyArrayObject *)out)
+                                         : -1;
+    if (ond < 0) {
+        PyErr_SetString(PyExc_TypeError, "out must be a numpy.ndarray or "
+                        "a gpured.Array");
+        return -1;
+    }
+    int same = ond == nd;
+    for (int i = 0; same && i < nd; ++i) {
+        same = os[i] == shape[i];
+    }
+    if (!same) {
+        PyErr_SetString(PyExc_ValueError, wrong_shape);
+        return -1;
+    }
+    if (oa == NULL && !PyArray_ISWRITEABLE((PyArrayObject *)out)) {
+        PyErr_SetString(PyExc_ValueError, "output array is read-only");
+        return -1;
+    }
+    return 0;
+}
 
 /* A device array of shape in the memory order of `like` (NumPy's
  * empty_like(order="K")), or C order when like is NULL. */
@@ -1837,33 +1874,10 @@ static PyObject *scan_impl(const fdef *f, PyObject *a, PyObject *axis,
     } else if (rt == GR_BOOL && f->op == GR_MUL) {
         req.op = GR_MIN;
     }
-    if (!is_none(out)) {
-        gr_array *oa = gr_array_of(out);
-        const npy_intp *os = oa ? oa->shape
-                             : PyArray_Check(out)
-                                 ? PyArray_DIMS((PyArrayObject *)out)
-                                 : NULL;
-        const int ond = oa ? oa->nd
-                        : PyArray_Check(out) ? PyArray_NDIM((PyArrayObject *)out)
-                                             : -1;
-        if (ond < 0) {
-            PyErr_SetString(PyExc_TypeError, "out must be a numpy.ndarray or "
-                            "a gpured.Array");
-            goto done;
-        }
-        int same = ond == rnd;
-        for (int i = 0; same && i < rnd; ++i) {
-            same = os[i] == shape[i];
-        }
-        if (!same) {
-            PyErr_SetString(PyExc_ValueError, "provided out is the wrong "
-                            "size for the accumulation.");
-            goto done;
-        }
-        if (oa == NULL && !PyArray_ISWRITEABLE((PyArrayObject *)out)) {
-            PyErr_SetString(PyExc_ValueError, "output array is read-only");
-            goto done;
-        }
+    if (!is_none(out) &&
+        out_shape_check(out, shape, rnd, "provided out is the wrong size "
+                        "for the accumulation.") != 0) {
+        goto done;
     }
     const size_t n = operand_size(&req.in);
     if (n == 0) {
@@ -3687,6 +3701,310 @@ static PyObject *py_set_array_class(PyObject *self, PyObject *cls)
     Py_RETURN_NONE;
 }
 
+/* ====================================================== reduceat */
+
+/* A reduceat result (tmp) into the user's out of another dtype or layout:
+ * NumPy's casting copy (a device tmp comes to the host for a NumPy out);
+ * a device out takes a device copy. */
+static int seg_copy_out(PyObject *tmp, PyObject *out)
+{
+    gr_array *oa = gr_array_of(out);
+    if (oa == NULL) {
+        PyObject *h = gr_array_of(tmp) != NULL
+                          ? PyObject_CallMethod(tmp, "get", NULL)
+                          : Py_NewRef(tmp);
+        int rc = h ? PyArray_CopyInto((PyArrayObject *)out, (PyArrayObject *)h)
+                   : -1;
+        Py_XDECREF(h);
+        return rc;
+    }
+    gr_operand so, dd;
+    gr_status st = {0};
+    int d0 = -1, d1 = -1, rc;
+    if (gr_array_operand(gr_array_of(tmp), &so, &d0) != 0) {
+        return -1;
+    }
+    if (gr_array_operand(oa, &dd, &d1) != 0) {
+        gr_block_put(so.blk);
+        return -1;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_operand_copy(&so, &dd, NULL, &st);
+    Py_END_ALLOW_THREADS
+    gr_block_put(so.blk);
+    gr_block_put(dd.blk);
+    if (rc != 0) {
+        gr_raise(&st);
+        return -1;
+    }
+    return 0;
+}
+
+/* reduceat(a, indices, axis, op, dtype, out, kw, mode, reps): NumPy's
+ * ufunc.reduceat for add, multiply, minimum, maximum, logical_and,
+ * logical_or (the face casts for min/max/logical dtype=).  Results of
+ * NumPy's dtype, in the input's memory (a new C-ordered array, or out:
+ * C-contiguous of the result dtype, or a temporary copied into it). */
+static PyObject *py_reduceat(PyObject *self, PyObject *const *args,
+                             Py_ssize_t nargs)
+{
+    static const struct {
+        const char *name;
+        gr_op op;
+    } ops[] = {{"add", GR_ADD},     {"multiply", GR_MUL},
+               {"minimum", GR_MIN}, {"maximum", GR_MAX},
+               {"logical_and", GR_ALL}, {"logical_or", GR_ANY}};
+    gr_request req;
+    gr_result res;
+    knobs k;
+    PyObject *keep = NULL, *result = NULL, *tmp = NULL;
+    PyArrayObject *ix = NULL;
+    double *ns = NULL;
+    int mode = 0, reps = 1, ax = 0, rt_i = -2;
+    (void)self;
+    memset(&req, 0, sizeof req);
+    memset(&res, 0, sizeof res);
+    if (nargs < 7) {
+        PyErr_SetString(PyExc_TypeError, "reduceat(a, indices, axis, op, "
+                        "dtype, out, kw, mode, reps)");
+        return NULL;
+    }
+    if (mode_args(args, nargs, 7, &mode, &reps) != 0) {
+        return NULL;
+    }
+    PyObject *a = args[0], *indices = args[1], *axis = args[2],
+             *dtype = args[4], *out = args[5];
+    const char *opname = PyUnicode_Check(args[3]) ? PyUnicode_AsUTF8(args[3])
+                                                  : NULL;
+    fdef f = {"reduceat", GR_F_REDUCEAT, GR_FAM_REDUCE, GR_ADD, "add"};
+    int found = 0;
+    for (size_t i = 0; opname && i < sizeof ops / sizeof *ops; ++i) {
+        if (strcmp(opname, ops[i].name) == 0) {
+            f.op = ops[i].op;
+            f.ufunc = ops[i].name;
+            found = 1;
+        }
+    }
+    if (!found) {
+        PyErr_Format(PyExc_ValueError, "reduceat: unknown operation %R (add, "
+                     "multiply, minimum, maximum, logical_and, logical_or)",
+                     args[3]);
+        return NULL;
+    }
+    if (knobs_of(ARGN(6), "variant wg_size groups vw device", "reduceat",
+                 &k) != 0) {
+        return NULL;
+    }
+    gr_device *d = request_begin(&f, a, out, &k, mode, &req, &keep);
+    if (d == NULL) {
+        goto done;
+    }
+    const int nd = req.in.nd;
+    if (nd == 0) {
+        PyErr_SetString(PyExc_TypeError, "cannot reduceat on a scalar");
+        goto done;
+    }
+    /* one axis (None: every axis, which a 1-D input has one of) */
+    if ((is_none(axis) && nd != 1) ||
+        (PyTuple_Check(axis) && PyTuple_GET_SIZE(axis) != 1)) {
+        PyErr_SetString(PyExc_ValueError, "reduceat does not allow multiple "
+                        "axes");
+        goto done;
+    }
+    if (is_none(axis)) {
+        ax = 0;
+    } else if (axis_one(PyTuple_Check(axis) ? PyTuple_GET_ITEM(axis, 0) : axis,
+                        nd, &ax) != 0) {
+        goto done;
+    }
+    /* indices: NumPy's forced cast to intp, one dimension; a device array
+     * of the call's device stays there (cast and checked on the device) */
+    const size_t L = req.in.shape[ax];
+    size_t S;
+    if (gr_array_of(indices) != NULL) {
+        int di = -1;
+        if (gr_array_operand(gr_array_of(indices), &req.vals, &di) != 0) {
+            goto done;
+        }
+        if (di != req.dev) {
+            PyErr_Format(PyExc_ValueError,
+                         "arrays on two devices (%s and %s): move one first",
+                         d->name, gr_device_get(di)->name);
+            goto done;
+        }
+        if (req.vals.nd > 1) {
+            PyErr_SetString(PyExc_ValueError, "object too deep for desired "
+                            "array");
+            goto done;
+        }
+        if (req.vals.nd == 0) {
+            req.vals.nd = 1;
+            req.vals.shape[0] = 1;
+            req.vals.strides[0] = gr_dtypes[req.vals.t].size;
+        }
+        if (gr_dtypes[req.vals.t].is_float || req.vals.t == GR_UINT64) {
+            /* NumPy's conversion of an index array: the safe rule */
+            PyErr_Format(PyExc_TypeError, "Cannot cast array data from "
+                         "dtype('%s') to dtype('int64') according to the "
+                         "rule 'safe'", gr_dtypes[req.vals.t].name);
+            goto done;
+        }
+        S = req.vals.shape[0];
+        if (S > 0 && L == 0) {
+            PyErr_Format(PyExc_IndexError, "index out-of-bounds in "
+                         "%s.reduceat [0, 0)", f.ufunc);
+            goto done;
+        }
+    } else {
+        ix = (PyArrayObject *)PyArray_FromAny(
+            indices, PyArray_DescrFromType(NPY_INT64), 0, 1,
+            NPY_ARRAY_CARRAY, NULL);
+        if (ix == NULL) {
+            goto done;
+        }
+        S = PyArray_NDIM(ix) == 0 ? 1 : (size_t)PyArray_DIM(ix, 0);
+        const int64_t *iv = (const int64_t *)PyArray_DATA(ix);
+        for (size_t i = 0; i < S; ++i) {
+            if (iv[i] < 0 || (uint64_t)iv[i] >= L) {
+                PyErr_Format(PyExc_IndexError, "index %lld out-of-bounds in "
+                             "%s.reduceat [0, %zu)", (long long)iv[i],
+                             f.ufunc, L);
+                goto done;
+            }
+        }
+        req.vals.present = 1;
+        req.vals.t = GR_INT64;
+        req.vals.nd = 1;
+        req.vals.shape[0] = S;
+        req.vals.strides[0] = 8;
+        req.vals.host = (char *)PyArray_DATA(ix);
+    }
+    /* NumPy's result dtype */
+    gr_dtype rt;
+    if (f.op == GR_ADD || f.op == GR_MUL) {
+        if (dtype_arg_ex(dtype, 1, &rt_i) != 0) {
+            goto done;
+        }
+        rt = rt_i >= 0 ? (gr_dtype)rt_i : sum_dtype(req.in.t);
+    } else {
+        rt = f.op == GR_MIN || f.op == GR_MAX ? req.in.t : GR_BOOL;
+    }
+    if (fp64_check(d, rt) != 0 || fp64_check(d, req.in.t) != 0) {
+        goto done;
+    }
+    req.op = f.op;
+    req.rt = req.st = rt;
+    req.axis = ax;
+    npy_intp shape[GR_MAXDIMS];
+    size_t nres = 1;
+    for (int i = 0; i < nd; ++i) {
+        shape[i] = i == ax ? (npy_intp)S : (npy_intp)req.in.shape[i];
+        nres *= (size_t)shape[i];
+    }
+    /* where results go */
+    const int device_in = req.in.blk != NULL;
+    gr_array *oa = is_none(out) ? NULL : gr_array_of(out);
+    if (!is_none(out) &&
+        out_shape_check(out, shape, nd, "output operand has the wrong shape "
+                        "for reduceat") != 0) {
+        goto done;
+    }
+    int direct = 0;
+    if (oa != NULL) {
+        int d2 = -1;
+        if (gr_array_operand(oa, &req.out, &d2) != 0) {
+            goto done;
+        }
+        /* C-contiguous (unit dims aside) of the result dtype */
+        ptrdiff_t want = (ptrdiff_t)gr_dtypes[rt].size;
+        direct = req.out.t == rt;
+        for (int i = nd - 1; direct && i >= 0; --i) {
+            direct = req.out.shape[i] <= 1 || req.out.strides[i] == want;
+            want *= (ptrdiff_t)req.out.shape[i];
+        }
+        if (!direct) {
+            gr_block_put(req.out.blk);
+            memset(&req.out, 0, sizeof req.out);
+        }
+    } else if (!is_none(out)) {
+        PyArrayObject *oh = (PyArrayObject *)out;
+        direct = PyArray_IS_C_CONTIGUOUS(oh) && PyArray_ISBEHAVED(oh) &&
+                 PyArray_ISNOTSWAPPED(oh) &&
+                 gr_dtype_of(PyArray_DESCR(oh), "out") == (int)rt;
+        if (direct) {
+            req.out.present = 1;
+            req.out.host = PyArray_DATA(oh);
+        }
+    }
+    if (!direct) {
+        if (device_in || oa != NULL) {
+            tmp = device_empty(req.dev, rt, nd, shape, NULL);
+        } else {
+            tmp = PyArray_Empty(nd, shape, gr_descr_of(rt), 0);
+        }
+        if (tmp == NULL) {
+            goto done;
+        }
+        if (gr_array_of(tmp) != NULL) {
+            int d2 = -1;
+            if (gr_array_operand(gr_array_of(tmp), &req.out, &d2) != 0) {
+                goto done;
+            }
+        } else {
+            req.out.present = 1;
+            req.out.host = PyArray_DATA((PyArrayObject *)tmp);
+        }
+    }
+    if (nres > 0 || mode == 1) {
+        if (mode == 2 && nres == 0) {
+            PyErr_SetString(PyExc_ValueError, "timeit needs a non-empty "
+                            "result");
+            goto done;
+        }
+        if (bench_setup(&req, mode, reps, &ns) != 0 ||
+            run_request(&req, &res) != 0) {
+            goto done;
+        }
+    }
+    if (mode == 1) {
+        result = reduce_plan_dict(d, &res);
+        if (result != NULL && res.where != 1) {
+            const gr_kernel_kind kk = res.plan.reduce.kind;
+            PyObject *kn = PyUnicode_FromString(
+                kk == GR_K_GROUP  ? "gr_segments_group"
+                : kk == GR_K_WARP ? "gr_segments_warp"
+                                  : "gr_segments_items");
+            if (kn == NULL || PyDict_SetItemString(result, "kernel", kn) != 0) {
+                Py_CLEAR(result);
+            }
+            Py_XDECREF(kn);
+        }
+        goto done;
+    }
+    PyObject *value;
+    if (direct) {
+        value = Py_NewRef(out);
+    } else if (!is_none(out)) {
+        if (seg_copy_out(tmp, out) != 0) {
+            goto done;
+        }
+        value = Py_NewRef(out);
+    } else {
+        value = Py_NewRef(tmp);
+    }
+    result = mode == 2 ? timed_result(value, ns, reps,
+                                      reduce_plan_dict(d, &res))
+                       : value;
+done:
+    gr_result_clear(&res);
+    gr_request_clear(&req);
+    Py_XDECREF(keep);
+    Py_XDECREF(tmp);
+    Py_XDECREF(ix);
+    free(ns);
+    return result;
+}
+
 /* ========================================================== module */
 
 #define FAST(name, fn, doc) \
@@ -3701,6 +4019,9 @@ static PyMethodDef methods[] = {
     FAST("scan", py_scan,
          "scan(name, a, axis, dtype, out, exclusive, kw, mode, reps): "
          "cumsum, cumprod, cummin, cummax."),
+    FAST("reduceat", py_reduceat,
+         "reduceat(a, indices, axis, op, dtype, out, kw, mode, reps): "
+         "NumPy's ufunc.reduceat."),
     FAST("bykey", py_bykey,
          "bykey(func, keys, values, op, num_keys, exclusive, deterministic, "
          "sorted, kw, mode, reps): reduce_by_key, sum_by_key, scan_by_key."),

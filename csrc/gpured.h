@@ -87,6 +87,7 @@ typedef enum {
     GR_F_ARGMIN, GR_F_ARGMAX,
     GR_F_CUMSUM, GR_F_CUMPROD, GR_F_CUMMIN, GR_F_CUMMAX,
     GR_F_REDUCE_BY_KEY, GR_F_SUM_BY_KEY, GR_F_SCAN_BY_KEY,
+    GR_F_REDUCEAT,
     GR_NFUNCS
 } gr_func;
 
@@ -150,7 +151,8 @@ enum {
     GR_E_VALUE,        /* ValueError                                       */
     GR_E_TYPE,         /* TypeError                                        */
     GR_E_VARIANT,      /* gpured.VariantUnavailable                        */
-    GR_E_INTERRUPT     /* the call was interrupted (KeyboardInterrupt set) */
+    GR_E_INTERRUPT,    /* the call was interrupted (KeyboardInterrupt set) */
+    GR_E_INDEX         /* IndexError                                       */
 };
 
 /* Record a failed OpenCL call and jump to the function's `fail:` label.
@@ -300,7 +302,8 @@ typedef struct {
     ptrdiff_t elem_stride;
 } gr_layout;
 
-typedef enum { GR_K_GROUP, GR_K_ITEMS } gr_kernel_kind;
+/* GR_K_WARP: reduceat's warp per segment (NVIDIA; kernels/segments.cl) */
+typedef enum { GR_K_GROUP, GR_K_ITEMS, GR_K_WARP } gr_kernel_kind;
 
 /* The knobs a user may set (0 / NULL / -1: choose); every family reads the
  * ones it has. */
@@ -376,6 +379,9 @@ void gr_accum_var(gr_accum *acc, int var);
 void gr_accum_ptp(gr_accum *acc);
 /* 0 on success, -1 with a message in plan->why (bad knob/variant),
  * -2 when the variant is unavailable on this device. */
+int gr_plan_segments(const gr_device *d, gr_op op, const gr_accum *acc,
+                     size_t rows, size_t L, size_t inner, size_t S,
+                     size_t maxlen, const gr_knobs *kn, gr_plan *plan);
 int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
                    const gr_layout *lay, const gr_knobs *ov, gr_plan *plan);
 const char *const *gr_reduce_variants(void);
@@ -456,6 +462,17 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_piece *pieces, int npieces, const gr_source *src,
                   const gr_output *out, gr_timing *timing, gr_status *st);
 size_t gr_result_size(gr_op op, const gr_accum *acc);
+/* Segments by offsets (NumPy's reduceat): see reduce.c.  gr_segments_check
+ * enqueues the bounds check of S device offsets into *bad (UINT_MAX: all
+ * in [0, L), else the position of one that is not). */
+int gr_segments_check(gr_device *d, gr_op op, const gr_accum *acc,
+                      const gr_plan *plan, cl_mem idx, size_t S, size_t L,
+                      cl_mem bad, gr_status *st);
+int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
+                    const gr_plan *plan, cl_mem in, size_t base,
+                    size_t rows, size_t L, size_t inner, cl_mem idx,
+                    size_t S, const gr_output *out, gr_timing *timing,
+                    gr_status *st);
 
 /* -------------------------------------------------------------- buffers.c */
 

@@ -42,7 +42,8 @@ static gr_program *programs = NULL;
 static char cache_dir[4096] = "";
 static long stat_mem = 0, stat_disk = 0, stat_build = 0;
 
-const char *const gr_kernel_families[] = {"reduce", "scan", "bykey", "copy", NULL};
+const char *const gr_kernel_families[] = {"reduce", "scan", "bykey", "copy",
+                                             "segments", NULL};
 
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds)
 {

@@ -83,9 +83,9 @@ static void defines(const void *ctx, char *buf, size_t n)
              k->nan, k->var, k->ptp);
 }
 
-static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
-                            const pass_cfg *c, const char *name,
-                            gr_status *st)
+static cl_kernel kernel_in(gr_device *d, const char *family, gr_op op,
+                           const gr_accum *acc, const pass_cfg *c,
+                           const char *name, gr_status *st)
 {
     kkey k;
     memset(&k, 0, sizeof k);
@@ -113,8 +113,15 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
         snprintf(optbuf, sizeof optbuf, "-cl-std=%s", d->c_std);
         opts = optbuf;
     }
-    return gr_kernel_memo(d, "reduce", &k, sizeof k, name, defines, &k, opts,
+    return gr_kernel_memo(d, family, &k, sizeof k, name, defines, &k, opts,
                           st);
+}
+
+static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
+                            const pass_cfg *c, const char *name,
+                            gr_status *st)
+{
+    return kernel_in(d, "reduce", op, acc, c, name, st);
 }
 
 /* Enqueue one pass.  in/inx: elements or states; outv/outx: states or
@@ -238,6 +245,43 @@ static int enqueue_pieces(gr_device *d, const gr_accum *acc, cl_kernel k,
     return 0;
 }
 
+/* Pass 2's kernel (partial states in, results out) and the scratch for
+ * M x plan->parts partial states: values, auxiliary words, nanvar's counts
+ * (pc, when given and the accumulator counts). */
+static int pass2_begin(gr_device *d, gr_op op, const gr_accum *acc,
+                       const gr_plan *plan, cl_ulong M, cl_kernel *k2,
+                       gr_block **pv, gr_block **px, gr_block **pc,
+                       gr_status *st)
+{
+    const pass_cfg c2 = {1, 1, plan->wg2 ? plan->wg2 : 1, 1, 1, 0, 2, 0, 0,
+                         0};
+    const size_t n = M * plan->parts;
+    *k2 = get_kernel(d, op, acc, &c2,
+                     plan->wg2 ? "gr_reduce_group" : "gr_reduce_items", st);
+    if (*k2 == NULL || (*pv = gr_block_get(d, n * acc->a_size, st)) == NULL ||
+        (acc->x_size && (*px = gr_block_get(d, n * acc->x_size, st)) == NULL) ||
+        (pc != NULL && acc->var && acc->nan &&
+         (*pc = gr_block_get(d, n * 8, st)) == NULL)) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Device results are not waited for, except when timed: then the passes'
+ * device times (spans s1, s2) land in timing.  0, or -1 with st set. */
+static int timed(gr_device *d, gr_timing *timing, gr_span *s1, gr_span *s2,
+                 gr_status *st)
+{
+    if (timing != NULL) {
+        GR_CL_CHECK(st, clFinish(d->queue));
+        timing->first_ns = gr_span_ns(s1);
+        timing->second_ns = gr_span_ns(s2);
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 static cl_mem mem_of(const gr_block *b) { return b ? b->mem : NULL; }
 
 int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
@@ -286,20 +330,9 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         }
         plan.wg /= 2;
     }
-    if (plan.passes > 1) {
-        const pass_cfg c2 = {1, 1, plan.wg2 ? plan.wg2 : 1, 1, 1, 0, 2, 0, 0,
-                             0};
-        k2 = get_kernel(d, op, acc, &c2,
-                        plan.wg2 ? "gr_reduce_group" : "gr_reduce_items", st);
-        if (k2 == NULL ||
-            (pv = gr_block_get(d, M * plan.parts * acc->a_size, st)) == NULL ||
-            (acc->x_size &&
-             (px = gr_block_get(d, M * plan.parts * acc->x_size, st)) ==
-                 NULL) ||
-            (acc->var && acc->nan &&
-             (pc = gr_block_get(d, M * plan.parts * 8, st)) == NULL)) {
-            goto fail;
-        }
+    if (plan.passes > 1 &&
+        pass2_begin(d, op, acc, &plan, M, &k2, &pv, &px, &pc, st) != 0) {
+        goto fail;
     }
     /* Results go straight into the caller's device buffer, if any (the
      * atomic variant's finish kernel has no offset: it writes a temporary
@@ -364,13 +397,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                                             out->off * rsize, M * rsize, 0,
                                             NULL, NULL));
     }
-    if (timing != NULL) {
-        /* Device results are not waited for, except when timed. */
-        GR_CL_CHECK(st, clFinish(d->queue));
-        timing->first_ns = gr_span_ns(&s1);
-        timing->second_ns = gr_span_ns(&s2);
-    }
-    rc = 0;
+    rc = timed(d, timing, &s1, &s2, st);
 fail:
     gr_span_release(&s1);
     gr_span_release(&s2);
@@ -380,4 +407,155 @@ fail:
     gr_block_put(res);
     gr_block_put(accv);
     return rc;
+}
+
+/* Segments by offsets (kernels/segments.cl, NumPy's reduceat): rows x L x
+ * inner elements of `in` from element `base`, S offsets in idx (device
+ * longs, checked by the caller), rows * S * inner results into out.  The
+ * plan's kind picks the kernel (GR_K_GROUP: work-groups per segment,
+ * inner == 1; GR_K_ITEMS: one work-item per plan.chunk results); its wg,
+ * vw, combine and sub-group mode as a reduction's.  With plan.parts > 1
+ * each segment is split among that many work-groups, whose partial states
+ * this file's second pass merges (reduce.cl's, as a reduction's). */
+int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
+                    const gr_plan *plan_in, cl_mem in, size_t base,
+                    size_t rows, size_t L, size_t inner, cl_mem idx,
+                    size_t S, const gr_output *out, gr_timing *timing,
+                    gr_status *st)
+{
+    gr_plan plan = *plan_in;
+    gr_block *res = NULL, *pv = NULL, *px = NULL;
+    gr_span s1 = {NULL, NULL}, s2 = {NULL, NULL};
+    const size_t rsize = gr_result_size(op, acc);
+    const cl_ulong M = (cl_ulong)rows * S * inner;
+    const cl_ulong ub = base, uL = L, ui = inner, uS = S;
+    const int split = plan.kind == GR_K_GROUP && plan.parts > 1;
+    cl_kernel k = NULL, k2 = NULL;
+    cl_mem resv;
+    cl_ulong res0 = 0;
+    int rc = -1;
+    if (gr_device_open(d, st) != 0) {
+        return -1;
+    }
+    for (;;) {
+        const pass_cfg c = {0,           !split,   plan.wg, plan.vw,
+                            1,           0,        plan.combine, plan.sg,
+                            plan.sg_native, 0};
+        const char *name = plan.kind == GR_K_GROUP  ? "gr_segments_group"
+                           : plan.kind == GR_K_WARP ? "gr_segments_warp"
+                                                    : "gr_segments_items";
+        if ((k = kernel_in(d, "segments", op, acc, &c, name, st)) == NULL) {
+            goto fail;
+        }
+        if (plan.kind == GR_K_ITEMS || plan.wg <= 32 ||
+            gr_kernel_wg_limit(d, k) >= (size_t)plan.wg) {
+            break;
+        }
+        plan.wg /= 2;
+    }
+    if (out->mem != NULL) {
+        resv = out->mem;
+        res0 = out->off;
+    } else {
+        if ((res = gr_block_get(d, M * rsize, st)) == NULL) {
+            goto fail;
+        }
+        resv = res->mem;
+    }
+    if (split &&
+        pass2_begin(d, op, acc, &plan, M, &k2, &pv, &px, NULL, st) != 0) {
+        goto fail;
+    }
+    if (plan.kind == GR_K_GROUP) {
+        const cl_uint parts = (cl_uint)(split ? plan.parts : 1);
+        const cl_ulong n = M * parts;
+        const cl_ulong batch = (cl_ulong)1 << 24;
+        cl_mem ov = split ? pv->mem : resv, ox = px ? px->mem : NULL;
+        const cl_ulong o0 = split ? 0 : res0;
+        for (cl_ulong g0 = 0; g0 < n; g0 += batch) {
+            const cl_ulong ng = n - g0 < batch ? n - g0 : batch;
+            const size_t local = (size_t)plan.wg;
+            const size_t global = (size_t)(ng * (cl_ulong)plan.wg);
+            const gr_arg args[] = {GR_ARG(in),    GR_ARG(ub), GR_ARG(uL),
+                                   GR_ARG(idx),   GR_ARG(uS), GR_ARG(parts),
+                                   GR_ARG(g0),    GR_ARG(ov), GR_ARG(ox),
+                                   GR_ARG(o0)};
+            if (gr_launch(d, k, 1, &global, &local, args, 10, NULL,
+                          timing ? &s1 : NULL, st) != 0) {
+                goto fail;
+            }
+        }
+        if (split &&
+            enqueue_pass(d, acc, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
+                         plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1,
+                         pv->mem, px ? px->mem : NULL, NULL, 0, plan.parts,
+                         plan.parts, 1, plan.parts, 1, M, 0, res0, resv, NULL,
+                         NULL, timing ? &s2 : NULL, st) != 0) {
+            goto fail;
+        }
+    } else if (plan.kind == GR_K_WARP) {
+        const size_t local = (size_t)plan.wg;
+        const size_t global = (size_t)((M * 32 + local - 1) / local * local);
+        const gr_arg args[] = {GR_ARG(in),  GR_ARG(ub), GR_ARG(uL),
+                               GR_ARG(idx), GR_ARG(uS), GR_ARG(M),
+                               GR_ARG(resv), GR_ARG(res0)};
+        if (gr_launch(d, k, 1, &global, &local, args, 8, NULL,
+                      timing ? &s1 : NULL, st) != 0) {
+            goto fail;
+        }
+    } else {
+        size_t lw = (size_t)plan.wg;
+        const size_t lim = gr_kernel_wg_limit(d, k);
+        while (lw > lim) {
+            lw /= 2;
+        }
+        const cl_ulong per = plan.chunk ? plan.chunk : 1;
+        const cl_ulong items = (M + per - 1) / per;
+        const size_t global = (size_t)((items + lw - 1) / lw * lw);
+        const gr_arg args[] = {GR_ARG(in),  GR_ARG(ub),   GR_ARG(uL),
+                               GR_ARG(ui),  GR_ARG(idx),  GR_ARG(uS),
+                               GR_ARG(M),   GR_ARG(per),  GR_ARG(resv),
+                               GR_ARG(res0)};
+        if (gr_launch(d, k, 1, &global, &lw, args, 10, NULL,
+                      timing ? &s1 : NULL, st) != 0) {
+            goto fail;
+        }
+    }
+    if (out->mem == NULL) {
+        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, resv, CL_TRUE, 0,
+                                            M * rsize, out->host, 0, NULL,
+                                            NULL));
+    }
+    rc = timed(d, timing, &s1, &s2, st);
+fail:
+    gr_span_release(&s1);
+    gr_span_release(&s2);
+    gr_block_put(res);
+    gr_block_put(pv);
+    gr_block_put(px);
+    return rc;
+}
+
+int gr_segments_check(gr_device *d, gr_op op, const gr_accum *acc,
+                      const gr_plan *plan, cl_mem idx, size_t S, size_t L,
+                      cl_mem bad, gr_status *st)
+{
+    /* the reduceat program's kernel (no build of its own) */
+    const int split = plan->kind == GR_K_GROUP && plan->parts > 1;
+    const pass_cfg c = {0,           !split,   plan->wg, plan->vw,
+                        1,           0,        plan->combine, plan->sg,
+                        plan->sg_native, 0};
+    const cl_ulong uS = S, uL = L;
+    const cl_uint none = 0xffffffffu;
+    cl_kernel k = kernel_in(d, "segments", op, acc, &c, "gr_segments_check",
+                            st);
+    if (k == NULL) {
+        return -1;
+    }
+    GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, bad, &none, sizeof none, 0,
+                                        sizeof none, 0, NULL, NULL));
+    return GR_LAUNCH1(d, k, (size_t)((S + 255) / 256 * 256), 256, NULL, st,
+                      GR_ARG(idx), GR_ARG(uS), GR_ARG(uL), GR_ARG(bad));
+fail:
+    return -1;
 }

@@ -124,6 +124,7 @@ void gr_raise(gr_status *st)
                         : st->kind == GR_E_VALUE   ? PyExc_ValueError
                         : st->kind == GR_E_TYPE    ? PyExc_TypeError
                         : st->kind == GR_E_VARIANT ? gr_VariantUnavailable
+                        : st->kind == GR_E_INDEX   ? PyExc_IndexError
                                                    : PyExc_RuntimeError,
                         st->msg);
         goto done;

@@ -30,6 +30,9 @@ ByKeyVariant = Literal[
     "auto", "atomic", "warp_aggregated", "local_hash", "sorted_segments",
     "private_bins", "lookback"]
 ReduceOp = Literal["sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax"]
+ReduceatVariant = Literal["auto", "segment_per_group", "segment_per_item"]
+ReduceatOp = Literal["add", "sum", "multiply", "prod", "minimum", "min", "maximum", "max",
+                     "logical_and", "all", "logical_or", "any"]
 ScanOp = Literal["cumsum", "cumprod", "cummin", "cummax"]
 ByKeyFunc = Literal["reduce_by_key", "sum_by_key", "scan_by_key"]
 ByKeyOp = Literal["sum", "prod", "min", "max", "count"]
@@ -181,6 +184,12 @@ def nanmax(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
            groups: int | None = None, items: int | None = None, ilp: int | None = None,
            vw: int | None = None, device: _Device = None) -> _Result: ...
+def reduceat(a: npt.ArrayLike | Array, indices: npt.ArrayLike | Array, axis: int | None = 0,
+             dtype: _DType = None, out: _Out | tuple[Any] = None,
+             op: ReduceatOp | np.ufunc | str = "add", *,
+             variant: ReduceatVariant | str = "auto", wg_size: int | None = None,
+             groups: int | None = None, vw: int | None = None,
+             device: _Device = None) -> _Result: ...
 def ptp(a: npt.ArrayLike | Array, axis: _Axis = None, out: npt.NDArray[Any] | None = None,
         keepdims: bool = False, *,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
@@ -333,12 +342,14 @@ def explain(op: ReduceOp | ScanOp | str, a: npt.ArrayLike | Array, axis: _Axis =
             dtype: _DType = None, *, variant: str = "auto", wg_size: int | None = None,
             groups: int | None = None, items: int | None = None, ilp: int | None = None,
             vw: int | None = None, spins: int | None = None, exclusive: bool = False,
+            indices: npt.ArrayLike | Array | None = None, ufunc: str | None = None,
             device: _Device = None) -> dict[str, Any]: ...
 def timeit(op: ReduceOp | ScanOp | str, a: npt.ArrayLike | Array, axis: _Axis = None,
            dtype: _DType = None, reps: int = 10, *, variant: str = "auto",
            wg_size: int | None = None, groups: int | None = None, items: int | None = None,
            ilp: int | None = None, vw: int | None = None, spins: int | None = None,
-           exclusive: bool = False, device: _Device = None) -> dict[str, Any]: ...
+           exclusive: bool = False, indices: npt.ArrayLike | Array | None = None,
+           ufunc: str | None = None, device: _Device = None) -> dict[str, Any]: ...
 def tune(ops: Sequence[ReduceOp | str] = ("sum",), dtypes: Sequence[_DType] = ("float32",),
          sizes: Sequence[int] = (2**20, 2**24, 2**28), reps: int = 5, save: bool = True,
          verbose: bool = False, progress: bool | None = None) -> list[dict[str, Any]]: ...

@@ -301,6 +301,54 @@ def argmax(a, axis=None, out=None, keepdims=False, **kw):
     return _reduce("argmax", a, axis, None, out, keepdims, _NoValue, kw)
 
 
+# ----------------------------------------------------------------- reduceat
+
+_AT_OPS = {"add": "add", "sum": "add", "multiply": "multiply",
+           "prod": "multiply", "minimum": "minimum", "min": "minimum",
+           "maximum": "maximum", "max": "maximum",
+           "logical_and": "logical_and", "all": "logical_and",
+           "logical_or": "logical_or", "any": "logical_or"}
+
+
+def _at_op(op):
+    name = getattr(op, "__name__", op) if isinstance(op, np.ufunc) else op
+    try:
+        return _AT_OPS[name]
+    except (KeyError, TypeError):
+        raise ValueError("reduceat: unknown operation %r (add, multiply, "
+                         "minimum, maximum, logical_and, logical_or, or "
+                         "those ufuncs)" % (op,)) from None
+
+
+def reduceat(a, indices, axis=0, dtype=None, out=None, op="add", **kw):
+    """Reductions over segments of one axis given by offsets, as NumPy's
+    ``ufunc.reduceat``: ``np.add.reduceat(a, indices, axis, dtype, out)`` is
+    ``gpured.reduceat(a, indices, axis, dtype, out)``.
+
+    ``op``: "add" (or "sum"), "multiply" ("prod"), "minimum" ("min"),
+    "maximum" ("max"), "logical_and" ("all"), "logical_or" ("any"), or
+    the NumPy ufunc.  Result ``i`` along ``axis`` reduces
+    ``a[indices[i]:indices[i + 1]]`` where ``indices[i] < indices[i + 1]``,
+    else it is ``a[indices[i]]``; the last runs to the end (CSR rows are
+    ``reduceat(values, row_ptr[:-1])`` for rows that are not empty).
+    NumPy's result dtypes; float32 sums accumulate in float64 where the
+    device has it (NumPy's reduceat adds in float32, one element at a
+    time).  Device arrays give device results.  Knobs: ``variant``
+    ("segment_per_group": one work-group per segment, segments along the
+    innermost axis; "segment_per_item": one work-item per result),
+    ``wg_size``, ``device``.
+    """
+    name = _at_op(op)
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]  # NumPy's ufunc form, out=(array,)
+    if dtype is not None and name not in ("add", "multiply"):
+        # NumPy computes in dtype: cast first (min/max/logical keep theirs)
+        a = a.astype(dtype) if isinstance(a, _core.ArrayBase) else \
+            np.asarray(a).astype(dtype)
+        dtype = None
+    return _core.reduceat(a, indices, axis, name, dtype, out, kw)
+
+
 # --------------------------------------------------------------- introspection
 
 _SCANS = ("cumsum", "cumprod", "cummin", "cummax", "nancumsum", "nancumprod")
@@ -320,11 +368,16 @@ def explain(op, a, axis=None, dtype=None, **kw):
     Returns a dict: variant, kernel, wg_size, vw, ilp, groups (work-groups
     per segment in the first pass), chunk, passes, accumulator, why, the
     (segments x segment_length) layout it saw, and whether the input had to
-    be copied into it.
+    be copied into it.  ``explain("reduceat", a, axis, indices=...,
+    ufunc="add")`` explains :func:`reduceat` (its ``op`` given as ``ufunc``).
     """
     if op in _SCANS:
         exclusive = kw.pop("exclusive", False)
         return _core.scan(op, a, axis, dtype, None, exclusive, kw, 1)
+    if op == "reduceat":
+        return _core.reduceat(a, kw.pop("indices"), 0 if axis is None else axis,
+                              _at_op(kw.pop("ufunc", "add")), dtype, None, kw,
+                              1)
     return _core.reduce(op, a, axis, dtype, None, False, _NoValue, kw, 1)
 
 
@@ -343,6 +396,12 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
                                      2, int(reps) + 1)
         nbytes = np.asarray(a).nbytes if not hasattr(a, "buffer") else a.nbytes
         nbytes += res.nbytes
+    elif op == "reduceat":
+        res, ns, plan = _core.reduceat(a, kw.pop("indices"),
+                                       0 if axis is None else axis,
+                                       _at_op(kw.pop("ufunc", "add")), dtype,
+                                       None, kw, 2, int(reps) + 1)
+        nbytes = a.nbytes if hasattr(a, "nbytes") else np.asarray(a).nbytes
     else:
         res, ns, plan = _core.reduce(op, a, axis, dtype, None, False,
                                      _NoValue, kw, 2, int(reps) + 1)
