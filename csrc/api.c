@@ -3791,7 +3791,7 @@ static PyObject *py_reduceat(PyObject *self, PyObject *const *args,
                      args[3]);
         return NULL;
     }
-    if (knobs_of(ARGN(6), "variant wg_size groups vw device", "reduceat",
+    if (knobs_of(ARGN(6), "variant wg_size groups items vw device", "reduceat",
                  &k) != 0) {
         return NULL;
     }

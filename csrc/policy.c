@@ -1388,10 +1388,11 @@ int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
  * results (vector walks for sums and products), unless too few results
  * keep the cores busy. */
 /* Auto on GPUs by the segments' average length (H100,
- * benchmarks/exp/reduceat_knobs.py): a work-item per segment below
- * GR_SEG_WARP_MIN, a warp per segment up to GR_SEG_WARP_MAX (NVIDIA), a
- * work-group per segment from GR_SEG_GROUP_MIN on. */
-#define GR_SEG_WARP_MIN 128
+ * benchmarks/exp/reduceat_knobs.py): on NVIDIA up to GR_SEG_WARP_MAX
+ * elements the lanes of a warp (below 256 elements part of one: 32 /
+ * lanes segments per warp), elsewhere a work-item per segment; a
+ * work-group per segment from GR_SEG_GROUP_MIN on (from GR_SEG_WARP_MAX
+ * on NVIDIA). */
 #define GR_SEG_WARP_MAX 2048
 #define GR_SEG_GROUP_MIN 512
 
@@ -1439,8 +1440,11 @@ int gr_plan_segments(const gr_device *d, gr_op op, const gr_accum *acc,
         return -1;
     }
     if (strcmp(name, "auto") == 0 && inner == 1 && d->nvidia_ptx &&
-        avg >= GR_SEG_WARP_MIN && avg < GR_SEG_WARP_MAX) {
-        group = 2; /* medium segments: a warp each */
+        avg < GR_SEG_WARP_MAX &&
+        (avg >= 16 || gr_dtypes[acc->t].size == 8)) {
+        /* a warp, or part of one, per segment (segments of 8 4-byte
+         * values: a work-item each, 0.70 ms per GiB against 0.76) */
+        group = 2;
     }
     const int warp = group == 2;
     if (warp) {
@@ -1486,6 +1490,20 @@ int gr_plan_segments(const gr_device *d, gr_op op, const gr_accum *acc,
                                  : min_sz(cap, max_sz(1, (maxlen + C - 1) / C));
         plan_second_pass(d, results, plan);
     } else if (warp) {
+        /* chunk: lanes per segment, a power of two up to 32 (items=):
+         * about eight elements per lane (H100: avg 16 -> 2 lanes 0.60 ms
+         * per GiB, 64 -> 8 lanes 0.54, 128 -> 16 lanes 0.48, 256 -> 32
+         * lanes 0.43; one work-item per segment: 0.66, 0.75, 0.79, 0.87) */
+        size_t lanes = kn->items ? (size_t)kn->items
+                                 : min_sz(32, max_sz(2, pow2_at_most(
+                                                          max_sz(1, avg / 8))));
+        if (lanes > 32 || (lanes & (lanes - 1)) != 0) {
+            snprintf(plan->why, sizeof plan->why, "segment_per_warp: items "
+                     "(work-items per segment) must be a power of two up to "
+                     "32");
+            return -1;
+        }
+        plan->chunk = lanes;
         plan->wg = (int)max_sz(32, (size_t)plan->wg);
         plan->vw = kn->vw ? kn->vw : vw;
         plan->sg = 1; /* GR_SG_PTX: the shuffles */
@@ -1514,7 +1532,7 @@ int gr_plan_segments(const gr_device *d, gr_op op, const gr_accum *acc,
              group  ? (plan->parts > 1 ? "segments split among work-groups "
                                          "(groups), a second pass merges"
                                        : "one work-group per segment")
-             : warp ? "one warp per segment, warp-shuffle combine"
+             : warp ? "warp lanes per segment (chunk), shuffle combine"
                     : "consecutive results per work-item (chunk)");
     return 0;
 }

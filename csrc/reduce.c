@@ -22,6 +22,7 @@ typedef struct {
     int final;
     int wg, vw, ilp;
     int load, combine, sg, sg_native, atomic;
+    int lanes;  /* reduceat's warp kernel: work-items per segment (0 else) */
 } pass_cfg;
 
 /* What decides a reduce program's defines (the kernel memo's key). */
@@ -81,6 +82,12 @@ static void defines(const void *ctx, char *buf, size_t n)
              a_max, c->vw, c->wg, c->ilp, c->load, c->combine, c->sg,
              c->sg_native, c->atomic, c->in_partial, c->final, k->neg0,
              k->nan, k->var, k->ptp);
+    if (c->lanes) {
+        /* only reduceat's programs: the others' sources stay as they were
+         * (their disk cache with them) */
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "#define GR_SEG_LANES %d\n", c->lanes);
+    }
 }
 
 static cl_kernel kernel_in(gr_device *d, const char *family, gr_op op,
@@ -440,7 +447,8 @@ int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
     for (;;) {
         const pass_cfg c = {0,           !split,   plan.wg, plan.vw,
                             1,           0,        plan.combine, plan.sg,
-                            plan.sg_native, 0};
+                            plan.sg_native, 0,
+                            plan.kind == GR_K_WARP ? (int)plan.chunk : 0};
         const char *name = plan.kind == GR_K_GROUP  ? "gr_segments_group"
                            : plan.kind == GR_K_WARP ? "gr_segments_warp"
                                                     : "gr_segments_items";
@@ -495,7 +503,8 @@ int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
         }
     } else if (plan.kind == GR_K_WARP) {
         const size_t local = (size_t)plan.wg;
-        const size_t global = (size_t)((M * 32 + local - 1) / local * local);
+        const size_t global =
+            (size_t)((M * plan.chunk + local - 1) / local * local);
         const gr_arg args[] = {GR_ARG(in),  GR_ARG(ub), GR_ARG(uL),
                                GR_ARG(idx), GR_ARG(uS), GR_ARG(M),
                                GR_ARG(resv), GR_ARG(res0)};
@@ -544,7 +553,8 @@ int gr_segments_check(gr_device *d, gr_op op, const gr_accum *acc,
     const int split = plan->kind == GR_K_GROUP && plan->parts > 1;
     const pass_cfg c = {0,           !split,   plan->wg, plan->vw,
                         1,           0,        plan->combine, plan->sg,
-                        plan->sg_native, 0};
+                        plan->sg_native, 0,
+                        plan->kind == GR_K_WARP ? (int)plan->chunk : 0};
     const cl_ulong uS = S, uL = L;
     const cl_uint none = 0xffffffffu;
     cl_kernel k = kernel_in(d, "segments", op, acc, &c, "gr_segments_check",

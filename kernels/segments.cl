@@ -159,28 +159,32 @@ void gr_segments_group(__global const GR_T *restrict in, ulong base, ulong L,
 }
 
 #if GR_SG == GR_SG_PTX
-/* NVIDIA: one warp per segment (medium segments, inner == 1): its 32 lanes
- * fold the segment as a work-group would, then shuffle down; no barrier,
- * no local memory, GR_WG / 32 segments per work-group. */
+#ifndef GR_SEG_LANES
+#define GR_SEG_LANES 32
+#endif
+/* NVIDIA: GR_SEG_LANES lanes of a warp per segment (32: a warp; 2..16:
+ * 32 / GR_SEG_LANES segments per warp, for short segments): the lanes
+ * fold the segment as a work-group would, then shuffle down within their
+ * group; no barrier, no local memory.  Every lane of a warp reaches the
+ * shuffles (the tail's lanes fold an empty range and store nothing). */
 __kernel __attribute__((reqd_work_group_size(GR_WG, 1, 1)))
 void gr_segments_warp(__global const GR_T *restrict in, ulong base, ulong L,
                       __global const long *restrict idx, ulong S, ulong n,
                       __global GR_R *restrict out, ulong out0)
 {
-    const ulong w = get_global_id(0) >> 5; /* row * S + s: a warp's own */
-    const uint lane = get_local_id(0) & 31u;
-    if (w >= n) {
-        return; /* the whole warp */
-    }
-    const ulong row = w / S, s = w % S;
-    const ulong lo = (ulong)idx[s], hi = grg_end(idx, s, S, L);
+    const ulong w = get_global_id(0) / GR_SEG_LANES; /* row * S + s */
+    const uint lane = get_local_id(0) % GR_SEG_LANES;
     gr_state a = gr_identity();
-    grg_fold_range(in, base + row * L, lo, hi, &a, lane, 32u);
+    if (w < n) {
+        const ulong row = w / S, s = w % S;
+        const ulong lo = (ulong)idx[s], hi = grg_end(idx, s, S, L);
+        grg_fold_range(in, base + row * L, lo, hi, &a, lane, GR_SEG_LANES);
+    }
 #pragma unroll
-    for (uint d = 16; d > 0; d >>= 1) {
+    for (uint d = GR_SEG_LANES / 2; d > 0; d >>= 1) {
         gr_merge(&a, gr_shfl_down_state(a, d));
     }
-    if (lane == 0) {
+    if (lane == 0 && w < n) {
         out[out0 + w] = gr_finish(a);
     }
 }

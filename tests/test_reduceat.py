@@ -845,9 +845,10 @@ def test_host_path_matches_device(dtype):
 
 
 def test_warp_variant():
-    """segment_per_warp (NVIDIA: a warp per segment, shuffles through inline
-    PTX) at every vector width, dtypes whose states are one and two words,
-    segments from one element to thousands."""
+    """segment_per_warp (NVIDIA: a warp, or items= lanes of one, per
+    segment, shuffles through inline PTX) at every vector width, dtypes
+    whose states are one and two words, segments from one element to
+    thousands."""
     if not gpured.get_device().get("nvidia_ptx"):
         # elsewhere the variant is refused with the reason
         with pytest.raises(gpured.VariantUnavailable, match="warps"):
@@ -864,6 +865,14 @@ def test_warp_variant():
             check(name, x, idx, axis=1, variant="segment_per_warp", vw=vw)
             check(name, gpured.to_device(x), gpured.to_device(idx), axis=1,
                   variant="segment_per_warp", vw=vw, wg_size=64)
+        # part of a warp per segment (items: lanes), a warp's segments
+        # running past the last one
+        for lanes in (2, 4, 8, 16):
+            check(name, x[:, :2011], idx[idx < 2011], axis=1,
+                  variant="segment_per_warp", items=lanes, vw=1 + (lanes == 8))
+    with pytest.raises(ValueError, match="power of two"):
+        gpured.reduceat(np.ones(100, np.float32), [0, 50],
+                        variant="segment_per_warp", items=3)
 
 
 def test_many_host_offsets():

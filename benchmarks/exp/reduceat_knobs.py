@@ -11,22 +11,20 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _loop import loop_ms
 
 mib = float(sys.argv[1]) if len(sys.argv) > 1 else 256
+AVGS = [int(x) for x in sys.argv[2].split(",")] if len(sys.argv) > 2 else \
+    [65536, 4096, 1024, 256, 64, 32, 8]
 rng = np.random.default_rng(0)
-KN = [dict(), dict(variant="segment_per_group", wg_size=32),
-      dict(variant="segment_per_group", wg_size=128),
-      dict(variant="segment_per_group", wg_size=256, vw=1),
-      dict(variant="segment_per_warp", wg_size=256, vw=4),
-      dict(variant="segment_per_warp", wg_size=256, vw=2),
-      dict(variant="segment_per_warp", wg_size=256, vw=1),
-      dict(variant="segment_per_warp", wg_size=128, vw=4),
-      dict(variant="segment_per_item", wg_size=256)]
+KN = [dict()] + [dict(variant="segment_per_warp", items=k) for k in (2, 4, 8, 16, 32)] + [
+      dict(variant="segment_per_warp", items=8, vw=2),
+      dict(variant="segment_per_item", wg_size=256),
+      dict(variant="segment_per_group", wg_size=128)]
 for dt in (np.float32, np.float64):
     n = int(mib * 2**20) // np.dtype(dt).itemsize
     a = rng.standard_normal(n).astype(dt)
     d = gpured.to_device(a)
     s = gpured.timeit("sum", d, reps=5)["seconds"] * 1e3
     print("%s %g MiB sum events %.3f ms" % (np.dtype(dt).name, mib, s), flush=True)
-    for avg in (65536, 4096, 1024, 256, 64, 32, 8):
+    for avg in AVGS:
         S = n // avg
         idx = np.sort(rng.choice(n, S, replace=False))
         idx[0] = 0
@@ -37,9 +35,11 @@ for dt in (np.float32, np.float64):
                 continue
             try:
                 t = gpured.timeit("reduceat", d, indices=di, reps=5, **kn)
-                row.append("%s/%s%s %.3f" % (
+                row.append("%s/%s%s%s %.3f" % (
                     t["plan"]["variant"][12:16], t["plan"]["wg_size"],
-                    "v%d" % t["plan"]["vw"], t["seconds"] * 1e3))
+                    "v%d" % t["plan"]["vw"],
+                    "x%d" % t["plan"]["chunk"] if "warp" in t["plan"]["variant"] else "",
+                    t["seconds"] * 1e3))
             except Exception as e:  # noqa: BLE001
                 row.append("%s ERR %s" % (kn, str(e)[:40]))
         print("  avg %6d S %9d: %s" % (avg, S, " | ".join(row)), flush=True)
