@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import gpured
-from conftest import DTYPES, HAS_FP64, dtype_id, rng_for
+from conftest import DTYPES, FLOAT_DTYPES, HAS_FP64, dtype_id, rng_for
 from test_nan import placed
 
 UFUNCS = {"add": np.add, "multiply": np.multiply, "minimum": np.minimum,
@@ -883,3 +883,17 @@ def test_many_host_offsets():
     with placed("current"):
         check("add", x, idx)
         check("maximum", x, idx[:1000])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_host_short_float_sums(dtype):
+    """Short float segments on the host path (a loop of their own: float32
+    in double, float64 with TwoSum): NumPy's answer within the bound, rows
+    of a 2-D array, repeated and decreasing offsets, infinities."""
+    x = gen(dtype, (5, 400), "add", seed=46)
+    x[2, 17] = np.inf
+    x[3, 40:42] = [np.inf, -np.inf]
+    idx = np.concatenate([[0, 3, 3, 1], np.arange(10, 400, 7)])
+    with placed("auto"):
+        assert gpured.explain("reduceat", x, indices=idx, axis=1)["placement"] == "host"
+        check("add", x, idx, axis=1)
