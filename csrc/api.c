@@ -1062,6 +1062,32 @@ static PyObject *wrap_block(gr_block *blk, gr_dtype t, const npy_intp *shape,
     return arr;
 }
 
+/* A casting copy between two device Arrays of one device (strided, any
+ * dtypes): 0, or -1 with an exception set. */
+static int device_copy_into(gr_array *src, gr_array *dst)
+{
+    gr_operand so, dd;
+    gr_status st = {0};
+    int d0 = -1, d1 = -1, rc;
+    if (gr_array_operand(src, &so, &d0) != 0) {
+        return -1;
+    }
+    if (gr_array_operand(dst, &dd, &d1) != 0) {
+        gr_block_put(so.blk);
+        return -1;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_operand_copy(&so, &dd, NULL, &st);
+    Py_END_ALLOW_THREADS
+    gr_block_put(so.blk);
+    gr_block_put(dd.blk);
+    if (rc != 0) {
+        gr_raise(&st);
+        return -1;
+    }
+    return 0;
+}
+
 /* Put a host result into `out` (device array or ndarray) or onto dev. */
 static PyObject *host_result_to(PyObject *r, PyObject *out, int device_res,
                                 int dev)
@@ -1085,29 +1111,9 @@ static PyObject *host_result_to(PyObject *r, PyObject *out, int device_res,
         return up;
     }
     /* into the device out: a cast copy on the device */
-    gr_operand so, dd;
-    gr_status st = {0};
-    int d0 = -1, d1 = -1, rc;
-    if (gr_array_operand((gr_array *)up, &so, &d0) != 0) {
-        Py_DECREF(up);
-        return NULL;
-    }
-    if (gr_array_operand(oa, &dd, &d1) != 0) {
-        gr_block_put(so.blk);
-        Py_DECREF(up);
-        return NULL;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    rc = gr_operand_copy(&so, &dd, NULL, &st);
-    Py_END_ALLOW_THREADS
-    gr_block_put(so.blk);
-    gr_block_put(dd.blk);
+    const int rc = device_copy_into((gr_array *)up, oa);
     Py_DECREF(up);
-    if (rc != 0) {
-        gr_raise(&st);
-        return NULL;
-    }
-    return Py_NewRef(out);
+    return rc != 0 ? NULL : Py_NewRef(out);
 }
 
 /* The common start of every family's request: the device (an Array
@@ -3718,26 +3724,7 @@ static int seg_copy_out(PyObject *tmp, PyObject *out)
         Py_XDECREF(h);
         return rc;
     }
-    gr_operand so, dd;
-    gr_status st = {0};
-    int d0 = -1, d1 = -1, rc;
-    if (gr_array_operand(gr_array_of(tmp), &so, &d0) != 0) {
-        return -1;
-    }
-    if (gr_array_operand(oa, &dd, &d1) != 0) {
-        gr_block_put(so.blk);
-        return -1;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    rc = gr_operand_copy(&so, &dd, NULL, &st);
-    Py_END_ALLOW_THREADS
-    gr_block_put(so.blk);
-    gr_block_put(dd.blk);
-    if (rc != 0) {
-        gr_raise(&st);
-        return -1;
-    }
-    return 0;
+    return device_copy_into(gr_array_of(tmp), oa);
 }
 
 /* reduceat(a, indices, axis, op, dtype, out, kw, mode, reps): NumPy's
@@ -3863,16 +3850,7 @@ static PyObject *py_reduceat(PyObject *self, PyObject *const *args,
             goto done;
         }
         S = PyArray_NDIM(ix) == 0 ? 1 : (size_t)PyArray_DIM(ix, 0);
-        const int64_t *iv = (const int64_t *)PyArray_DATA(ix);
-        for (size_t i = 0; i < S; ++i) {
-            if (iv[i] < 0 || (uint64_t)iv[i] >= L) {
-                PyErr_Format(PyExc_IndexError, "index %lld out-of-bounds in "
-                             "%s.reduceat [0, %zu)", (long long)iv[i],
-                             f.ufunc, L);
-                goto done;
-            }
-        }
-        req.vals.present = 1;
+        req.vals.present = 1; /* checked by dispatch.c, with the plan's pass */
         req.vals.t = GR_INT64;
         req.vals.nd = 1;
         req.vals.shape[0] = S;
@@ -3955,7 +3933,8 @@ static PyObject *py_reduceat(PyObject *self, PyObject *const *args,
             req.out.host = PyArray_DATA((PyArrayObject *)tmp);
         }
     }
-    if (nres > 0 || mode == 1) {
+    /* host offsets are checked by the run, even for an empty result */
+    if (nres > 0 || mode == 1 || req.vals.blk == NULL) {
         if (mode == 2 && nres == 0) {
             PyErr_SetString(PyExc_ValueError, "timeit needs a non-empty "
                             "result");

@@ -1251,6 +1251,17 @@ static const char *gr_op_ufunc(gr_op op)
     }
 }
 
+/* The end of segment s of a row of L (NumPy's reduceat: the next offset
+ * where it is larger, else one element; the last runs to L). */
+static size_t seg_end(const int64_t *idx, size_t s, size_t S, size_t L)
+{
+    const size_t lo = (size_t)idx[s];
+    if (s + 1 == S) {
+        return L;
+    }
+    return (size_t)idx[s + 1] > lo ? (size_t)idx[s + 1] : lo + 1;
+}
+
 /* float32 segments averaging fewer elements than this (float64: half as
  * many) take sum_short_segments (2 cores, 16 MiB against numpy.add.reduceat:
  * float32 1.06-1.72x at 8-63 elements; float64 1.03x at 8, 0.9 at 16, and
@@ -1276,10 +1287,9 @@ static const char *gr_op_ufunc(gr_op op)
         const T *p = (const T *)src;                                         \
         T *y = (T *)out;                                                     \
         for (size_t r = 0; r < rows; ++r, p += L) {                          \
-            size_t lo = (size_t)idx[0];                                      \
             for (size_t s = 0; s < S; ++s, ++y) {                            \
-                const size_t nx = s + 1 < S ? (size_t)idx[s + 1] : L;        \
-                const size_t hi = s + 1 == S ? L : nx > lo ? nx : lo + 1;    \
+                const size_t lo = (size_t)idx[s];                            \
+                const size_t hi = seg_end(idx, s, S, L);                     \
                 ACC a = 0, c = 0, a1 = 0, c1 = 0;                            \
                 size_t i = lo;                                               \
                 for (; i + 1 < hi; i += 2) { /* two chains */                \
@@ -1292,7 +1302,6 @@ static const char *gr_op_ufunc(gr_op op)
                 SEG_ADD(COMP, a, c, a1);                                     \
                 c += c1;                                                     \
                 *y = (T)((isinf(a) || c == 0) ? a : a + c);                  \
-                lo = nx;                                                     \
             }                                                                \
         }                                                                    \
     } while (0)
@@ -1327,10 +1336,7 @@ static int segments_on_host(const gr_request *req, const char *src,
     }
     for (size_t r = 0; r < rows; ++r) {
         for (size_t s = 0; s < S; ++s) {
-            const size_t lo = (size_t)idx[s];
-            const size_t hi = s + 1 == S                 ? L
-                              : (size_t)idx[s + 1] > lo ? (size_t)idx[s + 1]
-                                                         : lo + 1;
+            const size_t lo = (size_t)idx[s], hi = seg_end(idx, s, S, L);
             if (gr_host_reduce(&o, src + ((r * L + lo) * inner) * isz, inner,
                                hi - lo, 1, (ptrdiff_t)inner,
                                out + ((r * S + s) * inner) * rsz) != 0) {
@@ -1375,6 +1381,23 @@ static int run_segments(gr_request *req, gr_result *res, gr_status *st)
     }
     const size_t n_in = rows * L * inner;
     gr_layout lay = {rows * S * inner, S ? L / S : 0, 1, (ptrdiff_t)inner};
+    /* host offsets: NumPy's IndexError, and the longest segment (the plan
+     * splits long ones), in one pass; device offsets: checked on the
+     * device below, their longest segment unknown (L) */
+    size_t maxlen = idx != NULL ? 0 : L;
+    for (size_t s = 0; idx != NULL && s < S; ++s) {
+        if (idx[s] < 0 || (uint64_t)idx[s] >= L) {
+            gr_status_kind(st, GR_E_INDEX, "index %lld out-of-bounds in "
+                           "%s.reduceat [0, %zu)", (long long)idx[s],
+                           gr_op_ufunc(req->op), L);
+            return -1;
+        }
+        const size_t len = seg_end(idx, s, S, L) - (size_t)idx[s];
+        maxlen = len > maxlen ? len : maxlen;
+    }
+    if (lay.M == 0 && req->mode != GR_EXPLAIN) {
+        return 0; /* nothing to compute (the offsets were checked) */
+    }
     res->lay = lay;
     const char *hsrc = NULL;
     if (in->host != NULL) {
@@ -1420,14 +1443,6 @@ static int run_segments(gr_request *req, gr_result *res, gr_status *st)
                      sizeof err) != 0) {
         gr_status_kind(st, GR_E_TYPE, "%s", err);
         goto done;
-    }
-    size_t maxlen = idx != NULL ? 0 : L; /* device offsets: unknown */
-    for (size_t s = 0; idx != NULL && s < S; ++s) {
-        const size_t lo = (size_t)idx[s];
-        const size_t hi = s + 1 == S                 ? L
-                          : (size_t)idx[s + 1] > lo ? (size_t)idx[s + 1]
-                                                     : lo + 1;
-        maxlen = hi - lo > maxlen ? hi - lo : maxlen;
     }
     const int prc = gr_plan_segments(d, req->op, &acc, rows, L, inner, S,
                                      maxlen, &req->kn, &plan);

@@ -274,11 +274,23 @@ static int pass2_begin(gr_device *d, gr_op op, const gr_accum *acc,
     return 0;
 }
 
-/* Device results are not waited for, except when timed: then the passes'
- * device times (spans s1, s2) land in timing.  0, or -1 with st set. */
-static int timed(gr_device *d, gr_timing *timing, gr_span *s1, gr_span *s2,
-                 gr_status *st)
+/* n bytes of results in resv to where out wants them (host memory: a
+ * blocking read; another device buffer: a copy to element out->off of
+ * size rsize).  Device results are not waited for, except when timed:
+ * then the passes' device times (spans s1, s2) land in timing.  0, or -1
+ * with st set. */
+static int deliver(gr_device *d, cl_mem resv, size_t n, const gr_output *out,
+                   size_t rsize, gr_timing *timing, gr_span *s1, gr_span *s2,
+                   gr_status *st)
 {
+    if (out->mem == NULL) {
+        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, resv, CL_TRUE, 0, n,
+                                            out->host, 0, NULL, NULL));
+    } else if (resv != out->mem) {
+        GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, resv, out->mem, 0,
+                                            out->off * rsize, n, 0, NULL,
+                                            NULL));
+    }
     if (timing != NULL) {
         GR_CL_CHECK(st, clFinish(d->queue));
         timing->first_ns = gr_span_ns(s1);
@@ -290,6 +302,20 @@ fail:
 }
 
 static cl_mem mem_of(const gr_block *b) { return b ? b->mem : NULL; }
+
+/* Pass 2: the M x plan->parts partial states in pv/px (nanvar's counts in
+ * pc) merged into M results at resv[res0..]. */
+static int enqueue_pass2(gr_device *d, const gr_accum *acc, cl_kernel k2,
+                         const gr_plan *plan, cl_ulong M, const gr_block *pv,
+                         const gr_block *px, const gr_block *pc, cl_mem resv,
+                         cl_ulong res0, gr_span *sp, gr_status *st)
+{
+    return enqueue_pass(d, acc, k2, plan->wg2 ? GR_K_GROUP : GR_K_ITEMS,
+                        plan->wg2 ? plan->wg2 : (d->is_gpu ? 256 : 64), 1,
+                        mem_of(pv), mem_of(px), mem_of(pc), 0, plan->parts,
+                        plan->parts, 1, plan->parts, 1, M, 0, res0, resv,
+                        NULL, NULL, sp, st);
+}
 
 int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_layout *lay, const gr_plan *plan_in,
@@ -386,25 +412,12 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         if (enqueue_pieces(d, acc, k1, &plan, lay, pieces, npieces, src,
                            mem_of(pv), mem_of(px), mem_of(pc),
                            timing ? &s1 : NULL, st) != 0 ||
-            enqueue_pass(d, acc, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
-                         plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1,
-                         mem_of(pv), mem_of(px), mem_of(pc), 0, plan.parts,
-                         plan.parts, 1,
-                         plan.parts, 1, M, 0, res0, resv, NULL, NULL,
-                         timing ? &s2 : NULL, st) != 0) {
+            enqueue_pass2(d, acc, k2, &plan, M, pv, px, pc, resv, res0,
+                          timing ? &s2 : NULL, st) != 0) {
             goto fail;
         }
     }
-    if (out->mem == NULL) {
-        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, resv, CL_TRUE, 0,
-                                            M * rsize, out->host, 0, NULL,
-                                            NULL));
-    } else if (resv != out->mem) {
-        GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, resv, out->mem, 0,
-                                            out->off * rsize, M * rsize, 0,
-                                            NULL, NULL));
-    }
-    rc = timed(d, timing, &s1, &s2, st);
+    rc = deliver(d, resv, M * rsize, out, rsize, timing, &s1, &s2, st);
 fail:
     gr_span_release(&s1);
     gr_span_release(&s2);
@@ -414,6 +427,19 @@ fail:
     gr_block_put(res);
     gr_block_put(accv);
     return rc;
+}
+
+/* The defines of a reduceat plan's program: one-pass results unless a
+ * segment is split among work-groups (then partial states); the warp
+ * kernel's lanes per segment. */
+static pass_cfg segments_cfg(const gr_plan *plan)
+{
+    const int split = plan->kind == GR_K_GROUP && plan->parts > 1;
+    const pass_cfg c = {0,           !split,   plan->wg, plan->vw,
+                        1,           0,        plan->combine, plan->sg,
+                        plan->sg_native, 0,
+                        plan->kind == GR_K_WARP ? (int)plan->chunk : 0};
+    return c;
 }
 
 /* Segments by offsets (kernels/segments.cl, NumPy's reduceat): rows x L x
@@ -445,10 +471,7 @@ int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
         return -1;
     }
     for (;;) {
-        const pass_cfg c = {0,           !split,   plan.wg, plan.vw,
-                            1,           0,        plan.combine, plan.sg,
-                            plan.sg_native, 0,
-                            plan.kind == GR_K_WARP ? (int)plan.chunk : 0};
+        const pass_cfg c = segments_cfg(&plan);
         const char *name = plan.kind == GR_K_GROUP  ? "gr_segments_group"
                            : plan.kind == GR_K_WARP ? "gr_segments_warp"
                                                     : "gr_segments_items";
@@ -494,11 +517,8 @@ int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
             }
         }
         if (split &&
-            enqueue_pass(d, acc, k2, plan.wg2 ? GR_K_GROUP : GR_K_ITEMS,
-                         plan.wg2 ? plan.wg2 : (d->is_gpu ? 256 : 64), 1,
-                         pv->mem, px ? px->mem : NULL, NULL, 0, plan.parts,
-                         plan.parts, 1, plan.parts, 1, M, 0, res0, resv, NULL,
-                         NULL, timing ? &s2 : NULL, st) != 0) {
+            enqueue_pass2(d, acc, k2, &plan, M, pv, px, NULL, resv, res0,
+                          timing ? &s2 : NULL, st) != 0) {
             goto fail;
         }
     } else if (plan.kind == GR_K_WARP) {
@@ -530,12 +550,7 @@ int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
             goto fail;
         }
     }
-    if (out->mem == NULL) {
-        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, resv, CL_TRUE, 0,
-                                            M * rsize, out->host, 0, NULL,
-                                            NULL));
-    }
-    rc = timed(d, timing, &s1, &s2, st);
+    rc = deliver(d, resv, M * rsize, out, rsize, timing, &s1, &s2, st);
 fail:
     gr_span_release(&s1);
     gr_span_release(&s2);
@@ -550,11 +565,7 @@ int gr_segments_check(gr_device *d, gr_op op, const gr_accum *acc,
                       cl_mem bad, gr_status *st)
 {
     /* the reduceat program's kernel (no build of its own) */
-    const int split = plan->kind == GR_K_GROUP && plan->parts > 1;
-    const pass_cfg c = {0,           !split,   plan->wg, plan->vw,
-                        1,           0,        plan->combine, plan->sg,
-                        plan->sg_native, 0,
-                        plan->kind == GR_K_WARP ? (int)plan->chunk : 0};
+    const pass_cfg c = segments_cfg(plan);
     const cl_ulong uS = S, uL = L;
     const cl_uint none = 0xffffffffu;
     cl_kernel k = kernel_in(d, "segments", op, acc, &c, "gr_segments_check",
