@@ -53,10 +53,13 @@ for g in range(n):
 PY
   for g in $(seq 0 $((n-1))); do
     [ -s /tmp/ids_$g ] || continue
-    # SIGINT first: pytest prints the test it was in and its traceback
+    # SIGINT first: pytest prints the test it was in and its traceback;
+    # a test past TESTS_FT s dumps every thread's stack (faulthandler:
+    # also when stuck in C, where SIGINT is not seen)
     timeout -s INT -k 30 ${TESTS_TIMEOUT:-540} python3 -c "import pytest, sys
 sys.exit(pytest.main(open('/tmp/ids_$g').read().splitlines()
-                     + ['-q', '-p', 'no:cacheprovider', '-rfE']))" > "$OUT/pytest_$g.txt" 2>&1 &
+                     + ['-q', '-p', 'no:cacheprovider', '-rfE',
+                        '-o', 'faulthandler_timeout=${TESTS_FT:-240}']))" > "$OUT/pytest_$g.txt" 2>&1 &
   done
   wait
   cat "$OUT"/pytest_*.txt > "$OUT/pytest.txt"

@@ -77,6 +77,9 @@ static const fdef fdefs[] = {
     {"nanvar", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 1},
     {"nanstd", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 2},
     {"nanmean", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 1, 0, 3},
+    /* average(weights): the weighted sum over the weights' sum, one pass
+     * (its mask operand carries the weights) */
+    {"_average", GR_F_MEAN, GR_FAM_REDUCE, GR_ADD, "add", 0, 0, 4},
     {"ptp", GR_F_MAX, GR_FAM_REDUCE, GR_MAX, "maximum", 0, 0, 0, 1},
     {"nancumsum", GR_F_CUMSUM, GR_FAM_SCAN, GR_ADD, "add", 1},
     {"nancumprod", GR_F_CUMPROD, GR_FAM_SCAN, GR_MUL, "multiply", 1},
@@ -1180,12 +1183,14 @@ static int bench_setup(gr_request *req, int mode, int reps, double **ns)
 static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
                              PyObject *dtype, PyObject *out,
                              PyObject *keepdims_o, PyObject *initial,
-                             PyObject *kw, int mode, int reps)
+                             PyObject *kw, int mode, int reps,
+                             PyObject *where)
 {
     gr_request req;
     gr_result res;
     knobs k;
     PyObject *keep = NULL, *result = NULL, *tmp = NULL, *init_arr = NULL;
+    PyObject *wkeep = NULL;
     double *ns = NULL;
     int keepdims = 0, dev = -1, rt_i = -2;
     npy_intp oshape[GR_MAXDIMS];
@@ -1232,6 +1237,7 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
              f->func != GR_F_ALL && f->func != GR_F_ANY &&
              PyDict_SetItemString(kwd, "dtype", dtype ? dtype : Py_None) != 0) ||
             (!is_none(out) && PyDict_SetItemString(kwd, "out", out) != 0) ||
+            (!is_none(where) && PyDict_SetItemString(kwd, "where", where) != 0) ||
             (keepdims && PyDict_SetItemString(kwd, "keepdims", Py_True) != 0) ||
             (!no_value(initial) &&
              PyDict_SetItemString(kwd, "initial", initial) != 0) ||
@@ -1252,6 +1258,34 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     const int device_in = req.in.blk != NULL;
     dev = req.dev;
     const int nd = req.in.nd;
+    if (!is_none(where)) {
+        /* where=: a bool mask of a's shape (the Python face converts and
+         * broadcasts it; a host input's mask on the host) */
+        int wd = device_in ? dev : -1;
+        if (!device_in && gr_array_of(where) != NULL) {
+            PyErr_SetString(PyExc_ValueError, "where: a device mask for a "
+                            "host array (the Python face downloads it)");
+            goto done;
+        }
+        if (operand_of(where, &req.mask, &wkeep, &wd, "where") != 0) {
+            goto done;
+        }
+        /* average's weights: any dtype, converted in the loads */
+        req.wmode = f->var == 4 ? 2 : 1;
+        int same = (req.mask.t == GR_BOOL || req.wmode == 2) &&
+                   req.mask.nd == nd;
+        for (int i = 0; same && i < nd; ++i) {
+            same = req.mask.shape[i] == req.in.shape[i];
+        }
+        if (!same) {
+            PyErr_SetString(PyExc_ValueError, "where: a bool mask of the "
+                            "array's shape (the Python face broadcasts it)");
+            goto done;
+        }
+    } else if (f->var == 4) {
+        PyErr_SetString(PyExc_TypeError, "_average needs its weights");
+        goto done;
+    }
     /* mean checks axes against a 0-d array's 0 dimensions (NumPy's
      * _mean), the ufunc reductions and argmin/argmax take 0 / -1 */
     bools_are_axes = f->func == GR_F_MEAN && mean_bool_axes;
@@ -1480,6 +1514,8 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
                    PyDict_SetItemString(kwd, "initial", initial)) ||
                   (rt_i >= 0 && PyDict_SetItemString(kwd, "dtype", dtype)) ||
                   (ddof_o != NULL && PyDict_SetItemString(kwd, "ddof", ddof_o)) ||
+                  (!is_none(where) &&
+                   PyDict_SetItemString(kwd, "where", wkeep ? wkeep : where)) ||
                   (!is_none(out) && gr_array_of(out) == NULL &&
                    PyDict_SetItemString(kwd, "out", out));
         if (!bad) {
@@ -1552,7 +1588,17 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     } else if (f->ptp) {
         req.ptp = 1; /* max - min in the input's dtype, one pass */
     } else if (f->func == GR_F_MEAN) {
-        if (mean_via_numpy) {
+        if (req.mask.present) {
+            /* mean(where=): the masked sum over the mask's count, both
+             * summed in the same pass (the Python face sends an out of
+             * another dtype through its own division) */
+            if (mean_via_numpy) {
+                PyErr_SetString(PyExc_TypeError, "mean(where=) into an out "
+                                "of another dtype: the Python face divides");
+                goto done;
+            }
+            req.var = 4;
+        } else if (mean_via_numpy) {
             req.rt = req.st; /* the sum only */
         } else {
             req.div = (double)count;
@@ -1623,6 +1669,7 @@ done:
     gr_result_clear(&res);
     gr_request_clear(&req);
     Py_XDECREF(keep);
+    Py_XDECREF(wkeep);
     Py_XDECREF(tmp);
     Py_XDECREF(init_arr);
     free(ns);
@@ -1674,20 +1721,21 @@ static const fdef *shell_entry(PyObject *const *args, Py_ssize_t nargs,
     return f;
 }
 
-/* reduce(name, a, axis, dtype, out, keepdims, initial, kw, mode, reps) */
+/* reduce(name, a, axis, dtype, out, keepdims, initial, kw, where, mode,
+ *        reps) */
 static PyObject *py_reduce(PyObject *self, PyObject *const *args,
                            Py_ssize_t nargs)
 {
     int mode, reps;
-    const fdef *f = shell_entry(args, nargs, 2, 10,
+    const fdef *f = shell_entry(args, nargs, 2, 11,
                                 "reduce(name, a, axis, dtype, out, keepdims, "
-                                "initial, kw, mode, reps)",
+                                "initial, kw, where, mode, reps)",
                                 GR_FAM_REDUCE, "a reduction", &mode, &reps);
     if (f == NULL) {
         return NULL;
     }
     return reduce_impl(f, args[1], ARGN(2), ARGN(3), ARGN(4), ARGN(5),
-                       ARGN(6), ARGN(7), mode, reps);
+                       ARGN(6), ARGN(7), mode, reps, ARGN(8));
 }
 
 /* ============================================================= scans */

@@ -263,7 +263,8 @@ void gr_request_clear(gr_request *req)
     gr_block_put(req->in.blk);
     gr_block_put(req->vals.blk);
     gr_block_put(req->out.blk);
-    req->in.blk = req->vals.blk = req->out.blk = NULL;
+    gr_block_put(req->mask.blk);
+    req->in.blk = req->vals.blk = req->out.blk = req->mask.blk = NULL;
 }
 
 void gr_result_clear(gr_result *res)
@@ -457,6 +458,21 @@ static int red_epilogue(const gr_request *req, gr_epilogue *epi)
     return req->st != req->rt;
 }
 
+/* A second operand (where='s mask, average's weights): its n elements
+ * of wsz bytes at wptr (element for element beside the n elements `in`
+ * holds) made readable by the device, and the piece told where they are. */
+static int mask_piece(gr_device *d, const char *wptr, size_t n, size_t wsz,
+                      const gr_input *in, gr_input *w, gr_piece *pc,
+                      gr_status *st)
+{
+    if (gr_input_from_host(d, wptr, n * wsz, wsz, w, st) != 0) {
+        return -1;
+    }
+    pc->wmem = w->mem;
+    pc->wdelta = (ptrdiff_t)w->base - (ptrdiff_t)in->base;
+    return 0;
+}
+
 /* Host input, M x L layout from `base` (elements from ptr), to `out`:
  * zero-copy or one upload per piece, streamed for long single segments
  * on GPUs, split into pieces (one long segment) or batches of segments
@@ -464,10 +480,11 @@ static int red_epilogue(const gr_request *req, gr_epilogue *epi)
  * (ns[i]).  gr_lock held. */
 static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
                        const gr_layout *lay, gr_plan *plan, const char *ptr,
-                       const gr_output *o, int reps, double *ns,
-                       gr_status *st)
+                       const char *wptr, const gr_output *o,
+                       int reps, double *ns, gr_status *st)
 {
-    gr_input inp[MAX_PIECES];
+    const size_t wsz = isz_of(acc->wt);
+    gr_input inp[MAX_PIECES], winp[MAX_PIECES];
     gr_piece pieces[MAX_PIECES];
     gr_timing tm = {0, 0};
     const size_t isz = isz_of(acc->t);
@@ -480,6 +497,7 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
     int np = 0, rc = 0;
 
     memset(inp, 0, sizeof inp);
+    memset(winp, 0, sizeof winp);
     if (acc->var && lay->M == 1) {
         /* var/std of one segment that may come in pieces: the shift is
          * the host's, as the kernels would pick it (nanvar: the first of
@@ -492,7 +510,7 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
         acc->var_self = 0;
     }
     if (reps == 0 && lay->M == 1 && lay->elem_stride == 1 && !plan->atomic &&
-        gr_stream_wanted(d, lay->L * isz)) {
+        wptr == NULL && gr_stream_wanted(d, lay->L * isz)) {
         /* One long contiguous segment on a GPU: stream it through the
          * pinned staging pool, planned for one chunk. */
         gr_layout sub = *lay;
@@ -532,8 +550,12 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
     if (span <= limit) {
         /* One buffer for everything. */
         rc = gr_input_from_host(d, ptr, span, isz, &inp[0], st);
-        pieces[0] = (gr_piece){inp[0].mem, inp[0].base, lay->L};
+        pieces[0] = (gr_piece){inp[0].mem, inp[0].base, lay->L, NULL, 0};
         np = rc == 0;
+        if (rc == 0 && wptr != NULL) {
+            rc = mask_piece(d, wptr, span / isz, wsz, &inp[0], &winp[0],
+                            &pieces[0], st);
+        }
     } else if (lay->M == 1 && lay->elem_stride == 1 &&
                plan->kind == GR_K_GROUP && plan->chunk * isz <= limit) {
         /* One long segment: pieces of whole chunks. */
@@ -552,7 +574,14 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
             }
             rc = gr_input_from_host(d, ptr + off * isz, len * isz, isz,
                                     &inp[np], st);
-            pieces[np] = (gr_piece){inp[np].mem, inp[np].base, len};
+            pieces[np] = (gr_piece){inp[np].mem, inp[np].base, len, NULL, 0};
+            if (rc == 0 && wptr != NULL) {
+                rc = mask_piece(d, wptr + off * wsz, len, wsz, &inp[np],
+                                &winp[np], &pieces[np], st);
+                if (rc != 0) {
+                    gr_input_release(&inp[np]);
+                }
+            }
             np += rc == 0;
         }
     } else if (lay->M > 1 && seg_bytes <= limit &&
@@ -575,10 +604,19 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
             }
             const char *p = ptr + s0 * lay->seg_stride * isz;
             const size_t nb = (sub.M - 1) * sub.seg_stride * isz + seg_bytes;
-            gr_input one;
+            gr_input one, wone;
+            gr_piece pc = {NULL, 0, sub.L, NULL, 0};
+            memset(&wone, 0, sizeof wone);
             rc = gr_input_from_host(d, p, nb, isz, &one, st);
+            if (rc == 0 && wptr != NULL &&
+                mask_piece(d, wptr + s0 * lay->seg_stride * wsz, nb / isz,
+                           wsz, &one, &wone, &pc, st) != 0) {
+                gr_input_release(&one);
+                rc = -1;
+            }
             if (rc == 0) {
-                gr_piece pc = {one.mem, one.base, sub.L};
+                pc.mem = one.mem;
+                pc.base = one.base;
                 gr_output ob = *o;
                 if (ob.mem == NULL) {
                     ob.host = (char *)o->host + s0 * rsize;
@@ -587,10 +625,11 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
                 }
                 rc = gr_reduce_run(d, req->op, acc, &sub, &p2, &pc, 1, NULL,
                                    &ob, NULL, st);
-                if (one.zero_copy) {
+                if (one.zero_copy || wone.zero_copy) {
                     clFinish(d->queue);
                 }
                 gr_input_release(&one);
+                gr_input_release(&wone);
             }
         }
         return rc;
@@ -609,13 +648,14 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
     }
     /* Host memory used in place must outlive the kernels reading it. */
     for (int i = 0; i < np; ++i) {
-        if (inp[i].zero_copy && o->mem != NULL) {
+        if ((inp[i].zero_copy || winp[i].zero_copy) && o->mem != NULL) {
             clFinish(d->queue);
             break;
         }
     }
     for (int i = 0; i < np; ++i) {
         gr_input_release(&inp[i]);
+        gr_input_release(&winp[i]);
     }
     return rc;
 }
@@ -951,19 +991,198 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------ where= masks
+ *
+ * A mask (req->mask: bool, the input's shape, any strides) reads beside
+ * the elements.  Where its element strides are the input's, the kernels
+ * read it in place at the input's offsets; otherwise both are gathered
+ * alike (split_dims) into M rows of L. */
+
+/* The operand's non-unit dims, kept ones then reduced ones, each in the
+ * array's own order, with byte strides: data and mask walked this way
+ * meet element for element (no stride sorting). */
+static int split_dims(const gr_operand *o, uint64_t axes, size_t *shape,
+                      ptrdiff_t *bstr)
+{
+    int n = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < o->nd; ++i) {
+            if (o->shape[i] != 1 && (int)(axes >> i & 1) == pass) {
+                shape[n] = o->shape[i];
+                bstr[n++] = o->strides[i];
+            }
+        }
+    }
+    return n;
+}
+
+/* The mask's element strides are the input's (every non-unit dim): it
+ * reads at the input's element offsets. */
+static int mask_in_step(const gr_request *req)
+{
+    const gr_operand *in = &req->in, *m = &req->mask;
+    const ptrdiff_t isz = (ptrdiff_t)isz_of(in->t);
+    const ptrdiff_t wsz = (ptrdiff_t)isz_of(m->t);
+    for (int i = 0; i < in->nd; ++i) {
+        if (in->shape[i] != 1 &&
+            m->strides[i] * isz != in->strides[i] * wsz) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Element i of type t set to what a masked-out element reads as: the
+ * operator's identity (float sums -0.0, the exact one), or NaN where a
+ * nan* form skips NaN rather than replacing it (nanmin/nanmax, and
+ * nanmean, which does not count it): the kernels' GR_WOFF. */
+static void put_masked(void *p, gr_dtype t, size_t i, gr_op op, int nan)
+{
+    const size_t sz = isz_of(t);
+    char *e = (char *)p + i * sz;
+    if (nan) {
+        put_double(p, t, i, NAN, 0);
+    } else if (op == GR_ADD || op == GR_ANY) {
+        put_double(p, t, i, gr_dtypes[t].is_float ? -0.0 : 0.0, 0);
+    } else if (op == GR_MUL || op == GR_ALL) {
+        put_double(p, t, i, 1.0, 0);
+    } else if (gr_dtypes[t].is_float) {
+        put_double(p, t, i, op == GR_MIN ? INFINITY : -INFINITY, 0);
+    } else {
+        /* integer extremes: all ones (max of unsigned), 0 (its min), or
+         * the sign bit's pattern (signed, little-endian) */
+        const int hi = op == GR_MIN;
+        if (t == GR_BOOL) {
+            e[0] = (char)hi;
+        } else if (!gr_dtypes[t].is_signed) {
+            memset(e, hi ? 0xff : 0, sz);
+        } else {
+            memset(e, hi ? 0xff : 0, sz);
+            e[sz - 1] = (char)(hi ? 0x7f : 0x80);
+        }
+    }
+}
+
+/* where= copies: M x L elements of `o` (dims split_dims) gathered into
+ * dst, and the mask the same way into wdst (NULL: not wanted). */
+static void gather_masked(const gr_request *req, char *dst, char *wdst)
+{
+    size_t shape[GR_MAXDIMS];
+    ptrdiff_t bstr[GR_MAXDIMS];
+    int n = split_dims(&req->in, req->axes, shape, bstr);
+    if (dst != NULL) {
+        host_gather(dst, req->in.host, n, shape, bstr, isz_of(req->in.t));
+    }
+    if (wdst != NULL) {
+        n = split_dims(&req->mask, req->axes, shape, bstr);
+        host_gather(wdst, req->mask.host, n, shape, bstr,
+                    isz_of(req->mask.t));
+    }
+}
+
+/* mean(where=) and average(weights) on the host path (var 4): per row,
+ * the elements (a masked-out one as 0, a weighted one times its weight)
+ * summed in double with Neumaier's compensation, over the sum of the
+ * second operand (the mask's count, the weights), rounded once into the
+ * result dtype: the kernels' answer. */
+static void ratio_rows(const gr_request *req, const char *x, const char *w,
+                       size_t M, size_t L, void *out)
+{
+    const gr_dtype t = req->in.t, wt = req->mask.t;
+    for (size_t m = 0; m < M; ++m) {
+        double s = 0.0, c = 0.0, sw = 0.0;
+        for (size_t i = 0; i < L; ++i) {
+            const size_t k = m * L + i;
+            const double wk = gr_host_as_double(w, wt, (ptrdiff_t)k);
+            double y;
+            if (req->wmode == 1) {
+                if (wk == 0.0) {
+                    continue;
+                }
+                y = gr_host_as_double(x, t, (ptrdiff_t)k);
+            } else {
+                y = gr_host_as_double(x, t, (ptrdiff_t)k) * wk;
+            }
+            const double u = s + y;
+            c += fabs(s) >= fabs(y) ? (s - u) + y : (y - u) + s;
+            s = u;
+            sw += wk;
+        }
+        /* (an infinite or NaN sum leaves c NaN: the sum as it is) */
+        put_double(out, req->rt, m, (isfinite(s) ? s + c : s) / sw, 0);
+    }
+}
+
+/* where= on the host path: the elements gathered into M rows of L with
+ * every masked-out one replaced (put_masked), then the plain host path
+ * over that copy (a copy, as the nan* forms make; the device's loads
+ * select in place). */
+static int masked_on_host(const gr_request *req, const red_view *v,
+                          gr_result *res, gr_status *st)
+{
+    const size_t isz = isz_of(req->in.t), M = v->lay.M, L = v->lay.L;
+    char *copy = malloc(M * L * isz + 1);
+    char *w = malloc(M * L * isz_of(req->mask.t) + 1);
+    int rc = -1;
+    if (copy == NULL || w == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        goto out;
+    }
+    gather_masked(req, copy, w);
+    if (req->var == 4) {
+        ratio_rows(req, copy, w, M, L, req->out.host);
+        rc = 0;
+        goto out;
+    }
+    const int skip = nan_floats(req, req->in.t) &&
+                     (req->var || req->op == GR_MIN || req->op == GR_MAX);
+    for (size_t i = 0; i < M * L; ++i) {
+        if (!w[i]) {
+            put_masked(copy, req->in.t, i, req->op, skip);
+        }
+    }
+    gr_request r = *req;
+    red_view v2;
+    memset(&r.mask, 0, sizeof r.mask);
+    r.in.nd = 2;
+    r.in.shape[0] = M;
+    r.in.shape[1] = L;
+    r.in.strides[0] = (ptrdiff_t)(L * isz);
+    r.in.strides[1] = (ptrdiff_t)isz;
+    r.in.host = copy;
+    r.axes = 2;
+    red_view_of(&r, &v2);
+    rc = reduce_on_host(&r, &v2, res, st);
+out:
+    free(copy);
+    free(w);
+    return rc;
+}
+
 /* nanvar/nanstd of host input into host results: NumPy warns where some
  * slice's count n has n - ddof <= 0, and the kernels made exactly those
  * results nan (or the data did: inf - inf): those slices are counted
  * here, on the host. */
 static void nanvar_dof(const gr_request *req, const red_view *v,
-                       const char *hptr, gr_dtype t, gr_result *res)
+                       const char *hptr, const char *wptr, gr_dtype t,
+                       gr_result *res)
 {
     const ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
     for (size_t m = 0; m < v->lay.M && !res->dof_bad; ++m) {
         if (isnan(gr_host_as_double(req->out.host, req->rt, (ptrdiff_t)m))) {
-            const uint64_t n = gr_host_count(
-                hptr + (ptrdiff_t)m * ss * (ptrdiff_t)isz_of(t), t, v->lay.L,
-                es, 1);
+            const char *row = hptr + (ptrdiff_t)m * ss * (ptrdiff_t)isz_of(t);
+            uint64_t n = 0;
+            if (wptr == NULL) {
+                n = gr_host_count(row, t, v->lay.L, es, 1);
+            } else {
+                /* where=: the elements the mask keeps (bytes beside
+                 * them, the same layout) that are not NaN */
+                const char *wrow = wptr + (ptrdiff_t)m * ss;
+                for (size_t i = 0; i < v->lay.L; ++i) {
+                    const ptrdiff_t k = (ptrdiff_t)i * es;
+                    n += wrow[k] && !isnan(gr_host_as_double(row, t, k));
+                }
+            }
             res->dof_bad = (double)n - req->ddof <= 0.0;
         }
     }
@@ -975,16 +1194,30 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     gr_accum acc;
     gr_plan plan;
     gr_epilogue epi;
-    gr_block *tmp_in = NULL, *tmp_res = NULL, *tmp_rt = NULL;
+    gr_block *tmp_in = NULL, *tmp_res = NULL, *tmp_rt = NULL, *tmp_w = NULL;
+    gr_input win;
     char *host_copy = NULL;
+    char *wcopy = NULL;
     const gr_operand *in = &req->in;
+    const gr_operand *mk = req->mask.present ? &req->mask : NULL;
+    const size_t wsz = mk != NULL ? isz_of(mk->t) : 1;
     const size_t isz = isz_of(in->t);
     int rc = -1;
 
+    memset(&win, 0, sizeof win);
     red_view_of(req, &v);
     res->lay = v.lay;
+    if (mk != NULL && (req->var == 1 || req->var == 2 || req->ptp ||
+                       req->count || req->div != 0.0 ||
+                       req->op == GR_ARGMIN || req->op == GR_ARGMAX ||
+                       (in->host != NULL && mk->host == NULL))) {
+        /* (api.c sends host inputs with host masks) */
+        gr_status_kind(st, GR_E_VALUE, "where= is not taken by this function");
+        return -1;
+    }
     /* var/std: every slice holds L elements (nanvar: its counts say) */
-    res->dof_bad = req->var && !nan_floats(req, in->t) &&
+    res->dof_bad = (req->var == 1 || req->var == 2) &&
+                   !nan_floats(req, in->t) &&
                    (double)v.lay.L - req->ddof <= 0.0;
     /* min/max into a narrower dtype (out's, NumPy's same-kind rule)
      * compare in it: device inputs are cast by the copy below (host
@@ -997,9 +1230,10 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                       v.lay.M * v.lay.L * isz,
                       req->var ? HOST_VAR
                       : req->ptp ? HOST_PTP
-                      : nan_floats(req, in->t)
+                      : nan_floats(req, in->t) || mk != NULL
                           ? HOST_COPY_REDUCE : 1.0,
-                      req->var == 3 ? " (nanmean: NaN-masked double lanes)"
+                      mk != NULL    ? " (where=: a masked copy first)"
+                      : req->var == 3 ? " (nanmean: NaN-masked double lanes)"
                       : req->var    ? " (var/std: two passes)"
                       : req->ptp    ? " (ptp: max, then min)"
                                     : " (a copy first: nan*)",
@@ -1010,7 +1244,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         if (req->mode == GR_EXPLAIN) {
             return 0;
         }
-        rc = reduce_on_host(req, &v, res, st);
+        rc = mk != NULL && mk->host != NULL
+                 ? masked_on_host(req, &v, res, st)
+                 : mk != NULL ? 1 : reduce_on_host(req, &v, res, st);
         if (rc <= 0) {
             return rc;
         }
@@ -1023,6 +1259,11 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     if (red_plan(d, req, ct, &v, &acc, &plan, st) != 0) {
         goto done;
     }
+    acc.where = mk != NULL ? req->wmode : 0;
+    acc.wt = mk != NULL ? mk->t : GR_BOOL;
+    /* where=: a mask laid out otherwise than the input is gathered with
+     * it (both in split_dims order) */
+    const int wcopy_all = mk != NULL && !mask_in_step(req);
     /* Work-group variants read contiguous segments; host views that are
      * mostly gaps are not uploaded as they are; a min/max into a narrower
      * dtype compares cast elements (a casting copy). */
@@ -1031,12 +1272,14 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                               (v.lay.L - 1) * (size_t)v.lay.elem_stride + 1;
     const int sparse = in->host != NULL && d->is_gpu &&
                        span_elems > 4 * v.lay.M * v.lay.L + 64;
-    if (!v.ok || need_rows || sparse || ct != in->t) {
+    if (!v.ok || need_rows || sparse || ct != in->t || wcopy_all) {
         contiguous_layout(&v);
         res->copied = 1;
         if (red_plan(d, req, ct, &v, &acc, &plan, st) != 0) {
             goto done;
         }
+        acc.where = mk != NULL ? req->wmode : 0;
+        acc.wt = mk != NULL ? mk->t : GR_BOOL;
     }
     res->acc = acc;
     res->lay = v.lay;
@@ -1047,11 +1290,20 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     }
     /* The input as the layout reads it. */
     const char *hptr = NULL;
-    cl_mem dmem = NULL;
-    size_t dbase = 0;
+    const char *wptr = NULL; /* the second operand on the host, beside hptr */
+    cl_mem dmem = NULL, wmem = NULL;  /* where=: device mask beside dmem */
+    size_t dbase = 0, wbase = 0;
     size_t gshape[GR_MAXDIMS];
     ptrdiff_t gstr[GR_MAXDIMS];
-    const int gn = res->copied ? red_gather_dims(&v, gshape, gstr) : 0;
+    int gn = res->copied ? red_gather_dims(&v, gshape, gstr) : 0;
+    if (res->copied && mk != NULL) {
+        /* data and mask gathered alike, from element 0 */
+        gn = split_dims(in, req->axes, gshape, gstr);
+        for (int i = 0; i < gn; ++i) {
+            gstr[i] /= (ptrdiff_t)isz;
+        }
+        v.gbase = 0;
+    }
     if (in->host != NULL) {
         if (res->copied) {
             ptrdiff_t bstr[GR_MAXDIMS];
@@ -1064,13 +1316,25 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                                "%zu bytes", v.lay.M * v.lay.L * isz);
                 goto done;
             }
+            if (mk != NULL &&
+                (wcopy = aligned_alloc_bytes(v.lay.M * v.lay.L * wsz)) ==
+                    NULL) {
+                gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+                goto done;
+            }
             gr_unlock();
-            host_gather(host_copy, in->host + v.gbase * (ptrdiff_t)isz, gn,
-                        gshape, bstr, isz);
+            if (mk != NULL) {
+                gather_masked(req, host_copy, wcopy);
+            } else {
+                host_gather(host_copy, in->host + v.gbase * (ptrdiff_t)isz,
+                            gn, gshape, bstr, isz);
+            }
             gr_lock();
             hptr = host_copy;
+            wptr = wcopy;
         } else {
             hptr = in->host + v.base * (ptrdiff_t)isz;
+            wptr = mk != NULL ? mk->host + v.base * (ptrdiff_t)wsz : NULL;
         }
     } else {
         if (res->copied) {
@@ -1091,9 +1355,55 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
             }
             dmem = tmp_in->mem;
             dbase = 0;
+            if (mk != NULL && mk->blk != NULL) {
+                size_t ws[GR_MAXDIMS];
+                ptrdiff_t wstr[GR_MAXDIMS];
+                const int wn = split_dims(mk, req->axes, ws, wstr);
+                for (int i = 0; i < wn; ++i) {
+                    wstr[i] /= (ptrdiff_t)wsz;
+                }
+                if ((tmp_w = gr_block_get(d, v.lay.M * v.lay.L * wsz, st)) ==
+                        NULL ||
+                    gr_copy_nd(d, mk->blk->mem, mk->t, mk->off / wsz,
+                               tmp_w->mem, mk->t, 0, wn, ws, wstr, cstr, NULL,
+                               st) != 0) {
+                    goto done;
+                }
+                wmem = tmp_w->mem;
+            } else if (mk != NULL) {
+                if ((wcopy = aligned_alloc_bytes(v.lay.M * v.lay.L * wsz)) ==
+                    NULL) {
+                    gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+                    goto done;
+                }
+                gr_unlock();
+                size_t ws[GR_MAXDIMS];
+                ptrdiff_t wstr[GR_MAXDIMS];
+                const int wn = split_dims(mk, req->axes, ws, wstr);
+                host_gather(wcopy, mk->host, wn, ws, wstr, wsz);
+                gr_lock();
+                if (gr_input_from_host(d, wcopy, v.lay.M * v.lay.L * wsz, wsz,
+                                       &win, st) != 0) {
+                    goto done;
+                }
+                wmem = win.mem;
+                wbase = win.base;
+            }
         } else {
             dmem = in->blk->mem;
             dbase = (size_t)((ptrdiff_t)(in->off / isz) + v.base);
+            if (mk != NULL && mk->blk != NULL) {
+                wmem = mk->blk->mem;
+                wbase = (size_t)((ptrdiff_t)(mk->off / wsz) + v.base);
+            } else if (mk != NULL) {
+                if (gr_input_from_host(d, mk->host + v.base * (ptrdiff_t)wsz,
+                                       span_elems * wsz, wsz, &win,
+                                       st) != 0) {
+                    goto done;
+                }
+                wmem = win.mem;
+                wbase = win.base;
+            }
         }
     }
 
@@ -1158,10 +1468,11 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                           req->out.present && req->out.blk == NULL &&
                           req->mode == GR_RUN;
     if (hptr != NULL) {
-        rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, &o,
+        rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, wptr, &o,
                          req->mode == GR_BENCH ? req->reps : 0, req->ns, st);
     } else {
-        gr_piece piece = {dmem, dbase, v.lay.L};
+        gr_piece piece = {dmem, dbase, v.lay.L, wmem,
+                          (ptrdiff_t)wbase - (ptrdiff_t)dbase};
         gr_timing tm = {0, 0};
         rc = 0;
         for (int i = 0; rc == 0 && i < (req->mode == GR_BENCH ? req->reps : 1);
@@ -1176,7 +1487,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     }
     if (rc != 0 || direct) {
         if (rc == 0 && dof_check) {
-            nanvar_dof(req, &v, hptr, ct, res);
+            nanvar_dof(req, &v, hptr, wptr, ct, res);
         }
         goto done;
     }
@@ -1198,7 +1509,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                                             M * isz_of(req->rt),
                                             req->out.host, 0, NULL, NULL));
         if (dof_check) {
-            nanvar_dof(req, &v, hptr, ct, res);
+            nanvar_dof(req, &v, hptr, wptr, ct, res);
         }
     } else {
         ptrdiff_t cstr[GR_MAXDIMS];
@@ -1219,14 +1530,20 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     rc = 0;
 fail:
 done:
+    if (win.zero_copy) {
+        clFinish(d->queue); /* host memory read in place */
+    }
+    gr_input_release(&win);
     gr_block_put(tmp_in);
     gr_block_put(tmp_res);
     gr_block_put(tmp_rt);
+    gr_block_put(tmp_w);
     if (rc != 0) {
         gr_result_clear(res);
     }
     gr_unlock();
     free(host_copy);
+    free(wcopy);
     return rc;
 }
 

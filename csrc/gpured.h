@@ -361,6 +361,9 @@ typedef struct {
     double var_k;         /* else K (pieces of one streamed segment)      */
     unsigned long long var_n; /* elements per segment                      */
     double var_ddof;      /* NumPy's ddof                                  */
+    int where;            /* pieces carry a second operand (gr_piece.wmem):
+                           * 1 where='s mask, 2 average's weights         */
+    gr_dtype wt;          /* its dtype (bool for masks)                    */
     int ptp;              /* ptp: a max whose auxiliary state (x_size) is
                            * the minimum, finished as their difference in
                            * the input's dtype (kernels/common.cl GR_PTP) */
@@ -434,6 +437,8 @@ typedef struct {
     cl_mem mem;
     size_t base;
     size_t len;
+    cl_mem wmem;         /* where=: the mask's bytes, element j's at     */
+    ptrdiff_t wdelta;    /* wmem[j + wdelta] (j: mem's element index)    */
 } gr_piece;
 
 /* Pieces produced on demand (streamed from host memory, stream.c): next()
@@ -719,6 +724,9 @@ typedef struct {
     gr_operand in;       /* the array (keys for by-key)                   */
     gr_operand vals;     /* by-key values (absent for op count)           */
     gr_operand out;      /* where results go (present), else allocated    */
+    gr_operand mask;     /* reductions' second operand, in's shape:       */
+    int wmode;           /* 1 where= (bool), 2 average's weights; var 4:
+                          * the ratio of the two sums (mean, average)     */
     int dev;             /* device index the request runs on              */
     /* reductions */
     uint64_t axes;       /* bit i: axis i is reduced                      */

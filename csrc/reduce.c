@@ -28,7 +28,7 @@ typedef struct {
 /* What decides a reduce program's defines (the kernel memo's key). */
 typedef struct {
     int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan, var,
-        ptp;
+        ptp, where, wt;
     char a_cl[8];
     pass_cfg c;
 } kkey;
@@ -88,6 +88,12 @@ static void defines(const void *ctx, char *buf, size_t n)
         const size_t used = strlen(buf);
         snprintf(buf + used, n - used, "#define GR_SEG_LANES %d\n", c->lanes);
     }
+    if (k->where) {
+        /* a second operand (where=, weights): only its programs say so */
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "#define GR_WHERE %d\n#define GR_WT %s\n",
+                 k->where, gr_dtypes[k->wt].cl);
+    }
 }
 
 static cl_kernel kernel_in(gr_device *d, const char *family, gr_op op,
@@ -107,6 +113,8 @@ static cl_kernel kernel_in(gr_device *d, const char *family, gr_op op,
     k.nan = acc->nan;
     k.var = acc->var;
     k.ptp = acc->ptp;
+    k.where = c->in_partial ? 0 : acc->where;
+    k.wt = k.where ? (int)acc->wt : 0;
     k.a_float = strcmp(acc->a_cl, "float") == 0 ||
                 strcmp(acc->a_cl, "double") == 0;
     k.fp64 = (acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0) ||
@@ -142,8 +150,8 @@ static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
                         cl_ulong idx0, cl_ulong out0, cl_mem outv,
-                        cl_mem outx, cl_event ready, gr_span *sp,
-                        gr_status *st)
+                        cl_mem outx, cl_mem wm, cl_long wdelta,
+                        cl_event ready, gr_span *sp, gr_status *st)
 {
     /* var/std: the shift and ddof in the accumulator's type, whether the
      * kernels read each segment's shift, n, nanvar's counts */
@@ -177,8 +185,8 @@ static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
                 GR_ARG(seg_stride), GR_ARG(chunk), GR_ARG(uparts),
                 GR_ARG(s0),    GR_ARG(idx0), GR_ARG(out0), GR_ARG(outv),
                 GR_ARG(outx),  varg,         GR_ARG(vself), GR_ARG(vn),
-                darg,          carg};
-            if (gr_launch(d, k, 1, &global, &local, args, 17,
+                darg,          carg,         GR_ARG(wm),   GR_ARG(wdelta)};
+            if (gr_launch(d, k, 1, &global, &local, args, 19,
                           s0 == 0 ? ready : NULL, sp, st) != 0) {
                 return -1;
             }
@@ -199,8 +207,9 @@ static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
                            GR_ARG(elem_stride), GR_ARG(chunk), GR_ARG(M),
                            GR_ARG(idx0),        GR_ARG(out0), GR_ARG(outv),
                            GR_ARG(outx),        varg,         GR_ARG(vself),
-                           GR_ARG(vn),          darg,         carg};
-    return gr_launch(d, k, 2, global, local, args, 17, ready, sp, st);
+                           GR_ARG(vn),          darg,         carg,
+                           GR_ARG(wm),          GR_ARG(wdelta)};
+    return gr_launch(d, k, 2, global, local, args, 19, ready, sp, st);
 }
 
 /* Pass 1 over every piece of the input: piece i's element indices start
@@ -228,7 +237,8 @@ static int enqueue_pieces(gr_device *d, const gr_accum *acc, cl_kernel k,
         int rc = enqueue_pass(d, acc, k, plan->kind, plan->wg, plan->vw, piece.mem,
                               NULL, cnt, piece.base, piece.len, lay->seg_stride,
                               lay->elem_stride, plan->chunk, parts_i, lay->M,
-                              idx0, out0, outv, outx, ready,
+                              idx0, out0, outv, outx, piece.wmem,
+                              (cl_long)piece.wdelta, ready,
                               src != NULL ? &one : sp, st);
         if (src != NULL) {
             /* `one` holds a reference to its first and last events. */
@@ -314,7 +324,7 @@ static int enqueue_pass2(gr_device *d, const gr_accum *acc, cl_kernel k2,
                         plan->wg2 ? plan->wg2 : (d->is_gpu ? 256 : 64), 1,
                         mem_of(pv), mem_of(px), mem_of(pc), 0, plan->parts,
                         plan->parts, 1, plan->parts, 1, M, 0, res0, resv,
-                        NULL, NULL, sp, st);
+                        NULL, NULL, 0, NULL, sp, st);
 }
 
 int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
@@ -405,7 +415,8 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         if (enqueue_pass(d, acc, k1, plan.kind, plan.wg, plan.vw, pieces[0].mem,
                          NULL, NULL, pieces[0].base, lay->L, lay->seg_stride,
                          lay->elem_stride, plan.chunk, 1, M, 0, res0, resv,
-                         NULL, NULL, timing ? &s1 : NULL, st) != 0) {
+                         NULL, pieces[0].wmem, (cl_long)pieces[0].wdelta,
+                         NULL, timing ? &s1 : NULL, st) != 0) {
             goto fail;
         }
     } else {

@@ -21,7 +21,7 @@ from . import _core  # noqa: E402
 from ._version import __version__  # noqa: E402
 from ._reduce import (all, any, argmax, argmin, count_nonzero, explain, max, mean, min,
                       nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum,
-                      nanstd, nanvar, prod, ptp, reduceat, std, sum, timeit, var,
+                      nanstd, nanvar, prod, ptp, reduceat, std, sum, timeit, var, average,
                       variants)
 from ._reduce import _nancount  # noqa: E402,F401  (gpured.dask's nanmean)
 from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
@@ -42,7 +42,7 @@ __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
     "cumsum", "cumprod", "cummin", "cummax",
     "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "nanmean", "count_nonzero",
-    "ptp", "var", "std", "nanvar", "nanstd", "reduceat",
+    "ptp", "var", "std", "nanvar", "nanstd", "reduceat", "average",
     "nancumsum", "nancumprod",
     "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",
     "explain_by_key", "timeit_by_key",

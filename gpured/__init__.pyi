@@ -140,47 +140,49 @@ class Array:
 
 
 # ------------------------------------------------------------- reductions
+# where: NumPy's mask (bool, broadcast against a), or a bool device Array.
+_Where = npt.ArrayLike | Array | bool
 # Knobs: variant; wg_size (work-group size, a power of two); groups
 # (work-groups per segment, 1..65535); items (elements per work-item);
 # ilp (independent accumulators, 1..8); vw (vector width 1, 2, 4, 8, 16).
 
 def sum(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
-        out: _Out = None, keepdims: bool = False, initial: Any = ..., *,
+        out: _Out = None, keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
         vw: int | None = None, device: _Device = None) -> _Result: ...
 def nansum(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
-           out: _Out = None, keepdims: bool = False, initial: Any = ..., *,
+           out: _Out = None, keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
            groups: int | None = None, items: int | None = None, ilp: int | None = None,
            vw: int | None = None, device: _Device = None) -> _Result: ...
 def prod(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
-         out: _Out = None, keepdims: bool = False, initial: Any = ..., *,
+         out: _Out = None, keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
          variant: ReduceVariant | str = "auto", wg_size: int | None = None,
          groups: int | None = None, items: int | None = None, ilp: int | None = None,
          vw: int | None = None, device: _Device = None) -> _Result: ...
 def nanprod(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
-            out: _Out = None, keepdims: bool = False, initial: Any = ..., *,
+            out: _Out = None, keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
             variant: ReduceVariant | str = "auto", wg_size: int | None = None,
             groups: int | None = None, items: int | None = None, ilp: int | None = None,
             vw: int | None = None, device: _Device = None) -> _Result: ...
 def min(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
-        keepdims: bool = False, initial: Any = ..., *,
+        keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
         vw: int | None = None, device: _Device = None) -> _Result: ...
 def max(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
-        keepdims: bool = False, initial: Any = ..., *,
+        keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
         vw: int | None = None, device: _Device = None) -> _Result: ...
 def nanmin(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
-           keepdims: bool = False, initial: Any = ..., *,
+           keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
            groups: int | None = None, items: int | None = None, ilp: int | None = None,
            vw: int | None = None, device: _Device = None) -> _Result: ...
 def nanmax(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
-           keepdims: bool = False, initial: Any = ..., *,
+           keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
            groups: int | None = None, items: int | None = None, ilp: int | None = None,
            vw: int | None = None, device: _Device = None) -> _Result: ...
@@ -200,22 +202,22 @@ def count_nonzero(a: npt.ArrayLike | Array, axis: _Axis = None, *, keepdims: boo
                   groups: int | None = None, items: int | None = None, ilp: int | None = None,
                   vw: int | None = None, device: _Device = None) -> Any: ...
 def all(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
-        keepdims: bool = False, *,
+        keepdims: bool = False, *, where: _Where = True,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
         vw: int | None = None, device: _Device = None) -> _Result: ...
 def any(a: npt.ArrayLike | Array, axis: _Axis = None, out: _Out = None,
-        keepdims: bool = False, *,
+        keepdims: bool = False, *, where: _Where = True,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
         vw: int | None = None, device: _Device = None) -> _Result: ...
 def mean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
-         out: _Out = None, keepdims: bool = False, *,
+         out: _Out = None, keepdims: bool = False, *, where: _Where = True,
          variant: ReduceVariant | str = "auto", wg_size: int | None = None,
          groups: int | None = None, items: int | None = None, ilp: int | None = None,
          vw: int | None = None, device: _Device = None) -> _Result: ...
 def nanmean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
-            out: npt.NDArray[Any] | None = None, keepdims: bool = False, *,
+            out: npt.NDArray[Any] | None = None, keepdims: bool = False, *, where: _Where = True,
             variant: ReduceVariant | str = "auto", wg_size: int | None = None,
             groups: int | None = None, items: int | None = None, ilp: int | None = None,
             vw: int | None = None, device: _Device = None) -> _Result: ...

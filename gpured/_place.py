@@ -79,11 +79,11 @@ def _calls(fn, reps):
 
 _FAMILY_CALLS = {
     "reduce": lambda a: (lambda: _core.reduce("sum", a, None, None, None, False,
-                                              None, None, 0, 0)),
+                                              None, None, None, 0, 0)),
     "arg": lambda a: (lambda: _core.reduce("argmax", a, None, None, None, False,
-                                           None, None, 0, 0)),
+                                           None, None, None, 0, 0)),
     "column": lambda a: (lambda: _core.reduce("sum", a.reshape(-1, 64), 0, None,
-                                              None, False, None, None, 0, 0)),
+                                              None, False, None, None, None, 0, 0)),
     "scan": lambda a: (lambda: _core.scan("cumsum", a, None, None, None, False,
                                           None, 0, 0)),
 }

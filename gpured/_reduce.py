@@ -19,8 +19,60 @@ _NoValue = np._NoValue
 _reduce = _core.reduce
 
 
+def _mask(a, where):
+    """where= as the core takes it: None for NumPy's default (``True``
+    itself), else a bool array of a's shape: NumPy's conversion (arrays
+    cast to bool under "safe": only bool arrays; lists and scalars by
+    truth) and broadcasting.  A host input gets a host mask laid out as
+    the input (the kernels then read it at the input's offsets); a device
+    input keeps a device mask of its shape."""
+    if where is True:
+        return None
+    dev = isinstance(a, _core.ArrayBase)
+    if isinstance(where, _core.ArrayBase):
+        if where.dtype != np.bool_:
+            raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
+                            "dtype('bool') according to the rule 'safe'")
+        if dev and where.shape == a.shape:
+            return where
+        where = where.get()
+    elif isinstance(where, np.ndarray) and where.dtype != np.bool_:
+        # (NumPy scalars and Python objects convert by truth)
+        raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
+                        "dtype('bool') according to the rule 'safe'")
+    w = np.asarray(where, dtype=bool)
+    x = a if dev or isinstance(a, np.ndarray) else np.asarray(a)
+    if w.shape == x.shape and (dev or w.strides == tuple(
+            s // x.itemsize for s in x.strides)):
+        return w  # already the input's layout
+    w = np.broadcast_to(w, x.shape)
+    if dev:
+        f = x.flags
+        return np.asarray(w, order="F" if f["F_CONTIGUOUS"] and
+                          not f["C_CONTIGUOUS"] else "C")
+    m = np.empty_like(x, dtype=bool) if x.ndim else np.empty((), bool)
+    np.copyto(m, w)
+    return m
+
+
+def _no_identity(name, m, initial):
+    """NumPy's rule: min/max (fmin/fmax) have no identity, so a where mask
+    needs an initial."""
+    if m is not None and (initial is _NoValue or initial is None):
+        raise ValueError(f"reduction operation '{name}' does not have an "
+                         "identity, so to use a where mask one has to "
+                         "specify 'initial'")
+
+
+def _where_reduce(name, a, axis, dtype, out, keepdims, initial, kw, m):
+    """One core call; m: _mask's answer (None: no mask)."""
+    if m is None:
+        return _reduce(name, a, axis, dtype, out, keepdims, initial, kw)
+    return _reduce(name, a, axis, dtype, out, keepdims, initial, kw, m)
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
-        **kw):
+        where=True, **kw):
     """Sum of array elements over the given axes, as :func:`numpy.sum`.
 
     Floating-point sums are compensated: float32 accumulates in float64 where
@@ -29,42 +81,58 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
     summation (typically correctly rounded).  Extra keywords: ``variant``,
     ``wg_size``, ``groups``, ``items``, ``ilp``, ``vw`` (see
     :func:`gpured.variants`) and ``device`` (for NumPy inputs).
+
+    ``where``: NumPy's mask (broadcast against ``a``); the kernels read it
+    beside the elements and fold a masked-out element as the identity, in
+    the same pass (every reduction with ``where=`` works this way).
     """
-    return _reduce("sum", a, axis, dtype, out, keepdims, initial, kw)
+    return _where_reduce("sum", a, axis, dtype, out, keepdims, initial, kw,
+                         _mask(a, where))
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
-         **kw):
+         where=True, **kw):
     """Product of array elements over the given axes, as :func:`numpy.prod`."""
-    return _reduce("prod", a, axis, dtype, out, keepdims, initial, kw)
+    return _where_reduce("prod", a, axis, dtype, out, keepdims, initial, kw,
+                         _mask(a, where))
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False,
-           initial=_NoValue, **kw):
+           initial=_NoValue, where=True, **kw):
     """Sum treating NaNs as zero, as :func:`numpy.nansum`.
 
     The NaN test is fused into the kernels' loads (no masking pass): the
     same kernels, accuracy and knobs as :func:`sum`.  All-NaN and empty
     slices give 0; integer and bool inputs are summed as by :func:`sum`.
     """
-    return _reduce("nansum", a, axis, dtype, out, keepdims, initial, kw)
+    return _where_reduce("nansum", a, axis, dtype, out, keepdims, initial, kw,
+                         _mask(a, where))
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False,
-            initial=_NoValue, **kw):
+            initial=_NoValue, where=True, **kw):
     """Product treating NaNs as one, as :func:`numpy.nanprod` (the NaN test
     fused into the loads, as :func:`nansum`)."""
-    return _reduce("nanprod", a, axis, dtype, out, keepdims, initial, kw)
+    return _where_reduce("nanprod", a, axis, dtype, out, keepdims, initial,
+                         kw, _mask(a, where))
 
 
-def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
-    """Minimum over the given axes, as :func:`numpy.min` (NaN propagates)."""
-    return _reduce("min", a, axis, None, out, keepdims, initial, kw)
+def min(a, axis=None, out=None, keepdims=False, initial=_NoValue,
+        where=True, **kw):
+    """Minimum over the given axes, as :func:`numpy.min` (NaN propagates).
+    A ``where`` mask needs an ``initial`` (NumPy's rule)."""
+    m = _mask(a, where)
+    _no_identity("minimum", m, initial)
+    return _where_reduce("min", a, axis, None, out, keepdims, initial, kw, m)
 
 
-def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
-    """Maximum over the given axes, as :func:`numpy.max` (NaN propagates)."""
-    return _reduce("max", a, axis, None, out, keepdims, initial, kw)
+def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
+        where=True, **kw):
+    """Maximum over the given axes, as :func:`numpy.max` (NaN propagates).
+    A ``where`` mask needs an ``initial`` (NumPy's rule)."""
+    m = _mask(a, where)
+    _no_identity("maximum", m, initial)
+    return _where_reduce("max", a, axis, None, out, keepdims, initial, kw, m)
 
 
 def _beside(a, host):
@@ -81,17 +149,25 @@ def _warn_all_nan(res):
     return res
 
 
-def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
+def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue,
+           where=True, **kw):
     """Minimum ignoring NaNs, as :func:`numpy.nanmin` (NumPy's fmin
     reduction): fused into the kernels (NaN is the fold's identity, no
     masking pass).  A slice of NaNs only gives NaN with NumPy's
     RuntimeWarning (host results); empty slices raise ValueError."""
-    return _warn_all_nan(_reduce("nanmin", a, axis, None, out, keepdims, initial, kw))
+    m = _mask(a, where)
+    _no_identity("fmin", m, initial)
+    return _warn_all_nan(_where_reduce("nanmin", a, axis, None, out, keepdims,
+                                       initial, kw, m))
 
 
-def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, **kw):
+def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue,
+           where=True, **kw):
     """Maximum ignoring NaNs, as :func:`numpy.nanmax` (see :func:`nanmin`)."""
-    return _warn_all_nan(_reduce("nanmax", a, axis, None, out, keepdims, initial, kw))
+    m = _mask(a, where)
+    _no_identity("fmax", m, initial)
+    return _warn_all_nan(_where_reduce("nanmax", a, axis, None, out, keepdims,
+                                       initial, kw, m))
 
 
 def _nanarg(name, a, axis, out, keepdims, kw):
@@ -184,7 +260,8 @@ def _count_valid(a, x, axis, keepdims, kw):
                    _NoValue, kw)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *,
+            where=True, **kw):
     """Mean ignoring NaNs, as :func:`numpy.nanmean`, in one pass: the
     folds sum the elements that are not NaN and count them (in float64
     where the device has it), and the kernels finish the quotient.
@@ -194,7 +271,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if x.dtype.kind not in "fc":
-        return mean(a, axis, dtype, out, keepdims, **kw)
+        return mean(a, axis, dtype, out, keepdims, where=where, **kw)
     if dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact):
         raise TypeError("If a is inexact, then dtype must be inexact")
     if out is not None and not np.issubdtype(out.dtype, np.inexact):
@@ -202,7 +279,100 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     if dev and out is not None and not isinstance(out, _core.ArrayBase):
         raise TypeError("nanmean of a device array: out= must be a device "
                         "array")
-    return _reduce("nanmean", a, axis, dtype, out, keepdims, _NoValue, kw)
+    if dtype is None and out is not None:
+        dtype = out.dtype  # NumPy's sum into out runs in out's dtype
+    # where=: a masked-out element reads as NaN in the fused pass (neither
+    # summed nor counted)
+    return _where_reduce("nanmean", a, axis, dtype, out, keepdims, _NoValue,
+                         kw, _mask(a, where))
+
+
+def _like(x, w):
+    """w (a NumPy array broadcastable to x's shape) as an array of x's
+    shape laid out as x (the kernels then read it at x's offsets)."""
+    w = np.broadcast_to(w, x.shape)
+    if isinstance(x, _core.ArrayBase):
+        f = x.flags
+        return np.asarray(w, order="F" if f["F_CONTIGUOUS"] and
+                          not f["C_CONTIGUOUS"] else "C")
+    if w.strides == x.strides and w.itemsize == x.itemsize:
+        return w
+    m = np.empty_like(x, dtype=w.dtype) if x.ndim else np.empty((), w.dtype)
+    np.copyto(m, w)
+    return m
+
+
+def average(a, axis=None, weights=None, returned=False, *,
+            keepdims=_NoValue, **kw):
+    """Weighted average, as :func:`numpy.average`, in one pass: the kernels
+    read each weight beside its element and sum ``a * w`` and ``w``
+    together, finishing their quotient (in float64 where the device has
+    it, rounded once into NumPy's result dtype).  Weights of ``a``'s shape
+    are read in place where they share its layout; 1-d weights along
+    ``axis`` (NumPy's other form) are broadcast on the host first.
+    NumPy's ZeroDivisionError where a slice's weights sum to 0 (looked
+    for where a result is not finite; a device array's results are read
+    back to tell: a wait per call); ``returned=True`` sums the weights
+    once more.  Without weights: :func:`mean`."""
+    dev = isinstance(a, _core.ArrayBase)
+    kd = {} if keepdims is _NoValue else {"keepdims": keepdims}
+    if not dev and isinstance(a, np.ndarray) and type(a) is not np.ndarray:
+        return np.average(a, axis, weights, returned, **kd)  # subclasses
+    x = a if dev else np.asarray(a)
+    keep = bool(keepdims) if keepdims is not _NoValue else False
+    if axis is not None:
+        from numpy.lib.array_utils import normalize_axis_tuple
+        axis = normalize_axis_tuple(axis, x.ndim, argname="axis")
+    if weights is None:
+        avg = mean(a, axis, keepdims=keep, **kw)
+        if not returned:
+            return avg
+        shape = np.shape(avg)
+        size = int(np.prod(shape, dtype=np.int64))
+        scl = np.dtype(avg.dtype).type(x.size / size)
+        if shape != ():
+            scl = np.broadcast_to(scl, shape).copy()
+            scl = _beside(a, scl) if dev else scl
+        return avg, scl
+    wdev = isinstance(weights, _core.ArrayBase)
+    w = weights if wdev else np.asarray(weights)
+    if w.shape != x.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and "
+                            "weights differ.")
+        if w.shape != tuple(x.shape[ax] for ax in axis):
+            raise ValueError("Shape of weights must be consistent with "
+                             "shape of a along specified axis.")
+        w = (w.get() if wdev else w).transpose(np.argsort(axis)).reshape(
+            tuple(s if ax in axis else 1 for ax, s in enumerate(x.shape)))
+        wdev = False
+    if x.dtype.kind in "biu":
+        rt = np.result_type(x.dtype, w.dtype, "f8")
+    else:
+        rt = np.result_type(x.dtype, w.dtype)
+    if rt.kind != "f" or w.dtype.kind not in "biuf" or x.size == 0:
+        # complex, object, empty: NumPy's answer (on a's device)
+        r = np.average(x.get() if dev else x, axis,
+                       w.get() if wdev else w, returned, **kd)
+        if not dev:
+            return r
+        return tuple(_beside(a, t) for t in r) if returned else _beside(a, r)
+    wf = w if wdev else _like(x, w)
+    avg = _reduce("_average", a, axis, rt, None, keep, _NoValue, kw, wf)
+    scl = None
+    if not np.isfinite(np.asarray(avg)).all():
+        # NumPy's check, where it can fail: a slice whose weights sum to 0
+        scl = sum(wf, axis, rt, None, keep)
+        if np.any(np.asarray(scl) == 0.0):
+            raise ZeroDivisionError("Weights sum to zero, can't be "
+                                    "normalized")
+    if not returned:
+        return avg
+    if scl is None:
+        scl = sum(wf, axis, rt, None, keep)
+    if dev and not isinstance(scl, _core.ArrayBase):
+        scl = _beside(a, scl)
+    return avg, scl
 
 
 def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):
@@ -267,26 +437,89 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
     return _var("nanstd", a, axis, dtype, out, ddof, keepdims, correction, kw)
 
 
-def all(a, axis=None, out=None, keepdims=False, **kw):
+def all(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     """Whether all elements are nonzero (NaN counts as nonzero), as
     :func:`numpy.all`."""
-    return _reduce("all", a, axis, None, out, keepdims, _NoValue, kw)
+    return _where_reduce("all", a, axis, None, out, keepdims, _NoValue, kw,
+                         _mask(a, where))
 
 
-def any(a, axis=None, out=None, keepdims=False, **kw):
+def any(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     """Whether any element is nonzero, as :func:`numpy.any`."""
-    return _reduce("any", a, axis, None, out, keepdims, _NoValue, kw)
+    return _where_reduce("any", a, axis, None, out, keepdims, _NoValue, kw,
+                         _mask(a, where))
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+def _warn_empty_mask(res, m, axis, keepdims):
+    """NumPy's "Mean of empty slice" where a slice's mask is all False
+    (its result is NaN: looked for only there)."""
+    r = np.asarray(res)
+    if r.dtype.kind == "f" and np.isnan(r).any() and np.any(np.asarray(
+            sum(m, axis, np.intp, None, keepdims)) == 0):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+
+
+def _masked_mean(a, where, m, axis, dtype, out, keepdims, kw):
+    """NumPy's _mean under a where mask: the masked sum (one pass, the
+    mask read beside the elements) over each slice's count of the mask
+    (NumPy's: the broadcast ``where`` summed as intp), with its warnings.
+    A device array's results (M values) are divided on the host and
+    travel back."""
+    dev = isinstance(a, _core.ArrayBase)
+    x = a if dev else np.asarray(a)
+    if isinstance(where, _core.ArrayBase) or np.asarray(where).dtype == np.bool_:
+        cnt = np.asarray(sum(m, axis, np.intp, None, keepdims))
+    else:  # NumPy sums a non-bool where as it is (0.5 counts 0)
+        cnt = np.add.reduce(np.broadcast_to(np.asarray(where), x.shape),
+                            axis=axis, dtype=np.intp, keepdims=keepdims)
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.float64
+    if np.any(cnt == 0):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
+    host_out = out if isinstance(out, np.ndarray) else None
+    tot = sum(a, axis, dtype, host_out, keepdims, where=m, **kw)
+    if isinstance(tot, np.ndarray):
+        return np.true_divide(tot, cnt, out=tot, casting="unsafe")
+    if isinstance(tot, np.generic):
+        return tot.dtype.type(tot / cnt)
+    h = np.asarray(tot)
+    res = np.true_divide(h, cnt, out=np.empty_like(h), casting="unsafe")
+    if out is not None:
+        _core.device_copy(_beside(a, res), out)
+        return out
+    return _beside(a, res)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True,
+         **kw):
     """Arithmetic mean over the given axes, as :func:`numpy.mean`.
 
     The sum runs in float64 where the device has it (float32 results are
     rounded once at the end), so it is at least as accurate as NumPy's.
     With an ``out`` of another dtype the sum is cast into it and divided
-    there, as NumPy does.
+    there, as NumPy does.  ``where``: NumPy's mask; the masked sum is one
+    pass, divided by each slice's count of the mask.
     """
-    return _reduce("mean", a, axis, dtype, out, keepdims, _NoValue, kw)
+    m = _mask(a, where)
+    if m is None:
+        return _reduce("mean", a, axis, dtype, out, keepdims, _NoValue, kw)
+    bool_where = isinstance(where, _core.ArrayBase) or \
+        np.asarray(where).dtype == np.bool_
+    dev = isinstance(a, _core.ArrayBase)
+    x = a if dev else np.asarray(a)
+    rt = np.dtype(dtype) if dtype is not None else (
+        x.dtype if x.dtype.kind in "fc" else np.dtype(np.float64))
+    if not bool_where or x.dtype.kind == "c" or rt.kind not in "f" or (
+            out is not None and (out.dtype != rt or (
+                isinstance(out, np.ndarray) and not out.flags.c_contiguous))):
+        # NumPy's own steps: its count of a non-bool where (0.5 counts
+        # 0), an out of another dtype (the sum lands there first)
+        return _masked_mean(a, where, m, axis, dtype, out, keepdims, kw)
+    # one pass: the masked sum and the mask's count together (GR_VAR 4)
+    res = _reduce("mean", a, axis, dtype, out, keepdims, _NoValue, kw, m)
+    if not dev:
+        _warn_empty_mask(res, m, axis, keepdims)
+    return res
 
 
 def argmin(a, axis=None, out=None, keepdims=False, **kw):
@@ -362,6 +595,17 @@ def variants(op="sum", dtype="float32", device=None):
     return _core.variants(op, dtype, device)
 
 
+def _second(op, a, kw):
+    """explain/timeit: the core's name and second operand (where='s mask,
+    average's full-shape weights)."""
+    if op == "average":
+        x = a if isinstance(a, _core.ArrayBase) else np.asarray(a)
+        w = kw.pop("weights")
+        return "_average", (w if isinstance(w, _core.ArrayBase)
+                            else _like(x, np.asarray(w)))
+    return op, _mask(a, kw.pop("where", True))
+
+
 def explain(op, a, axis=None, dtype=None, **kw):
     """The plan ``op(a, axis=axis, dtype=dtype, **kw)`` would run, and why.
 
@@ -378,7 +622,9 @@ def explain(op, a, axis=None, dtype=None, **kw):
         return _core.reduceat(a, kw.pop("indices"), 0 if axis is None else axis,
                               _at_op(kw.pop("ufunc", "add")), dtype, None, kw,
                               1)
-    return _core.reduce(op, a, axis, dtype, None, False, _NoValue, kw, 1)
+    op, m = _second(op, a, kw)
+    return _core.reduce(op, a, axis, dtype, None, False,
+                        kw.pop("initial", _NoValue), kw, m, 1)
 
 
 def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
@@ -403,8 +649,10 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
                                        None, kw, 2, int(reps) + 1)
         nbytes = a.nbytes if hasattr(a, "nbytes") else np.asarray(a).nbytes
     else:
+        op, m = _second(op, a, kw)
         res, ns, plan = _core.reduce(op, a, axis, dtype, None, False,
-                                     _NoValue, kw, 2, int(reps) + 1)
+                                     kw.pop("initial", _NoValue), kw, m, 2,
+                                     int(reps) + 1)
         nbytes = a.nbytes if hasattr(a, "nbytes") else np.asarray(a).nbytes
     times = [t / 1e9 for t in ns[1:]]
     sec = sorted(times)[len(times) // 2]

@@ -20,7 +20,8 @@
  *   GR_VW    vector width of the main loads (1, 2, 4, 8, 16)
  *   GR_WG    work-group size (compile-time: local arrays and unrolled trees)
  *   GR_ILP   independent accumulators per work-item
- *   GR_VAR   1 var, 2 std: var/std's state (see below); 3 nanmean
+ *   GR_VAR   1 var, 2 std: var/std's state (see below); 3 nanmean;
+ *            4 mean(where=) / average(weights): a ratio of two sums
  *   GR_PTP   1: ptp, a max whose auxiliary state is the minimum
  */
 #if GR_NEED_FP64
@@ -257,9 +258,21 @@ typedef struct {
  * not NaN and their count; x stays 0, the finish is v / n. */
 #define GR_VAR_DEV(y, k) (y)
 #define GR_VAR_SQ(x, d) ((void)0)
+#define GR_VAR_SQ_S(x, d) ((void)0)
+#elif GR_VAR == 4
+/* mean(where=) and average(weights) (GR_VAR 4, with GR_WHERE 1 or 2 in
+ * reduce.cl): v sums the elements as the loads give them (a masked-out
+ * one as 0, a weighted one times its weight), x sums the second operand
+ * (the mask as 0 / 1, the weights), which the loads leave in gr_wv
+ * (vector folds) or gr_ws (scalar ones); the finish is v / x.  One pass:
+ * no counting pass, no host division. */
+#define GR_VAR_DEV(y, k) (y)
+#define GR_VAR_SQ(x, d) ((x) += gr_wv)
+#define GR_VAR_SQ_S(x, d) ((x) += gr_ws)
 #else
 #define GR_VAR_DEV(y, k) ((y) - (k))
 #define GR_VAR_SQ(x, d) ((x) = fma((d), (d), (x)))
+#define GR_VAR_SQ_S(x, d) GR_VAR_SQ(x, d)
 #endif
 #define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
     do {                                                                     \
@@ -275,7 +288,7 @@ typedef struct {
         GR_A d_ = GR_VAR_SKIP(GR_VAR_DEV(y_, gr_ks), y_, GR_A);              \
         GR_VAR_COUNT_S(y_);                                                  \
         (s).v += d_;                                                         \
-        GR_VAR_SQ((s).x, d_);                                                \
+        GR_VAR_SQ_S((s).x, d_);                                              \
     } while (0)
 #elif GR_PTP
 /* ptp (GR_PTP, an operator GR_OP_MAX): v folds as max, x as min, each with

@@ -56,6 +56,65 @@
 #define GR_ATOMIC 0
 #endif
 
+/* A second operand beside the elements (GR_WHERE), element j's at
+ * wm[j + wdelta], of type GR_WT; wq: the operand beside p.  Fused into
+ * the loads (no masking or multiplying pass):
+ *   GR_WHERE 1  where=: a bool mask; an element whose byte is 0 reads as
+ *               GR_WOFF: the operator's identity (float sums -0.0, the
+ *               exact one), or NaN for the nan* forms that count
+ *               (nanmean: NaN is neither summed nor counted); mean
+ *               (GR_VAR 4): 0, and the mask's 0 / 1 goes to gr_wv / gr_ws;
+ *   GR_WHERE 2  average's weights (GR_VAR 4): the element times its
+ *               weight, the weight to gr_wv / gr_ws. */
+#ifndef GR_WHERE
+#define GR_WHERE 0
+#endif
+#ifndef GR_WT
+#define GR_WT uchar
+#endif
+#define GR_WLOAD_V(q) GR_CONVERT(GR_VA, GR_VLOAD(q))
+#if GR_WHERE && !GR_IN_PARTIAL
+#if GR_VAR == 4
+#define GR_WOFF ((GR_A)0)
+#elif GR_VAR && GR_NAN
+#define GR_WOFF ((GR_A)NAN)
+#elif GR_OP == GR_OP_ADD && GR_A_FLOAT
+#define GR_WOFF ((GR_A)(-0.0))
+#else
+#define GR_WOFF GR_IDENT_V
+#endif
+#if GR_WHERE == 2
+#define GR_WSEL_V(y, q) (gr_wv = GR_WLOAD_V(q), (y) * gr_wv)
+#define GR_WSEL_S(y, q) (gr_ws = (GR_A)(*(q)), (y) * gr_ws)
+#elif GR_VAR == 4
+#define GR_WSEL_V(y, q)                                                      \
+    (gr_wv = GR_WLOAD_V(q),                                                  \
+     GR_SEL((GR_VA)GR_WOFF, (y), gr_wv != (GR_VA)0))
+#define GR_WSEL_S(y, q)                                                      \
+    (gr_ws = (GR_A)(*(q)), (*(q)) ? (y) : (GR_A)GR_WOFF)
+#elif GR_VW == 1
+#define GR_WSEL_V(y, q) ((*(q)) ? (y) : (GR_A)GR_WOFF)
+#define GR_WSEL_S(y, q) ((*(q)) ? (y) : (GR_A)GR_WOFF)
+#else
+#define GR_WSEL_V(y, q)                                                      \
+    GR_SEL((GR_VA)GR_WOFF, (y),                                              \
+           GR_CONVERT(GR_VM, GR_VLOAD(q)) != (GR_VM)0)
+#define GR_WSEL_S(y, q) ((*(q)) ? (y) : (GR_A)GR_WOFF)
+#endif
+#if GR_VAR == 4
+/* what the last load left: its second operand, in the accumulator type */
+#define GR_WTEMPS                                                            \
+    GR_VA gr_wv = 0;                                                         \
+    GR_A gr_ws = 0;
+#endif
+#else
+#define GR_WSEL_V(y, q) (y)
+#define GR_WSEL_S(y, q) (y)
+#endif
+#ifndef GR_WTEMPS
+#define GR_WTEMPS
+#endif
+
 #if GR_IN_PARTIAL
 #define GR_IN GR_A
 #else
@@ -79,7 +138,7 @@
 /* Read element i (absolute offset) as a state and fold it into s (pass
  * 2: with its count, cnt[off]). */
 #if GR_IN_PARTIAL
-#define GR_FOLD_ELEM(s, in, inx, cnt, off, idx)                              \
+#define GR_FOLD_ELEM(s, in, inx, cnt, wp, off, idx)                          \
     do {                                                                     \
         gr_state o_;                                                         \
         o_.v = (in)[off];                                                    \
@@ -90,8 +149,9 @@
         }                                                                    \
     } while (0)
 #else
-#define GR_FOLD_ELEM(s, in, inx, cnt, off, idx)                              \
-    GR_FOLD_S(s, GR_CVTN_S((in)[off]), (long)(idx0 + (idx)))
+#define GR_FOLD_ELEM(s, in, inx, cnt, wp, off, idx)                          \
+    GR_FOLD_S(s, GR_WSEL_S(GR_CVTN_S((in)[off]), (wp) + (off)),              \
+              (long)(idx0 + (idx)))
 #endif
 
 /* The vector loop's fold.  argmin/argmax of 4- and 8-byte values
@@ -164,6 +224,13 @@ inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
 {
     return (GR_R)(s.v / (GR_A)n);
 }
+#elif GR_VAR == 4
+/* mean(where=), average: the sum over the mask's count or the weights'
+ * sum (0 / 0: nan, NumPy's empty slice) */
+inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
+{
+    return (GR_R)(s.v / s.x);
+}
 #elif GR_VAR
 inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
 {
@@ -234,8 +301,10 @@ void gr_reduce_group(__global const GR_IN *restrict in,
                      __global GR_OUT *restrict outv,
                      __global GR_X *restrict outx,
                      GR_A var_k, uint var_self, ulong var_n,
-                     GR_A var_ddof, __global ulong *var_cnt)
+                     GR_A var_ddof, __global ulong *var_cnt,
+                     __global const GR_WT *restrict wm, long wdelta)
 {
+    GR_WTEMPS
     __local GR_A lv[GR_WG];
     __local GR_X lx[GR_HAS_X ? GR_WG : 1];
 #if GR_VARN
@@ -250,6 +319,9 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     const ulong hi = min(lo + chunk, L);
     const ulong seg_base = base + seg * seg_stride;
     __global const GR_IN *p = in + seg_base;
+#if GR_WHERE && !GR_IN_PARTIAL
+    __global const GR_WT *wq = wm + (seg_base + wdelta);
+#endif
 #if GR_VAR && !GR_IN_PARTIAL
     /* the segment's first element, or the host's shift (pieces) */
     const GR_A gr_ks = var_self ? gr_var_shift(p, 1, L) : var_k;
@@ -297,13 +369,16 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 #pragma unroll
             for (int u = 0; u < GR_ILP; ++u) {
                 const ulong at = start + (k + u) * step;
-                GR_FOLD_MAIN(av[u], ax[u], GR_CVTN_V(GR_VLOAD(p + at)), at,
-                             k + u);
+                GR_FOLD_MAIN(av[u], ax[u],
+                             GR_WSEL_V(GR_CVTN_V(GR_VLOAD(p + at)), wq + at),
+                             at, k + u);
             }
         }
         for (; k < nv; ++k) {
             const ulong at = start + k * step;
-            GR_FOLD_MAIN(av[0], ax[0], GR_CVTN_V(GR_VLOAD(p + at)), at, k);
+            GR_FOLD_MAIN(av[0], ax[0],
+                         GR_WSEL_V(GR_CVTN_V(GR_VLOAD(p + at)), wq + at), at,
+                         k);
         }
         /* Accumulators and lanes -> one state. */
 #pragma unroll
@@ -342,7 +417,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     if (GR_LOAD != GR_LOAD_STRIDE_GLOBAL) {
         const ulong rest = lo + nv * (ulong)GR_WG * GR_VW;
         for (ulong i = rest + lid; i < hi; i += GR_WG) {
-            GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, i, i);
+            GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, wq, i, i);
         }
     }
     s = gr_group_combine(s, lv, lx);
@@ -393,8 +468,10 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
                               __global GR_X *restrict outx,
                               GR_A var_k, uint var_self, ulong var_n,
                               GR_A var_ddof,
-                              __global ulong *var_cnt)
+                              __global ulong *var_cnt,
+                              __global const GR_WT *restrict wm, long wdelta)
 {
+    GR_WTEMPS
     const ulong part = get_global_id(1);
     const uint parts = get_global_size(1);
     const ulong lo = part * chunk;
@@ -419,8 +496,13 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         gr_kv = GR_SEL(gr_kv, (GR_VA)0, GR_ISNAN(gr_kv));
 #endif
 #endif
+#if GR_WHERE
+        __global const GR_WT *wq = wm + (base + j0 + wdelta);
+#endif
         for (ulong i = lo; i < hi; ++i) {
-            GR_FOLD(av, ax, GR_CVTN_V(GR_VLOAD(p + i * elem_stride)),
+            GR_FOLD(av, ax,
+                    GR_WSEL_V(GR_CVTN_V(GR_VLOAD(p + i * elem_stride)),
+                              wq + i * elem_stride),
                     (GR_VX)((long)(idx0 + i)), GR_VA, GR_VX, GR_VM);
         }
         GR_A lanes_v[GR_VW];
@@ -452,8 +534,8 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
             gr_state s = gr_identity();
             ulong gr_cs = 0;
             for (ulong i = lo; i < hi; ++i) {
-                GR_FOLD_ELEM(s, in, inx, var_cnt, base + seg + i * elem_stride,
-                             i);
+                GR_FOLD_ELEM(s, in, inx, var_cnt, wm + wdelta,
+                             base + seg + i * elem_stride, i);
             }
             GR_STORE(s, out0 + seg * parts + part, GR_VARN ? gr_cs : var_n);
         }
@@ -471,7 +553,8 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     gr_state s = gr_identity();
     ulong gr_cs = 0;
     for (ulong i = lo; i < hi; ++i) {
-        GR_FOLD_ELEM(s, in, inx, var_cnt, seg_base + i * elem_stride, i);
+        GR_FOLD_ELEM(s, in, inx, var_cnt, wm + wdelta,
+                     seg_base + i * elem_stride, i);
     }
     if (j < M) {
         GR_STORE(s, out0 + seg * parts + part, GR_VARN ? gr_cs : var_n);
