@@ -1258,6 +1258,20 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     const int device_in = req.in.blk != NULL;
     dev = req.dev;
     const int nd = req.in.nd;
+    /* mean checks axes against a 0-d array's 0 dimensions (NumPy's
+     * _mean), the ufunc reductions and argmin/argmax take 0 / -1 */
+    bools_are_axes = f->func == GR_F_MEAN && mean_bool_axes;
+    mean_call = f->func == GR_F_MEAN;
+    const int arc = axes_of(axis, nd, !is_arg, f->func == GR_F_MEAN,
+                            &req.axes);
+    bools_are_axes = 0;
+    mean_call = 0;
+    if (arc != 0) {
+        goto done;
+    }
+    if (is_arg && is_none(axis)) {
+        req.axes = nd >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nd) - 1);
+    }
     if (!is_none(where)) {
         /* where=: a bool mask of a's shape (the Python face converts and
          * broadcasts it; a host input's mask on the host) */
@@ -1272,10 +1286,26 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         }
         /* average's weights: any dtype, converted in the loads */
         req.wmode = f->var == 4 ? 2 : 1;
+        req.wax = -1;
         int same = (req.mask.t == GR_BOOL || req.wmode == 2) &&
                    req.mask.nd == nd;
         for (int i = 0; same && i < nd; ++i) {
             same = req.mask.shape[i] == req.in.shape[i];
+        }
+        if (!same && req.wmode == 2 && req.mask.nd == 1) {
+            /* 1-d weights along the one reduced axis (of more than one
+             * element): read by position in the segment */
+            int k = -1, n = 0;
+            for (int i = 0; i < nd; ++i) {
+                if ((req.axes >> i & 1) && req.in.shape[i] != 1) {
+                    k = i;
+                    ++n;
+                }
+            }
+            if (n == 1 && req.in.shape[k] == req.mask.shape[0]) {
+                req.wax = k;
+                same = 1;
+            }
         }
         if (!same) {
             PyErr_SetString(PyExc_ValueError, "where: a bool mask of the "
@@ -1285,20 +1315,6 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     } else if (f->var == 4) {
         PyErr_SetString(PyExc_TypeError, "_average needs its weights");
         goto done;
-    }
-    /* mean checks axes against a 0-d array's 0 dimensions (NumPy's
-     * _mean), the ufunc reductions and argmin/argmax take 0 / -1 */
-    bools_are_axes = f->func == GR_F_MEAN && mean_bool_axes;
-    mean_call = f->func == GR_F_MEAN;
-    const int arc = axes_of(axis, nd, !is_arg, f->func == GR_F_MEAN,
-                            &req.axes);
-    bools_are_axes = 0;
-    mean_call = 0;
-    if (arc != 0) {
-        goto done;
-    }
-    if (is_arg && is_none(axis)) {
-        req.axes = nd >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nd) - 1);
     }
     req.ordered = is_arg;
     /* result dtype (NumPy's) and what is computed before the epilogue */

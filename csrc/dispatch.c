@@ -480,8 +480,9 @@ static int mask_piece(gr_device *d, const char *wptr, size_t n, size_t wsz,
  * (ns[i]).  gr_lock held. */
 static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
                        const gr_layout *lay, gr_plan *plan, const char *ptr,
-                       const char *wptr, const gr_output *o,
-                       int reps, double *ns, gr_status *st)
+                       const char *wptr, cl_mem wax_mem,
+                       ptrdiff_t wax_delta, const gr_output *o, int reps,
+                       double *ns, gr_status *st)
 {
     const size_t wsz = isz_of(acc->wt);
     gr_input inp[MAX_PIECES], winp[MAX_PIECES];
@@ -510,7 +511,7 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
         acc->var_self = 0;
     }
     if (reps == 0 && lay->M == 1 && lay->elem_stride == 1 && !plan->atomic &&
-        wptr == NULL && gr_stream_wanted(d, lay->L * isz)) {
+        wptr == NULL && wax_mem == NULL && gr_stream_wanted(d, lay->L * isz)) {
         /* One long contiguous segment on a GPU: stream it through the
          * pinned staging pool, planned for one chunk. */
         gr_layout sub = *lay;
@@ -550,7 +551,8 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
     if (span <= limit) {
         /* One buffer for everything. */
         rc = gr_input_from_host(d, ptr, span, isz, &inp[0], st);
-        pieces[0] = (gr_piece){inp[0].mem, inp[0].base, lay->L, NULL, 0};
+        pieces[0] = (gr_piece){inp[0].mem, inp[0].base, lay->L, wax_mem,
+                               wax_delta};
         np = rc == 0;
         if (rc == 0 && wptr != NULL) {
             rc = mask_piece(d, wptr, span / isz, wsz, &inp[0], &winp[0],
@@ -574,7 +576,8 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
             }
             rc = gr_input_from_host(d, ptr + off * isz, len * isz, isz,
                                     &inp[np], st);
-            pieces[np] = (gr_piece){inp[np].mem, inp[np].base, len, NULL, 0};
+            pieces[np] = (gr_piece){inp[np].mem, inp[np].base, len, wax_mem,
+                                    wax_delta};
             if (rc == 0 && wptr != NULL) {
                 rc = mask_piece(d, wptr + off * wsz, len, wsz, &inp[np],
                                 &winp[np], &pieces[np], st);
@@ -605,7 +608,7 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
             const char *p = ptr + s0 * lay->seg_stride * isz;
             const size_t nb = (sub.M - 1) * sub.seg_stride * isz + seg_bytes;
             gr_input one, wone;
-            gr_piece pc = {NULL, 0, sub.L, NULL, 0};
+            gr_piece pc = {NULL, 0, sub.L, wax_mem, wax_delta};
             memset(&wone, 0, sizeof wone);
             rc = gr_input_from_host(d, p, nb, isz, &one, st);
             if (rc == 0 && wptr != NULL &&
@@ -1086,14 +1089,15 @@ static void gather_masked(const gr_request *req, char *dst, char *wdst)
  * second operand (the mask's count, the weights), rounded once into the
  * result dtype: the kernels' answer. */
 static void ratio_rows(const gr_request *req, const char *x, const char *w,
-                       size_t M, size_t L, void *out)
+                       size_t M, size_t L, size_t wrow, void *out)
 {
     const gr_dtype t = req->in.t, wt = req->mask.t;
     for (size_t m = 0; m < M; ++m) {
         double s = 0.0, c = 0.0, sw = 0.0;
         for (size_t i = 0; i < L; ++i) {
             const size_t k = m * L + i;
-            const double wk = gr_host_as_double(w, wt, (ptrdiff_t)k);
+            const double wk = gr_host_as_double(w, wt,
+                                                (ptrdiff_t)(m * wrow + i));
             double y;
             if (req->wmode == 1) {
                 if (wk == 0.0) {
@@ -1121,16 +1125,22 @@ static int masked_on_host(const gr_request *req, const red_view *v,
                           gr_result *res, gr_status *st)
 {
     const size_t isz = isz_of(req->in.t), M = v->lay.M, L = v->lay.L;
+    const size_t wsz = isz_of(req->mask.t);
+    const int along = req->wax >= 0; /* 1-d weights: one row of L */
     char *copy = malloc(M * L * isz + 1);
-    char *w = malloc(M * L * isz_of(req->mask.t) + 1);
+    char *w = malloc((along ? L : M * L) * wsz + 1);
     int rc = -1;
     if (copy == NULL || w == NULL) {
         gr_status_kind(st, GR_E_MEMORY, "out of host memory");
         goto out;
     }
-    gather_masked(req, copy, w);
+    gather_masked(req, copy, along ? NULL : w);
+    if (along) {
+        host_gather(w, req->mask.host, 1, req->mask.shape,
+                    req->mask.strides, wsz);
+    }
     if (req->var == 4) {
-        ratio_rows(req, copy, w, M, L, req->out.host);
+        ratio_rows(req, copy, w, M, L, along ? 0 : L, req->out.host);
         rc = 0;
         goto out;
     }
@@ -1186,6 +1196,60 @@ static void nanvar_dof(const gr_request *req, const red_view *v,
             res->dof_bad = (double)n - req->ddof <= 0.0;
         }
     }
+}
+
+/* average's 1-d weights along the one reduced axis (req->wax) as L
+ * contiguous elements on the device, reversed where the view walks that
+ * axis backwards (a negative stride read in place): *wmem from element
+ * *wbase (a device operand in place where it is that already; else a
+ * copy or an upload in *tmp). */
+static int weights_vector(gr_device *d, const gr_request *req, size_t L,
+                          int rev, gr_block **tmp, cl_mem *wmem,
+                          size_t *wbase, gr_status *st)
+{
+    const gr_operand *mk = &req->mask;
+    const size_t wsz = isz_of(mk->t);
+    const ptrdiff_t s = mk->strides[0] / (ptrdiff_t)wsz;
+    if (mk->blk != NULL) {
+        const size_t off = mk->off / wsz;
+        if (s == 1 && !rev) {
+            *wmem = mk->blk->mem;
+            *wbase = off;
+            return 0;
+        }
+        const ptrdiff_t ss = rev ? -s : s, one = 1;
+        const size_t from = rev ? (size_t)((ptrdiff_t)off +
+                                           (ptrdiff_t)(L - 1) * s) : off;
+        if ((*tmp = gr_block_get(d, L * wsz, st)) == NULL ||
+            gr_copy_nd(d, mk->blk->mem, mk->t, from, (*tmp)->mem, mk->t, 0,
+                       1, &L, &ss, &one, NULL, st) != 0) {
+            return -1;
+        }
+        *wmem = (*tmp)->mem;
+        *wbase = 0;
+        return 0;
+    }
+    char *h = malloc(L * wsz + 1);
+    if (h == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    for (size_t i = 0; i < L; ++i) {
+        const size_t j = rev ? L - 1 - i : i;
+        memcpy(h + i * wsz, mk->host + (ptrdiff_t)j * mk->strides[0], wsz);
+    }
+    /* (an upload, not a buffer over h: h goes before the kernels run) */
+    int rc = -1;
+    if ((*tmp = gr_block_get(d, L * wsz, st)) != NULL) {
+        GR_CL_CHECK(st, clEnqueueWriteBuffer(d->queue, (*tmp)->mem, CL_TRUE,
+                                             0, L * wsz, h, 0, NULL, NULL));
+        *wmem = (*tmp)->mem;
+        *wbase = 0;
+        rc = 0;
+    }
+fail:
+    free(h);
+    return rc;
 }
 
 static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
@@ -1263,7 +1327,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     acc.wt = mk != NULL ? mk->t : GR_BOOL;
     /* where=: a mask laid out otherwise than the input is gathered with
      * it (both in split_dims order) */
-    const int wcopy_all = mk != NULL && !mask_in_step(req);
+    const int along = mk != NULL && req->wax >= 0;
+    acc.waxis = along;
+    const int wcopy_all = mk != NULL && !along && !mask_in_step(req);
     /* Work-group variants read contiguous segments; host views that are
      * mostly gaps are not uploaded as they are; a min/max into a narrower
      * dtype compares cast elements (a casting copy). */
@@ -1280,6 +1346,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         }
         acc.where = mk != NULL ? req->wmode : 0;
         acc.wt = mk != NULL ? mk->t : GR_BOOL;
+        acc.waxis = along;
     }
     res->acc = acc;
     res->lay = v.lay;
@@ -1316,7 +1383,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                                "%zu bytes", v.lay.M * v.lay.L * isz);
                 goto done;
             }
-            if (mk != NULL &&
+            if (mk != NULL && !along &&
                 (wcopy = aligned_alloc_bytes(v.lay.M * v.lay.L * wsz)) ==
                     NULL) {
                 gr_status_kind(st, GR_E_MEMORY, "out of host memory");
@@ -1324,17 +1391,18 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
             }
             gr_unlock();
             if (mk != NULL) {
-                gather_masked(req, host_copy, wcopy);
+                gather_masked(req, host_copy, wcopy); /* (along: NULL) */
             } else {
                 host_gather(host_copy, in->host + v.gbase * (ptrdiff_t)isz,
                             gn, gshape, bstr, isz);
             }
             gr_lock();
             hptr = host_copy;
-            wptr = wcopy;
+            wptr = along ? NULL : wcopy;
         } else {
             hptr = in->host + v.base * (ptrdiff_t)isz;
-            wptr = mk != NULL ? mk->host + v.base * (ptrdiff_t)wsz : NULL;
+            wptr = mk != NULL && !along
+                       ? mk->host + v.base * (ptrdiff_t)wsz : NULL;
         }
     } else {
         if (res->copied) {
@@ -1355,7 +1423,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
             }
             dmem = tmp_in->mem;
             dbase = 0;
-            if (mk != NULL && mk->blk != NULL) {
+            if (along) {
+                /* (the weights vector: below) */
+            } else if (mk != NULL && mk->blk != NULL) {
                 size_t ws[GR_MAXDIMS];
                 ptrdiff_t wstr[GR_MAXDIMS];
                 const int wn = split_dims(mk, req->axes, ws, wstr);
@@ -1392,7 +1462,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         } else {
             dmem = in->blk->mem;
             dbase = (size_t)((ptrdiff_t)(in->off / isz) + v.base);
-            if (mk != NULL && mk->blk != NULL) {
+            if (along) {
+                /* (the weights vector: below) */
+            } else if (mk != NULL && mk->blk != NULL) {
                 wmem = mk->blk->mem;
                 wbase = (size_t)((ptrdiff_t)(mk->off / wsz) + v.base);
             } else if (mk != NULL) {
@@ -1405,6 +1477,12 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                 wbase = win.base;
             }
         }
+    }
+
+    if (along && weights_vector(d, req, v.lay.L,
+                                !res->copied && in->strides[req->wax] < 0,
+                                &tmp_w, &wmem, &wbase, st) != 0) {
+        goto done;
     }
 
     /* Where the results go. */
@@ -1468,11 +1546,14 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                           req->out.present && req->out.blk == NULL &&
                           req->mode == GR_RUN;
     if (hptr != NULL) {
-        rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, wptr, &o,
+        rc = reduce_host(d, req, &acc, &v.lay, &plan, hptr, wptr,
+                         along ? wmem : NULL, (ptrdiff_t)wbase, &o,
                          req->mode == GR_BENCH ? req->reps : 0, req->ns, st);
     } else {
+        /* (along: the vector's own index, not an offset from dbase) */
         gr_piece piece = {dmem, dbase, v.lay.L, wmem,
-                          (ptrdiff_t)wbase - (ptrdiff_t)dbase};
+                          along ? (ptrdiff_t)wbase
+                                : (ptrdiff_t)wbase - (ptrdiff_t)dbase};
         gr_timing tm = {0, 0};
         rc = 0;
         for (int i = 0; rc == 0 && i < (req->mode == GR_BENCH ? req->reps : 1);

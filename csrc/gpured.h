@@ -364,6 +364,7 @@ typedef struct {
     int where;            /* pieces carry a second operand (gr_piece.wmem):
                            * 1 where='s mask, 2 average's weights         */
     gr_dtype wt;          /* its dtype (bool for masks)                    */
+    int waxis;            /* it is one vector along the segment            */
     int ptp;              /* ptp: a max whose auxiliary state (x_size) is
                            * the minimum, finished as their difference in
                            * the input's dtype (kernels/common.cl GR_PTP) */
@@ -727,6 +728,8 @@ typedef struct {
     gr_operand mask;     /* reductions' second operand, in's shape:       */
     int wmode;           /* 1 where= (bool), 2 average's weights; var 4:
                           * the ratio of the two sums (mean, average)     */
+    int wax;             /* average's 1-d weights along this one reduced
+                          * axis (else -1: the operand has in's shape)    */
     int dev;             /* device index the request runs on              */
     /* reductions */
     uint64_t axes;       /* bit i: axis i is reduced                      */

@@ -28,7 +28,7 @@ typedef struct {
 /* What decides a reduce program's defines (the kernel memo's key). */
 typedef struct {
     int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan, var,
-        ptp, where, wt;
+        ptp, where, wt, waxis;
     char a_cl[8];
     pass_cfg c;
 } kkey;
@@ -91,8 +91,9 @@ static void defines(const void *ctx, char *buf, size_t n)
     if (k->where) {
         /* a second operand (where=, weights): only its programs say so */
         const size_t used = strlen(buf);
-        snprintf(buf + used, n - used, "#define GR_WHERE %d\n#define GR_WT %s\n",
-                 k->where, gr_dtypes[k->wt].cl);
+        snprintf(buf + used, n - used,
+                 "#define GR_WHERE %d\n#define GR_WT %s\n#define GR_WAXIS %d\n",
+                 k->where, gr_dtypes[k->wt].cl, k->waxis);
     }
 }
 
@@ -115,6 +116,7 @@ static cl_kernel kernel_in(gr_device *d, const char *family, gr_op op,
     k.ptp = acc->ptp;
     k.where = c->in_partial ? 0 : acc->where;
     k.wt = k.where ? (int)acc->wt : 0;
+    k.waxis = k.where ? acc->waxis : 0;
     k.a_float = strcmp(acc->a_cl, "float") == 0 ||
                 strcmp(acc->a_cl, "double") == 0;
     k.fp64 = (acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0) ||

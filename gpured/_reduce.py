@@ -336,6 +336,7 @@ def average(a, axis=None, weights=None, returned=False, *,
         return avg, scl
     wdev = isinstance(weights, _core.ArrayBase)
     w = weights if wdev else np.asarray(weights)
+    along = False  # 1-d weights along the one reduced axis: read in place
     if w.shape != x.shape:
         if axis is None:
             raise TypeError("Axis must be specified when shapes of a and "
@@ -343,9 +344,11 @@ def average(a, axis=None, weights=None, returned=False, *,
         if w.shape != tuple(x.shape[ax] for ax in axis):
             raise ValueError("Shape of weights must be consistent with "
                              "shape of a along specified axis.")
-        w = (w.get() if wdev else w).transpose(np.argsort(axis)).reshape(
-            tuple(s if ax in axis else 1 for ax, s in enumerate(x.shape)))
-        wdev = False
+        along = len(axis) == 1 and w.ndim == 1
+        if not along:
+            w = (w.get() if wdev else w).transpose(np.argsort(axis)).reshape(
+                tuple(s if ax in axis else 1 for ax, s in enumerate(x.shape)))
+            wdev = False
     if x.dtype.kind in "biu":
         rt = np.result_type(x.dtype, w.dtype, "f8")
     else:
@@ -357,6 +360,17 @@ def average(a, axis=None, weights=None, returned=False, *,
         if not dev:
             return r
         return tuple(_beside(a, t) for t in r) if returned else _beside(a, r)
+    if along:
+        # NumPy's check first: the weights' one sum
+        scl = sum(w, None, rt)
+        if np.asarray(scl) == 0.0:
+            raise ZeroDivisionError("Weights sum to zero, can't be "
+                                    "normalized")
+        avg = _reduce("_average", a, axis, rt, None, keep, _NoValue, kw, w)
+        if not returned:
+            return avg
+        scl = np.broadcast_to(np.asarray(scl), np.shape(avg)).copy()
+        return avg, (_beside(a, scl) if dev else scl)
     wf = w if wdev else _like(x, w)
     avg = _reduce("_average", a, axis, rt, None, keep, _NoValue, kw, wf)
     scl = None

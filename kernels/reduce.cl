@@ -65,12 +65,23 @@
  *               (nanmean: NaN is neither summed nor counted); mean
  *               (GR_VAR 4): 0, and the mask's 0 / 1 goes to gr_wv / gr_ws;
  *   GR_WHERE 2  average's weights (GR_VAR 4): the element times its
- *               weight, the weight to gr_wv / gr_ws. */
+ *               weight, the weight to gr_wv / gr_ws.
+ * GR_WAXIS 1: the operand is one vector along the segment (average's 1-d
+ * weights along its one reduced axis): element i of a segment reads
+ * wm[wdelta + idx0 + i], whatever the segment (GR_WIDX). */
 #ifndef GR_WHERE
 #define GR_WHERE 0
 #endif
 #ifndef GR_WT
 #define GR_WT uchar
+#endif
+#ifndef GR_WAXIS
+#define GR_WAXIS 0
+#endif
+#if GR_WAXIS
+#define GR_WIDX(off, idx) (idx)
+#else
+#define GR_WIDX(off, idx) (off)
 #endif
 #define GR_WLOAD_V(q) GR_CONVERT(GR_VA, GR_VLOAD(q))
 #if GR_WHERE && !GR_IN_PARTIAL
@@ -86,6 +97,8 @@
 #if GR_WHERE == 2
 #define GR_WSEL_V(y, q) (gr_wv = GR_WLOAD_V(q), (y) * gr_wv)
 #define GR_WSEL_S(y, q) (gr_ws = (GR_A)(*(q)), (y) * gr_ws)
+/* one weight for a vector of adjacent segments' elements (items kernel) */
+#define GR_WSEL_B(y, q) (gr_wv = (GR_VA)((GR_A)(*(q))), (y) * gr_wv)
 #elif GR_VAR == 4
 #define GR_WSEL_V(y, q)                                                      \
     (gr_wv = GR_WLOAD_V(q),                                                  \
@@ -150,7 +163,7 @@
     } while (0)
 #else
 #define GR_FOLD_ELEM(s, in, inx, cnt, wp, off, idx)                          \
-    GR_FOLD_S(s, GR_WSEL_S(GR_CVTN_S((in)[off]), (wp) + (off)),              \
+    GR_FOLD_S(s, GR_WSEL_S(GR_CVTN_S((in)[off]), (wp) + GR_WIDX(off, idx)),  \
               (long)(idx0 + (idx)))
 #endif
 
@@ -320,7 +333,8 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     const ulong seg_base = base + seg * seg_stride;
     __global const GR_IN *p = in + seg_base;
 #if GR_WHERE && !GR_IN_PARTIAL
-    __global const GR_WT *wq = wm + (seg_base + wdelta);
+    __global const GR_WT *wq =
+        wm + (GR_WAXIS ? (ulong)wdelta + idx0 : seg_base + (ulong)wdelta);
 #endif
 #if GR_VAR && !GR_IN_PARTIAL
     /* the segment's first element, or the host's shift (pieces) */
@@ -496,13 +510,19 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         gr_kv = GR_SEL(gr_kv, (GR_VA)0, GR_ISNAN(gr_kv));
 #endif
 #endif
-#if GR_WHERE
+#if GR_WHERE && GR_WAXIS
+        /* one weight per row, for every lane */
+        __global const GR_WT *wq = wm + ((ulong)wdelta + idx0);
+#define GR_WCOL(y, i) GR_WSEL_B(y, wq + (i))
+#elif GR_WHERE
         __global const GR_WT *wq = wm + (base + j0 + wdelta);
+#define GR_WCOL(y, i) GR_WSEL_V(y, wq + (i) * elem_stride)
+#else
+#define GR_WCOL(y, i) (y)
 #endif
         for (ulong i = lo; i < hi; ++i) {
             GR_FOLD(av, ax,
-                    GR_WSEL_V(GR_CVTN_V(GR_VLOAD(p + i * elem_stride)),
-                              wq + i * elem_stride),
+                    GR_WCOL(GR_CVTN_V(GR_VLOAD(p + i * elem_stride)), i),
                     (GR_VX)((long)(idx0 + i)), GR_VA, GR_VX, GR_VM);
         }
         GR_A lanes_v[GR_VW];
@@ -534,7 +554,8 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
             gr_state s = gr_identity();
             ulong gr_cs = 0;
             for (ulong i = lo; i < hi; ++i) {
-                GR_FOLD_ELEM(s, in, inx, var_cnt, wm + wdelta,
+                GR_FOLD_ELEM(s, in, inx, var_cnt,
+                             wm + wdelta + (GR_WAXIS ? idx0 : 0),
                              base + seg + i * elem_stride, i);
             }
             GR_STORE(s, out0 + seg * parts + part, GR_VARN ? gr_cs : var_n);
@@ -553,7 +574,7 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     gr_state s = gr_identity();
     ulong gr_cs = 0;
     for (ulong i = lo; i < hi; ++i) {
-        GR_FOLD_ELEM(s, in, inx, var_cnt, wm + wdelta,
+        GR_FOLD_ELEM(s, in, inx, var_cnt, wm + wdelta + (GR_WAXIS ? idx0 : 0),
                      seg_base + i * elem_stride, i);
     }
     if (j < M) {

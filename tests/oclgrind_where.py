@@ -52,7 +52,7 @@ def run_case(gpured, dt, fname, kw, variant, knobs, axis):
         #           with its VariantUnavailable in test_where.py)
     a = rng.integers(-3, 4, size=(5, 203)).astype(dt)
     if dt[0] == "f":
-        a[rng.random(a.shape) < 0.1] = np.nan if fname != "all" else 0
+        a[rng.random(a.shape) < 0.1] = np.nan if fname not in ("all", "average") else 0
     w = rng.random(a.shape) < 0.6
     w[2] = False  # an all-masked row
     cases = [
@@ -66,6 +66,12 @@ def run_case(gpured, dt, fname, kw, variant, knobs, axis):
         wt = (rng.random(a.shape) + 0.5).astype(np.float32)
         cases = [(gpured.to_device(a), gpured.to_device(wt), a, wt),
                  (gpured.to_device(a)[:, 1:], wt[:, 1:], a[:, 1:], wt[:, 1:])]
+        if axis is not None:
+            # 1-d weights along the axis (GR_WAXIS: read by position)
+            w1 = wt[0] if axis == 1 else wt[:, 0]
+            cases.append((gpured.to_device(a), gpured.to_device(w1), a, w1))
+            cases.append((gpured.to_device(a)[::-1, ::-1],
+                          w1[::-1], a[::-1, ::-1], w1[::-1]))
     for x, m, xh, mh in cases:
         with np.errstate(all="ignore"):
             import warnings

@@ -24,6 +24,11 @@ def _avg_close(got, a, axis=None, weights=None, **kw):
     the float64 answer, within a few float32 ulps of the magnitudes summed
     for float32 results (gpured sums in double, NumPy in float32)."""
     want = np.average(a, axis=axis, weights=weights, **kw)
+    if weights is not None and np.shape(weights) != np.shape(a):
+        # 1-d weights along axis: NumPy's broadcast
+        ax = axis % np.ndim(a)
+        weights = np.expand_dims(weights, [i for i in range(np.ndim(a))
+                                           if i != ax])
     if weights is not None:
         weights = np.broadcast_to(weights, np.shape(a))
     got_a, want_a = np.asarray(got), np.asarray(want)
@@ -246,3 +251,62 @@ def test_explain_takes_weights():
     assert plan["accumulator"] in ("double", "float")
     assert plan["placement"] == "device"
     _avg_close(t["result"], a, None, w)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_1d_weights_read_in_place(path):
+    """1-d weights along one axis are read by position in each slice
+    (GR_WAXIS): every layout of the data (rows, columns, reversed and
+    stepped views, Fortran order, copies) and of the weights (strided,
+    reversed, on the device)."""
+    base = _data((24, 35, 6), np.float64)
+    views = [base, base[::-1], base[:, ::-2], base[::3, :, ::-1],
+             np.asfortranarray(base), base.transpose(2, 0, 1)]
+    for x in views:
+        for axis in range(x.ndim):
+            n = x.shape[axis]
+            w_full = RNG.random(2 * n) + 0.5
+            for w in (w_full[:n], w_full[::2], w_full[::-2][:n]):
+                want = np.average(x, axis=axis, weights=w)
+                _close(_call(path, x, axis=axis, weights=w), want)
+                if path == "device":
+                    d = gpured.to_device(np.ascontiguousarray(x))
+                    _close(gpured.average(d, axis=axis, weights=w), want)
+                    _close(gpured.average(d, axis=axis,
+                                          weights=gpured.to_device(w)), want)
+                    dv = gpured.to_device(base)[::-1, :, ::2]
+                    xv = base[::-1, :, ::2]
+                    wv = RNG.random(xv.shape[axis]) + 0.5
+                    _close(gpured.average(dv, axis=axis,
+                                          weights=gpured.to_device(wv)[::-1]),
+                           np.average(xv, axis=axis, weights=wv[::-1]))
+
+
+@pytest.mark.parametrize("variant", [v for v in gpured.variants("sum", "float32")
+                                     if v != "atomic"])
+def test_1d_weights_every_variant(variant):
+    a = _data((37, 1030), np.float32)
+    d = gpured.to_device(a)
+    for axis in (0, 1):
+        w = (RNG.random(a.shape[axis]) + 0.5).astype(np.float32)
+        try:
+            got = gpured.average(d, axis=axis, weights=w, variant=variant)
+        except gpured.VariantUnavailable:
+            continue
+        _avg_close(got, a, axis, w)
+
+
+def test_1d_weights_zero_sum_and_returned():
+    a = _data((5, 4), np.float32)
+    with pytest.raises(ZeroDivisionError):
+        gpured.average(a, axis=1, weights=[1.0, -1.0, 0.0, 0.0])
+    with pytest.raises(ZeroDivisionError):
+        gpured.average(gpured.to_device(a), axis=0,
+                       weights=gpured.to_device(np.zeros(5, np.float32)))
+    got = gpured.average(gpured.to_device(a), axis=1,
+                         weights=np.arange(1, 5, dtype=np.float32), returned=True)
+    want = np.average(a, axis=1, weights=np.arange(1, 5, dtype=np.float32),
+                      returned=True)
+    assert isinstance(got[0], gpured.Array) and isinstance(got[1], gpured.Array)
+    _close(got[1], want[1])
+    _avg_close(got[0], a, 1, np.arange(1, 5, dtype=np.float32))
