@@ -615,8 +615,9 @@ def _second(op, a, kw):
     if op == "average":
         x = a if isinstance(a, _core.ArrayBase) else np.asarray(a)
         w = kw.pop("weights")
-        return "_average", (w if isinstance(w, _core.ArrayBase)
-                            else _like(x, np.asarray(w)))
+        if isinstance(w, _core.ArrayBase) or np.ndim(w) == 1 != x.ndim:
+            return "_average", w  # (1-d: along the one reduced axis)
+        return "_average", _like(x, np.asarray(w))
     return op, _mask(a, kw.pop("where", True))
 
 

@@ -52,7 +52,14 @@ def run_case(gpured, dt, fname, kw, variant, knobs, axis):
         #           with its VariantUnavailable in test_where.py)
     a = rng.integers(-3, 4, size=(5, 203)).astype(dt)
     if dt[0] == "f":
-        a[rng.random(a.shape) < 0.1] = np.nan if fname not in ("all", "average") else 0
+        # (average: finite data.  With NaNs, one sequence of its cases,
+        # a full-weights call whose NaN results send it through NumPy's
+        # zero-sum check, then a reversed device view with 1-d weights,
+        # draws an uninitialised-value report on the last column under
+        # --uninitialized, results right; not reproduced in isolation:
+        # open, see the closing note of 2026-11-26 (third session).)
+        a[rng.random(a.shape) < 0.1] = np.nan \
+            if fname not in ("all", "average") else 0
     w = rng.random(a.shape) < 0.6
     w[2] = False  # an all-masked row
     cases = [
@@ -80,7 +87,11 @@ def run_case(gpured, dt, fname, kw, variant, knobs, axis):
                 if fname == "average":
                     got = np.asarray(gpured.average(
                         x, axis=axis, weights=m, variant=variant, **knobs))
-                    want = np.average(xh, axis=axis, weights=mh)
+                    # (float64 reference: gpured sums float32 in double)
+                    rt = np.result_type(xh.dtype, mh.dtype, *(
+                        ("f8",) if xh.dtype.kind in "biu" else ()))
+                    want = np.average(xh.astype(np.float64), axis=axis,
+                                      weights=mh).astype(rt)
                 else:
                     got = np.asarray(getattr(gpured, fname)(
                         x, axis=axis, where=m, variant=variant, **knobs,
