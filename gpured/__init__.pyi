@@ -216,6 +216,12 @@ def mean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
          variant: ReduceVariant | str = "auto", wg_size: int | None = None,
          groups: int | None = None, items: int | None = None, ilp: int | None = None,
          vw: int | None = None, device: _Device = None) -> _Result: ...
+def average(a: npt.ArrayLike | Array, axis: _Axis = None,
+            weights: npt.ArrayLike | Array | None = None, returned: bool = False, *,
+            keepdims: bool = ...,
+            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
+            groups: int | None = None, items: int | None = None, ilp: int | None = None,
+            vw: int | None = None, device: _Device = None) -> Any: ...
 def nanmean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
             out: npt.NDArray[Any] | None = None, keepdims: bool = False, *, where: _Where = True,
             variant: ReduceVariant | str = "auto", wg_size: int | None = None,
