@@ -58,15 +58,29 @@ PY
     # also when stuck in C, where SIGINT is not seen)
     timeout -s INT -k 30 ${TESTS_TIMEOUT:-540} python3 -c "import pytest, sys
 sys.exit(pytest.main(open('/tmp/ids_$g').read().splitlines()
-                     + ['-q', '-p', 'no:cacheprovider', '-rfE',
+                     + ['-v', '-p', 'no:cacheprovider', '-rfE',
                         '-o', 'faulthandler_timeout=${TESTS_FT:-240}']))" > "$OUT/pytest_$g.txt" 2>&1 &
+    pids="${pids:-} $!"
   done
-  wait
+  # a process still running TESTS_FT + 20 s in: each of its threads'
+  # kernel wait channel and system call into its log (native stalls: a
+  # lock's futex, a driver's ioctl), beside faulthandler's Python stacks
+  ( sleep $(( ${TESTS_FT:-240} + 20 )); for p in $(pgrep -f "ids_[0-9]"); do
+      g=$(tr '\0' ' ' < /proc/$p/cmdline | grep -o "ids_[0-9]*" | head -1 | cut -d_ -f2)
+      [ -n "$g" ] || continue
+      for t in /proc/$p/task/*; do
+        echo "THREAD $(basename $t) $(cat $t/comm 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null) syscall=$(cut -d' ' -f1 $t/syscall 2>/dev/null)"
+      done >> "$OUT/pytest_$g.txt"
+    done ) >/dev/null 2>&1 &
+  watcher=$!
+  wait $pids
+  pkill -P $watcher 2>/dev/null; kill $watcher 2>/dev/null
   cat "$OUT"/pytest_*.txt > "$OUT/pytest.txt"
   grep -hE "^(FAILED|ERROR) " "$OUT"/pytest_*.txt | cut -c1-220
   for g in "$OUT"/pytest_*.txt; do echo "$(basename $g): $(tail -1 $g)"; done
   for g in "$OUT"/pytest_*.txt; do  # a process without its summary line
-    tail -1 "$g" | grep -qE " in [0-9.]+s" || { echo "== $g"; grep -vE "^[.sFEx]+ +\[" "$g" | tail -40; }
+    tail -1 "$g" | grep -qE " in [0-9.]+s" || { echo "== $g"; grep -E "^tests/" "$g" | tail -3;
+      grep -vE "^tests/.*(PASSED|SKIPPED|XFAIL)|^[.sFEx]+ +\[" "$g" | grep -vE "^\s+File \"/(opt|usr)" | tail -40; }
   done
 fi
 if [ "$what" = peers ] || [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quick ]; then
