@@ -45,14 +45,7 @@ def _mask(a, where):
     if w.shape == x.shape and (dev or w.strides == tuple(
             s // x.itemsize for s in x.strides)):
         return w  # already the input's layout
-    w = np.broadcast_to(w, x.shape)
-    if dev:
-        f = x.flags
-        return np.asarray(w, order="F" if f["F_CONTIGUOUS"] and
-                          not f["C_CONTIGUOUS"] else "C")
-    m = np.empty_like(x, dtype=bool) if x.ndim else np.empty((), bool)
-    np.copyto(m, w)
-    return m
+    return _like(x, w)
 
 
 def _no_identity(name, m, initial):
@@ -62,6 +55,14 @@ def _no_identity(name, m, initial):
         raise ValueError(f"reduction operation '{name}' does not have an "
                          "identity, so to use a where mask one has to "
                          "specify 'initial'")
+
+
+def _extreme(name, ufunc, a, axis, out, keepdims, initial, where, kw):
+    """min/max/nanmin/nanmax: NumPy's identity rule for a mask, then one
+    core call."""
+    m = _mask(a, where)
+    _no_identity(ufunc, m, initial)
+    return _where_reduce(name, a, axis, None, out, keepdims, initial, kw, m)
 
 
 def _where_reduce(name, a, axis, dtype, out, keepdims, initial, kw, m):
@@ -121,18 +122,16 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue,
         where=True, **kw):
     """Minimum over the given axes, as :func:`numpy.min` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
-    m = _mask(a, where)
-    _no_identity("minimum", m, initial)
-    return _where_reduce("min", a, axis, None, out, keepdims, initial, kw, m)
+    return _extreme("min", "minimum", a, axis, out, keepdims, initial, where,
+                    kw)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
         where=True, **kw):
     """Maximum over the given axes, as :func:`numpy.max` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
-    m = _mask(a, where)
-    _no_identity("maximum", m, initial)
-    return _where_reduce("max", a, axis, None, out, keepdims, initial, kw, m)
+    return _extreme("max", "maximum", a, axis, out, keepdims, initial, where,
+                    kw)
 
 
 def _beside(a, host):
@@ -155,19 +154,15 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     reduction): fused into the kernels (NaN is the fold's identity, no
     masking pass).  A slice of NaNs only gives NaN with NumPy's
     RuntimeWarning (host results); empty slices raise ValueError."""
-    m = _mask(a, where)
-    _no_identity("fmin", m, initial)
-    return _warn_all_nan(_where_reduce("nanmin", a, axis, None, out, keepdims,
-                                       initial, kw, m))
+    return _warn_all_nan(_extreme("nanmin", "fmin", a, axis, out, keepdims,
+                                  initial, where, kw))
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue,
            where=True, **kw):
     """Maximum ignoring NaNs, as :func:`numpy.nanmax` (see :func:`nanmin`)."""
-    m = _mask(a, where)
-    _no_identity("fmax", m, initial)
-    return _warn_all_nan(_where_reduce("nanmax", a, axis, None, out, keepdims,
-                                       initial, kw, m))
+    return _warn_all_nan(_extreme("nanmax", "fmax", a, axis, out, keepdims,
+                                  initial, where, kw))
 
 
 def _nanarg(name, a, axis, out, keepdims, kw):
