@@ -47,6 +47,18 @@ static int nan_floats(const gr_request *req, gr_dtype t)
     return req->nan && gr_dtypes[t].is_float;
 }
 
+/* var/std's NaN rule (gr_accum.nan): 1 nanvar/nanstd of floats (NaN
+ * skipped, NaN where n - ddof <= 0); 2 var/std with where= (counted as
+ * nanvar: a masked-out element as NaN, a kept NaN as +inf; finished as
+ * var); else 0. */
+static int var_nan(const gr_request *req, gr_dtype t)
+{
+    if (nan_floats(req, t)) {
+        return 1;
+    }
+    return (req->var == 1 || req->var == 2) && req->mask.present ? 2 : 0;
+}
+
 /* Element strides of an operand; -1 if one is not a multiple of the item
  * size (api.c copies such arrays first, so this is a safety net). */
 static int elem_strides(const gr_operand *o, ptrdiff_t *es)
@@ -414,7 +426,7 @@ static int red_plan(gr_device *d, const gr_request *req, gr_dtype t,
      * from it): the exact identity keeps an all-(-0.0) sum -0.0 */
     acc->neg0 = req->has_initial && req->op == GR_ADD &&
                 gr_dtypes[req->st].is_float;
-    acc->nan = nan_floats(req, t);
+    acc->nan = req->var ? var_nan(req, t) : nan_floats(req, t);
     if (req->count) {
         acc->cvt = req->count == 2 ? GR_CVT_VALID_MODE : GR_CVT_COUNT_MODE;
     }
@@ -506,6 +518,15 @@ static int reduce_host(gr_device *d, const gr_request *req, gr_accum *acc,
         double k = gr_host_as_double(ptr, acc->t, 0);
         for (size_t i = 1; acc->nan && isnan(k) && i < 8 && i < lay->L; ++i) {
             k = gr_host_as_double(ptr, acc->t, i);
+        }
+        if (wptr != NULL) {
+            /* where=: the first finite one the mask keeps (the kernels'
+             * gr_var_shift_w) */
+            k = 0.0;
+            for (size_t i = lay->L < 8 ? lay->L : 8; i-- > 0;) {
+                const double x = gr_host_as_double(ptr, acc->t, i);
+                k = wptr[i * wsz] && isfinite(x) ? x : k;
+            }
         }
         acc->var_k = acc->nan && isnan(k) ? 0.0 : k;
         acc->var_self = 0;
@@ -763,7 +784,7 @@ static int var_on_host(const gr_request *req, const red_view *v,
     const size_t isz = isz_of(in->t), M = v->lay.M, L = v->lay.L;
     const char *base = in->host + v->base * (ptrdiff_t)isz;
     ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
-    const int nan = nan_floats(req, in->t);
+    const int nan = var_nan(req, in->t);
     char *copy = NULL;
     if (!v->ok) {
         if ((copy = malloc(M * L * isz + 1)) == NULL) {
@@ -1144,21 +1165,43 @@ static int masked_on_host(const gr_request *req, const red_view *v,
         rc = 0;
         goto out;
     }
-    const int skip = nan_floats(req, req->in.t) &&
-                     (req->var || req->op == GR_MIN || req->op == GR_MAX);
-    for (size_t i = 0; i < M * L; ++i) {
-        if (!w[i]) {
-            put_masked(copy, req->in.t, i, req->op, skip);
-        }
-    }
     gr_request r = *req;
     red_view v2;
+    const int vn = req->var ? var_nan(req, req->in.t) : 0;
+    if (vn) {
+        /* var/std: a float64 copy, a masked-out element NaN (skipped), a
+         * kept NaN +inf (var/std: counted, var_nan) */
+        double *dc = malloc(M * L * sizeof(double) + 1);
+        if (dc == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            goto out;
+        }
+        for (size_t i = 0; i < M * L; ++i) {
+            const double x = gr_host_as_double(copy, req->in.t, (ptrdiff_t)i);
+            dc[i] = !w[i] ? NAN : vn == 2 && isnan(x) ? INFINITY : x;
+        }
+        free(copy);
+        copy = (char *)dc;
+        r.in.t = GR_FLOAT64;
+        r.nan = vn == 1;
+    } else {
+        const int skip = nan_floats(req, req->in.t) &&
+                         (req->op == GR_MIN || req->op == GR_MAX);
+        for (size_t i = 0; i < M * L; ++i) {
+            if (!w[i]) {
+                put_masked(copy, req->in.t, i, req->op, skip);
+            }
+        }
+    }
     memset(&r.mask, 0, sizeof r.mask);
+    /* var/std keep where='s NaN rule over the copy (var_nan: nothing
+     * else reads the absent mask) */
+    r.mask.present = vn == 2;
     r.in.nd = 2;
     r.in.shape[0] = M;
     r.in.shape[1] = L;
-    r.in.strides[0] = (ptrdiff_t)(L * isz);
-    r.in.strides[1] = (ptrdiff_t)isz;
+    r.in.strides[1] = (ptrdiff_t)isz_of(r.in.t);
+    r.in.strides[0] = (ptrdiff_t)L * r.in.strides[1];
     r.in.host = copy;
     r.axes = 2;
     red_view_of(&r, &v2);
@@ -1178,8 +1221,12 @@ static void nanvar_dof(const gr_request *req, const red_view *v,
                        gr_result *res)
 {
     const ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
+    const int vn = var_nan(req, t);
     for (size_t m = 0; m < v->lay.M && !res->dof_bad; ++m) {
-        if (isnan(gr_host_as_double(req->out.host, req->rt, (ptrdiff_t)m))) {
+        /* (var with where=: inf or nan there) */
+        const double r = gr_host_as_double(req->out.host, req->rt,
+                                           (ptrdiff_t)m);
+        if (vn == 2 ? !isfinite(r) : isnan(r)) {
             const char *row = hptr + (ptrdiff_t)m * ss * (ptrdiff_t)isz_of(t);
             uint64_t n = 0;
             if (wptr == NULL) {
@@ -1190,7 +1237,8 @@ static void nanvar_dof(const gr_request *req, const red_view *v,
                 const char *wrow = wptr + (ptrdiff_t)m * ss;
                 for (size_t i = 0; i < v->lay.L; ++i) {
                     const ptrdiff_t k = (ptrdiff_t)i * es;
-                    n += wrow[k] && !isnan(gr_host_as_double(row, t, k));
+                    n += wrow[k] &&
+                         (vn == 2 || !isnan(gr_host_as_double(row, t, k)));
                 }
             }
             res->dof_bad = (double)n - req->ddof <= 0.0;
@@ -1271,7 +1319,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     memset(&win, 0, sizeof win);
     red_view_of(req, &v);
     res->lay = v.lay;
-    if (mk != NULL && (req->var == 1 || req->var == 2 || req->ptp ||
+    if (mk != NULL && (req->ptp ||
                        req->count || req->div != 0.0 ||
                        req->op == GR_ARGMIN || req->op == GR_ARGMAX ||
                        (in->host != NULL && mk->host == NULL))) {
@@ -1281,7 +1329,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
     }
     /* var/std: every slice holds L elements (nanvar: its counts say) */
     res->dof_bad = (req->var == 1 || req->var == 2) &&
-                   !nan_floats(req, in->t) &&
+                   !var_nan(req, in->t) &&
                    (double)v.lay.L - req->ddof <= 0.0;
     /* min/max into a narrower dtype (out's, NumPy's same-kind rule)
      * compare in it: device inputs are cast by the copy below (host

@@ -1589,7 +1589,7 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
         return s / n; /* nanmean (0 / 0: nan) */
     }
     q = (n > 0 ? q : NAN) / (dn > 0.0 ? dn : 0.0);
-    if (nan && !(dn > 0.0)) {
+    if (nan == 1 && !(dn > 0.0)) {
         q = NAN; /* NumPy's nanvar: nan where n - ddof <= 0 */
     }
     return mode == 2 ? sqrt(q) : q;

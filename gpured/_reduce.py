@@ -384,7 +384,7 @@ def average(a, axis=None, weights=None, returned=False, *,
     return avg, scl
 
 
-def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):
+def _var(name, a, axis, dtype, out, ddof, keepdims, correction, where, kw):
     if correction is not _NoValue:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided "
@@ -400,17 +400,22 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, correction, kw):
             if out is not None:
                 raise TypeError(f"{name} of a device array: out= is not "
                                 "supported with this dtype")
+            if isinstance(where, _core.ArrayBase):
+                where = where.get()
             return _beside(a, getattr(np, name)(np.asarray(x), axis=axis, dtype=dtype,
-                                                ddof=ddof, keepdims=keepdims))
+                                                ddof=ddof, keepdims=keepdims,
+                                                where=where))
         return getattr(np, name)(x, axis=axis, dtype=dtype, out=out,
-                                 ddof=ddof, keepdims=keepdims)
-    # the core warns as NumPy where some slice has n - ddof <= 0 (nanvar:
-    # where it counted on the host)
-    return _reduce(name, a, axis, dtype, out, keepdims, ddof, kw)
+                                 ddof=ddof, keepdims=keepdims, where=where)
+    # the core warns as NumPy where some slice has n - ddof <= 0 (nanvar,
+    # where=: where it counted on the host).  where=: a masked-out element
+    # is neither summed nor counted, in the same pass
+    return _where_reduce(name, a, axis, dtype, out, keepdims, ddof, kw,
+                         _mask(a, where))
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-        correction=_NoValue, **kw):
+        where=True, correction=_NoValue, **kw):
     """Variance over the given axes, as :func:`numpy.var`, in one pass.
 
     Each slice is read once: the kernels sum ``y = x - K`` and ``y * y``
@@ -419,31 +424,40 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
     finish ``(sum y^2 - (sum y)^2 / n) / max(n - ddof, 0)``.  NumPy's
     dtypes (float inputs keep theirs, integers and bools give float64),
     ``ddof``/``correction``, and its "Degrees of freedom <= 0" warning.
+    ``where``: NumPy's mask, in the same pass: a masked-out element reads
+    as NaN (neither summed nor counted, as nanvar skips NaN), a kept NaN
+    as +inf (its slice's result NaN, as NumPy's), each slice's count of
+    kept elements carried beside its states; the shift K is the first
+    kept element.
     """
-    return _var("var", a, axis, dtype, out, ddof, keepdims, correction, kw)
+    return _var("var", a, axis, dtype, out, ddof, keepdims, correction,
+                where, kw)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-        correction=_NoValue, **kw):
+        where=True, correction=_NoValue, **kw):
     """Standard deviation, as :func:`numpy.std`: :func:`var`'s one pass,
     its square root taken in the kernels."""
-    return _var("std", a, axis, dtype, out, ddof, keepdims, correction, kw)
+    return _var("std", a, axis, dtype, out, ddof, keepdims, correction,
+                where, kw)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-           correction=_NoValue, **kw):
+           where=True, correction=_NoValue, **kw):
     """Variance ignoring NaNs, as :func:`numpy.nanvar`: :func:`var`'s pass
     with NaN elements adding nothing, over each slice's count of the
     others, counted in the same pass.  A slice whose count is at most
     ``ddof`` (all NaN, say) gives NaN with NumPy's warning (NumPy inputs)."""
-    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, correction, kw)
+    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, correction,
+                where, kw)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-           correction=_NoValue, **kw):
+           where=True, correction=_NoValue, **kw):
     """Standard deviation ignoring NaNs, as :func:`numpy.nanstd` (see
     :func:`nanvar`)."""
-    return _var("nanstd", a, axis, dtype, out, ddof, keepdims, correction, kw)
+    return _var("nanstd", a, axis, dtype, out, ddof, keepdims, correction,
+                where, kw)
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=True, **kw):

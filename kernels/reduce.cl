@@ -105,6 +105,19 @@
      GR_SEL((GR_VA)GR_WOFF, (y), gr_wv != (GR_VA)0))
 #define GR_WSEL_S(y, q)                                                      \
     (gr_ws = (GR_A)(*(q)), (*(q)) ? (y) : (GR_A)GR_WOFF)
+#elif GR_NAN == 2
+/* var/std with where= (GR_NAN 2: counted as nanvar, finished as var): a
+ * masked-out element reads as NaN (neither summed nor counted), a kept
+ * NaN as +inf (counted: its slice's result is NaN, as NumPy's) */
+#define GR_WSEL_S(y, q)                                                      \
+    ((*(q)) ? (GR_ISNAN(y) ? (GR_A)INFINITY : (y)) : (GR_A)GR_WOFF)
+#if GR_VW == 1
+#define GR_WSEL_V(y, q) GR_WSEL_S(y, q)
+#else
+#define GR_WSEL_V(y, q)                                                      \
+    GR_SEL((GR_VA)GR_WOFF, GR_SEL((y), (GR_VA)INFINITY, GR_ISNAN(y)),        \
+           GR_CONVERT(GR_VM, GR_VLOAD(q)) != (GR_VM)0)
+#endif
 #elif GR_VW == 1
 #define GR_WSEL_V(y, q) ((*(q)) ? (y) : (GR_A)GR_WOFF)
 #define GR_WSEL_S(y, q) ((*(q)) ? (y) : (GR_A)GR_WOFF)
@@ -226,6 +239,26 @@ inline GR_A gr_var_shift(__global const GR_T *p, ulong stride, ulong L)
 }
 #endif
 
+#if (GR_VAR == 1 || GR_VAR == 2) && GR_WHERE && !GR_IN_PARTIAL
+/* With where=: the first of the first 8 elements (q: their mask) that
+ * reads finite through the mask, else 0 */
+#define GR_VAR_WSHIFT 1
+inline GR_A gr_var_shift_w(__global const GR_T *p, __global const GR_WT *q,
+                           ulong stride, ulong L)
+{
+    GR_A k = 0;
+    for (long i = (long)min(L, (ulong)8) - 1; i >= 0; --i) {
+        const GR_A y = GR_WSEL_S(GR_CVT_S(p[i * stride]), q + i * stride);
+        k = isfinite(y) ? y : k;
+    }
+    return k;
+}
+#define GR_VSHIFT(p, q, stride, L) gr_var_shift_w((p), (q), (stride), (L))
+#else
+#define GR_VAR_WSHIFT 0
+#define GR_VSHIFT(p, q, stride, L) gr_var_shift((p), (stride), (L))
+#endif
+
 /* var/std (GR_VAR 1, 2): the sum of squared deviations of a segment's n
  * elements from its shifted sums (never below 0: NumPy's two passes never
  * are) over n - ddof (NumPy's max(n - ddof, 0): inf or nan past it;
@@ -250,7 +283,7 @@ inline GR_R gr_finish_var(gr_state s, ulong n, GR_A ddof)
     const GR_A m2 = s.x - s.v * (s.v / (GR_A)n);
     GR_A q = (m2 > (GR_A)0 ? m2 : (m2 == m2 ? (GR_A)0 : m2)) /
              fmax((GR_A)n - ddof, (GR_A)0);
-#if GR_NAN
+#if GR_NAN == 1
     /* NumPy's nanvar: NaN wherever n - ddof <= 0 (var: the division's
      * inf, or nan for 0 / 0) */
     q = (GR_A)n - ddof > (GR_A)0 ? q : (GR_A)NAN;
@@ -338,7 +371,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 #endif
 #if GR_VAR && !GR_IN_PARTIAL
     /* the segment's first element, or the host's shift (pieces) */
-    const GR_A gr_ks = var_self ? gr_var_shift(p, 1, L) : var_k;
+    const GR_A gr_ks = var_self ? GR_VSHIFT(p, wq, 1, L) : var_k;
     const GR_A gr_kv = gr_ks;
 #endif
 
@@ -505,9 +538,24 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         __global const GR_T *p = in + base + j0;
 #if GR_VAR
         /* each lane its own segment's shift: row 0 */
+#if GR_VAR_WSHIFT
+        /* with where=: each lane the first finite of its first 8 rows */
+        GR_VA gr_kv = (GR_VA)var_k;
+        if (var_self) {
+            __global const GR_WT *q0 = wm + (base + j0 + wdelta);
+            gr_kv = (GR_VA)0;
+            for (long i = (long)min(L, (ulong)8) - 1; i >= 0; --i) {
+                const GR_VA y_ = GR_WSEL_V(
+                    GR_CVT_V(GR_VLOAD(p + i * elem_stride)),
+                    q0 + i * elem_stride);
+                gr_kv = GR_SEL(gr_kv, y_, isfinite(y_));
+            }
+        }
+#else
         GR_VA gr_kv = var_self ? GR_CVT_V(GR_VLOAD(p)) : (GR_VA)var_k;
 #if GR_NAN
         gr_kv = GR_SEL(gr_kv, (GR_VA)0, GR_ISNAN(gr_kv));
+#endif
 #endif
 #endif
 #if GR_WHERE && GR_WAXIS
@@ -547,9 +595,10 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         /* The last few segments, one at a time. */
         for (ulong seg = j0; seg < M; ++seg) {
 #if GR_VAR
-            const GR_A gr_ks = var_self ? gr_var_shift(in + base + seg,
-                                                       elem_stride, L)
-                                        : var_k;
+            const GR_A gr_ks =
+                var_self ? GR_VSHIFT(in + base + seg, wm + wdelta + base + seg,
+                                     elem_stride, L)
+                         : var_k;
 #endif
             gr_state s = gr_identity();
             ulong gr_cs = 0;
@@ -568,7 +617,9 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     const ulong seg = min(j, M - 1);
     const ulong seg_base = base + seg * seg_stride;
 #if GR_VAR && !GR_IN_PARTIAL
-    const GR_A gr_ks = var_self ? gr_var_shift(in + seg_base, elem_stride, L)
+    const GR_A gr_ks = var_self ? GR_VSHIFT(in + seg_base,
+                                            wm + seg_base + wdelta,
+                                            elem_stride, L)
                                 : var_k;
 #endif
     gr_state s = gr_identity();

@@ -13,7 +13,9 @@ the vector width, two passes), the items kernel's scalar and vector
 (adjacent columns) walks, masks read in place at the input's offsets
 (device masks, offset views) and gathered (broadcast masks), the nan*
 forms whose masked-out elements read as NaN (nanmean: not counted), and
-the ratio of two sums (GR_VAR 4): mean(where=) and average(weights).
+the ratio of two sums (GR_VAR 4): mean(where=) and average(weights), and
+var/nanstd (a masked-out element as NaN, each slice's kept count beside
+its states; the shift read through the mask).
 """
 import os
 import sys
@@ -37,7 +39,7 @@ CONFIGS = [
     ["segment_per_item", {"wg_size": 4, "vw": 4}, 0],  # adjacent columns
 ]
 FUNCS = [("sum", {}), ("max", {"initial": -5}), ("all", {}), ("nanmean", {}),
-         ("mean", {}), ("average", {})]
+         ("mean", {}), ("average", {}), ("var", {"ddof": 1}), ("nanstd", {})]
 RACE_DTYPES = ["int8", "int32", "float32", "float64"]
 UNINIT_DTYPES = ["int8", "float32", "float64"]
 
@@ -46,7 +48,8 @@ def run_case(gpured, dt, fname, kw, variant, knobs, axis):
     rng = np.random.default_rng(3)
     if fname == "nanmean" and dt[0] != "f":
         return 0
-    if variant == "atomic" and (fname in ("nanmean", "mean", "average") or
+    if variant == "atomic" and (fname in ("nanmean", "mean", "average", "var",
+                                          "nanstd") or
                                 dt == "int8"):
         return 0  # one CAS accumulator of 4 or 8 bytes: refused (tested
         #           with its VariantUnavailable in test_where.py)
@@ -131,7 +134,8 @@ def jobs():
     for dt in UNINIT_DTYPES:
         for c in range(1, len(CONFIGS)):
             out.append({"kind": "uninit", "dtype": dt, "config": c,
-                        "func": [0, 3, 4, 5][c % 4]})
+                        "func": [0, 3, 4, 5, 6, 7][
+                            (c + UNINIT_DTYPES.index(dt)) % 6]})
     return out
 
 

@@ -90,6 +90,11 @@ for dt in (np.float32, np.float64, np.int32):
         wt = (rng.random(n) + 0.5).astype(dt)
         dw = gpured.to_device(wt)
         cases.append(("average", lambda: gpured.average(d, weights=dw)))
+        cases.append(("var", lambda: gpured.var(d, where=dm)))
+        cases.append(("nanstd", lambda: gpured.nanstd(d, where=dm)))
+        gv = float(gpured.var(d, where=dm).get())
+        rv = float(np.var(a.astype(np.float64), where=w))
+        assert abs(gv - rv) <= 1e-5 * rv, (gv, rv)
     ta = tm = ca = cm = None
     if torch is not None:
         ta, tm = torch.from_numpy(a).to(tdev), torch.from_numpy(w).to(tdev)
@@ -117,6 +122,9 @@ for dt in (np.float32, np.float64, np.int32):
                 peers.append(("cupy average", loop_ms(
                     lambda: cp.average(ca, weights=cw), csync)))
                 del cw
+        if label == "var" and torch is not None:
+            peers.append(("torch var(a[mask])", loop_ms(
+                lambda: torch.var(ta[tm], correction=0), tsync)))
         if label == "mean" and torch is not None:
             peers.append(("torch where-sum / mask-sum", loop_ms(
                 lambda: torch.where(tm, ta, tz).sum() / tm.sum(), tsync)))
