@@ -10,7 +10,11 @@ The functions have NumPy's names and signatures plus Dask's conventions
 (they take and return Dask arrays, ``split_every=``, ``out=`` a Dask
 array, scans take ``method=``): ``sum, prod, min, max, all, any, mean,
 argmin, argmax`` and ``cumsum, cumprod, cummin, cummax`` (the scans also
-take gpured's ``exclusive=``).  Results equal NumPy's on the whole array
+take gpured's ``exclusive=``); ``nansum, nanprod, nanmin, nanmax, nanmean,
+var, std, nanvar, nanstd, count_nonzero, ptp, nancumsum, nancumprod``;
+``where=`` on ``sum, prod, min, max, all, any, mean`` and their nan forms;
+``average`` (``weights=``, ``returned=``) and ``reduceat`` (NumPy's
+``ufunc.reduceat`` over one axis).  Results equal NumPy's on the whole array
 (dtypes, integer wraparound, NaN propagation, first index of the min/max or
 of the first NaN, empty reductions and their errors); float sums are
 gpured's compensated ones per chunk, combined in float64.
@@ -24,6 +28,21 @@ How the work is split
   go through Dask's ``arg_reduction`` with (value, global index) partials
   and a combine that keeps the smallest index among equal values (or among
   NaNs), so the first-index rule holds across chunks and axes.
+* ``where=`` masks (a Dask array, a NumPy array or a scalar, broadcast
+  against ``a``) are broadcast and chunked as ``a`` and reach each chunk
+  task beside its chunk (``dask.array.reduction``'s second operand, as
+  its ``weights=``): gpured reads the mask in the chunk's pass; ``mean``
+  counts the kept elements of the mask's block (nanmean: the kept ones
+  that are not NaN, on the host: a device-resident float chunk is read
+  back for that count).  ``average`` carries ``sum(a * w)`` and
+  ``sum(w)`` per chunk (gpured's one-pass weighted mean times the
+  weights' sum; a chunk slice whose weights sum to 0 is summed on the
+  host).
+* ``reduceat`` cuts every chunk along ``axis`` at the segment bounds that
+  fall in it and reduces the pieces with one ``gpured.reduceat`` call per
+  chunk; a segment spanning chunks combines its pieces with the op's
+  ufunc on the host.  The result is chunked along ``axis`` by groups of
+  consecutive segments (sorted indices: those starting in one chunk).
 * **Scans** of host chunks go through ``dask.array.reductions.cumreduction``
   (``method="sequential"`` or ``"blelloch"``): gpured scans each chunk,
   block totals are the scans' last slices (or gpured reductions, for
@@ -111,6 +130,7 @@ and docstring are made from the row.
 """
 import builtins
 import inspect
+import operator
 import os
 import threading
 import time
@@ -136,12 +156,15 @@ except ImportError as _e:  # pragma: no cover - exercised in a child process
 import gpured
 from . import _core
 from ._array import Array
+from ._reduce import _at_op, _like
 
 _NoValue = np._NoValue
 
 __all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
            "argmax", "cumsum", "cumprod", "cummin", "cummax", "nansum",
-           "nanprod", "nanmin", "nanmax", "nanmean", "var", "std", "nanvar", "nanstd", "count_nonzero", "ptp", "nancumsum", "nancumprod", "to_device",
+           "nanprod", "nanmin", "nanmax", "nanmean", "var", "std", "nanvar",
+           "nanstd", "count_nonzero", "ptp", "nancumsum", "nancumprod",
+           "average", "reduceat", "to_device",
            "to_host", "calibrate", "stats", "reset_stats", "local_cluster"]
 
 _POLICIES = ("rate", "round_robin")
@@ -428,7 +451,8 @@ class _Row:
     final(fields, axis, keepdims, res, kw) -> the result.
     result(xdt, dtype) -> NumPy's result dtype.
     params: the NumPy keywords the public function takes besides
-        axis/keepdims/split_every/out ("dtype", "initial").
+        axis/keepdims/split_every/out ("dtype", "initial", "where").
+    The chunk's ``where=`` block (or average's weights) is kw["where"].
     empty: what a chunk whose reduced extent is 0 contributes:
         "skip" (an empty partial: min/max have no identity) or "run".
     """
@@ -439,13 +463,48 @@ class _Row:
         self.result, self.params, self.empty, self.doc = (
             result, params, empty, doc)
 
+    def __dask_tokenize__(self):
+        # a row is its name: without this Dask tokenizes the row's
+        # closures through cloudpickle on every call that builds a graph
+        # (tens of ms per gd.sum, whatever the chunks)
+        return ("gpured.dask._Row", self.name)
+
+
+# reductions without an identity: a where= mask needs initial= (NumPy's
+# rule and message name their ufunc)
+_NO_IDENTITY = {"min": "minimum", "max": "maximum", "nanmin": "fmin",
+                "nanmax": "fmax"}
+
+
+def _w(kw):
+    """gpured's where= for the chunk's mask block, if any."""
+    m = kw.get("where")
+    return {} if m is None else {"where": m}
+
 
 def _one(fname, dtype_of=None):
     """fields for a reduction that is one gpured call per chunk."""
     def fields(call, x, axis, res, pos, kw):
         extra = {} if dtype_of is None else {"dtype": dtype_of(res, pos)}
+        extra.update(_w(kw))
+        if extra.get("where") is not None and fname in _NO_IDENTITY:
+            extra["initial"] = kw["initial"]  # applies again at the end
         return {"v": call(fname, x, axis=axis, keepdims=True, **extra)}
     return fields
+
+
+def _kept(m, axis, x=None):
+    """Elements kept by the mask block m per slice (int64, keepdims); with
+    x: the kept ones that are not NaN (on the host: gpured's NaN count
+    takes no mask)."""
+    if isinstance(m, Array) and x is None:
+        return _host(gpured.count_nonzero(m, axis=axis, keepdims=True)
+                     ).astype(np.int64)
+    m = _host(m)
+    if x is not None:
+        m = m & ~np.isnan(_host(x))
+    return np.asarray(np.count_nonzero(m, axis=axis, keepdims=True),
+                      np.int64)
 
 
 def _final_ufunc(ufunc):
@@ -462,8 +521,13 @@ def _final_ufunc(ufunc):
 
 def _mean_fields(call, x, axis, res, pos, kw):
     acc = _acc(res, pos)
-    n = np.full(_kept_shape(x.shape, axis), _extent(x.shape, axis), np.int64)
-    return {"s": call("sum", x, axis=axis, keepdims=True, dtype=acc), "n": n}
+    if kw.get("where") is None:
+        n = np.full(_kept_shape(x.shape, axis), _extent(x.shape, axis),
+                    np.int64)
+    else:
+        n = _kept(kw["where"], axis)
+    return {"s": call("sum", x, axis=axis, keepdims=True, dtype=acc,
+                      **_w(kw)), "n": n}
 
 
 def _mean_final(f, axis, keepdims, res, kw):
@@ -479,12 +543,14 @@ def _mean_final(f, axis, keepdims, res, kw):
 
 def _nanmean_fields(call, x, axis, res, pos, kw):
     # the NaN-free sum and the count of non-NaN elements per chunk
-    if call is _np_call:
+    if kw.get("where") is not None:
+        n = _kept(kw["where"], axis, x if x.dtype.kind == "f" else None)
+    elif call is _np_call:
         n = np.sum(~np.isnan(x), axis=axis, keepdims=True, dtype=np.int64)
     else:
         n = call("_nancount", x, axis=axis, keepdims=True)
     return {"s": call("nansum", x, axis=axis, keepdims=True,
-                      dtype=_acc(res, pos)), "n": n}
+                      dtype=_acc(res, pos), **_w(kw)), "n": n}
 
 
 def _var_fields(nan):
@@ -583,20 +649,20 @@ def _ptp_result(t, d):
 
 _REDUCTIONS = {r.name: r for r in [
     #     name    chunk partials (gpured)       combine             final                       NumPy's result dtype                     keywords            empty chunk
-    _Row("sum",  _one("sum", _acc),             {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.sum, t, d),  ("dtype", "initial")),
-    _Row("prod", _one("prod", lambda r, p: r),  {"v": np.multiply}, _final_ufunc(np.multiply),  lambda t, d: _np_result(np.prod, t, d), ("dtype", "initial")),
-    _Row("min",  _one("min"),                   {"v": np.minimum},  _final_ufunc(np.minimum),   _SAME,                                  ("initial",),       "skip"),
-    _Row("max",  _one("max"),                   {"v": np.maximum},  _final_ufunc(np.maximum),   _SAME,                                  ("initial",),       "skip"),
-    _Row("all",  _one("all"),                   {"v": np.logical_and}, _final_ufunc(np.logical_and), lambda t, d: np.dtype(bool),   ()),
-    _Row("any",  _one("any"),                   {"v": np.logical_or},  _final_ufunc(np.logical_or),  lambda t, d: np.dtype(bool),   ()),
-    _Row("nansum", _one("nansum", _acc),       {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.nansum, t, d), ("dtype", "initial")),
-    _Row("nanprod", _one("nanprod", lambda r, p: r), {"v": np.multiply}, _final_ufunc(np.multiply), lambda t, d: _np_result(np.nanprod, t, d), ("dtype", "initial")),
-    _Row("nanmin", _one("nanmin"),             {"v": np.fmin},     _final_fminmax(np.fmin),    _SAME,                                  ("initial",),       "skip"),
-    _Row("nanmax", _one("nanmax"),             {"v": np.fmax},     _final_fminmax(np.fmax),    _SAME,                                  ("initial",),       "skip"),
+    _Row("sum",  _one("sum", _acc),             {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.sum, t, d),  ("dtype", "initial", "where")),
+    _Row("prod", _one("prod", lambda r, p: r),  {"v": np.multiply}, _final_ufunc(np.multiply),  lambda t, d: _np_result(np.prod, t, d), ("dtype", "initial", "where")),
+    _Row("min",  _one("min"),                   {"v": np.minimum},  _final_ufunc(np.minimum),   _SAME,                                  ("initial", "where"), "skip"),
+    _Row("max",  _one("max"),                   {"v": np.maximum},  _final_ufunc(np.maximum),   _SAME,                                  ("initial", "where"), "skip"),
+    _Row("all",  _one("all"),                   {"v": np.logical_and}, _final_ufunc(np.logical_and), lambda t, d: np.dtype(bool),   ("where",)),
+    _Row("any",  _one("any"),                   {"v": np.logical_or},  _final_ufunc(np.logical_or),  lambda t, d: np.dtype(bool),   ("where",)),
+    _Row("nansum", _one("nansum", _acc),       {"v": np.add},      _final_ufunc(np.add),       lambda t, d: _np_result(np.nansum, t, d), ("dtype", "initial", "where")),
+    _Row("nanprod", _one("nanprod", lambda r, p: r), {"v": np.multiply}, _final_ufunc(np.multiply), lambda t, d: _np_result(np.nanprod, t, d), ("dtype", "initial", "where")),
+    _Row("nanmin", _one("nanmin"),             {"v": np.fmin},     _final_fminmax(np.fmin),    _SAME,                                  ("initial", "where"), "skip"),
+    _Row("nanmax", _one("nanmax"),             {"v": np.fmax},     _final_fminmax(np.fmax),    _SAME,                                  ("initial", "where"), "skip"),
     _Row("count_nonzero", _one("count_nonzero"), {"v": np.add}, _final_ufunc(np.add),      lambda t, d: np.dtype(np.intp),         ()),
     _Row("ptp", _ptp_fields,                    {"mx": np.maximum, "mn": np.minimum}, _ptp_final, _ptp_result,                 (),                 "skip"),
-    _Row("nanmean", _nanmean_fields,            {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.nanmean, t, d), ("dtype",)),
-    _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype",)),
+    _Row("nanmean", _nanmean_fields,            {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.nanmean, t, d), ("dtype", "where")),
+    _Row("mean", _mean_fields,                  {"s": np.add, "n": np.add}, _mean_final,        lambda t, d: _np_result(np.mean, t, d), ("dtype", "where")),
     _Row("var", _var_fields(False),             _var_merge,         _var_final(False, False),   lambda t, d: _np_result(np.var, t, d), ("dtype", "ddof")),
     _Row("std", _var_fields(False),             _var_merge,         _var_final(True, False),    lambda t, d: _np_result(np.std, t, d), ("dtype", "ddof")),
     _Row("nanvar", _var_fields(True),           _var_merge,         _var_final(False, True),    lambda t, d: _np_result(np.nanvar, t, d), ("dtype", "ddof")),
@@ -604,10 +670,14 @@ _REDUCTIONS = {r.name: r for r in [
 ]}
 
 
-def _red_chunk(x, axis=None, keepdims=True, *, row, placer, res, kw,
+def _red_chunk(x, m=None, axis=None, keepdims=True, *, row, placer, res, kw,
                computing_meta=False):
-    if computing_meta:
-        return x
+    """One chunk's partials; m: its block of the second operand (a where=
+    mask, average's weights), as dask.array.reduction passes weights."""
+    if computing_meta:  # (a structured res, average's: a host meta)
+        return x if res.names is None else np.empty((0,) * x.ndim, res)
+    if m is not None:
+        kw = dict(kw, where=m)
     if row.empty == "skip" and _extent(x.shape, axis) == 0:
         z = np.empty(_empty_shape(x.shape, axis), x.dtype)
         return {f: z for f in row.merge} if isinstance(row.merge, dict) \
@@ -615,6 +685,8 @@ def _red_chunk(x, axis=None, keepdims=True, *, row, placer, res, kw,
     if x.size == 0:
         # nothing to send anywhere (and dask's meta calls): NumPy's
         # identity partials on an empty host array
+        if m is not None:
+            kw = dict(kw, where=_host(m))
         return row.fields(_np_call, np.empty(x.shape, x.dtype), axis, res,
                           _core.current_index(), kw)
     return _on_device(x, placer,
@@ -704,17 +776,65 @@ def _as_dask(a):
     return da.asarray(a)
 
 
+def _align(o, x):
+    """o (array-like or Dask array) broadcast to x's shape (NumPy's rules)
+    and chunked as x: a second operand for da.reduction (no rechunk of x,
+    none of o where it already is)."""
+    if not isinstance(o, _DaskArray):
+        o = np.asarray(o)
+        name = "gpured-operand-" + dask.base.tokenize(o, x.shape, x.chunks)
+        return da.from_array(np.broadcast_to(o, x.shape), chunks=x.chunks,
+                             name=name)
+    k = x.ndim - o.ndim
+    if k < 0 or builtins.any(s not in (1, x.shape[k + i])
+                             for i, s in enumerate(o.shape)):
+        raise ValueError("operands could not be broadcast together with "
+                         "shapes %s %s" % (o.shape, x.shape))
+    o = o.rechunk(tuple(x.chunks[k + i] if s == x.shape[k + i] and s != 1
+                        else (s,) for i, s in enumerate(o.shape)))
+    return da.broadcast_to(o, x.shape, chunks=x.chunks)
+
+
+def _where_mask(where, x):
+    """where= as a bool Dask array of x's shape and chunks; None for
+    NumPy's literal True (no mask).  Arrays must be bool (NumPy's "safe"
+    cast), other objects convert by truth, as gpured's where=."""
+    if where is True:
+        return None
+    if isinstance(where, (np.ndarray, _DaskArray, Array)):
+        if where.dtype != np.bool_:
+            raise TypeError("Cannot cast array data from %r to dtype('bool') "
+                            "according to the rule 'safe'" % where.dtype)
+        if isinstance(where, Array):
+            where = where.get()
+    else:
+        where = np.asarray(where, dtype=bool)
+    return _align(where, x)
+
+
 def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
             out=None, initial=_NoValue, devices=None, policy="rate",
-            rates=None, ddof=0):
+            rates=None, ddof=0, where=True):
     x = _as_dask(a)
     _check_dtype(x.dtype, "input")
     if dtype is not None:
         dtype = _check_dtype(dtype, "result")
     res = row.result(x.dtype, dtype)
     ax = _norm_axis(axis, x.ndim)
-    kw = {"initial": initial, "ddof": ddof}
-    placer = _Placer(devices, policy, rates)
+    m = _where_mask(where, x)
+    if m is not None and row.name in _NO_IDENTITY and (
+            initial is _NoValue or initial is None):
+        raise ValueError("reduction operation '%s' does not have an "
+                         "identity, so to use a where mask one has to "
+                         "specify 'initial'" % _NO_IDENTITY[row.name])
+    return _run(row, x, ax, res, keepdims, split_every, out,
+                {"initial": initial, "ddof": ddof},
+                _Placer(devices, policy, rates), m)
+
+
+def _run(row, x, ax, res, keepdims, split_every, out, kw, placer, other=None):
+    """da.reduction of row over x (other: a second operand of x's shape
+    and chunks, each block passed beside its chunk)."""
     ndim_out = x.ndim if keepdims else x.ndim - len(ax)
     return da.reduction(
         x,
@@ -723,7 +843,7 @@ def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
         combine=partial(_red_combine, row=row, res=res, ndim=x.ndim),
         axis=ax, keepdims=keepdims, dtype=res, split_every=split_every,
         out=out, concatenate=False, name="gpured-" + row.name,
-        meta=np.empty((0,) * ndim_out, res))
+        meta=np.empty((0,) * ndim_out, res), weights=other)
 
 
 # ------------------------------------------------------- argmin / argmax
@@ -1020,6 +1140,261 @@ def _scan(op, a, axis=None, dtype=None, out=None, method="sequential",
     return handle_out(out, r)
 
 
+# ------------------------------------------------------ average / reduceat
+
+def _avg_fields(call, x, axis, res, pos, kw):
+    """average's partials of a chunk: s = sum(x * w) and w = sum(w) (acc
+    dtype): gpured's one-pass weighted mean (the weights read beside the
+    elements) times the weights' sum; where a slice's weights sum to 0
+    (the mean is lost) its s is summed on the host."""
+    acc = _acc(kw["rt"], pos)
+    w = kw["where"]  # the chunk's block of the weights
+    if x.size == 0:
+        z = np.zeros(_kept_shape(x.shape, axis), acc)
+        return {"s": z, "w": z}
+    dev = isinstance(x, Array)
+    if isinstance(w, Array) and not (dev and w.shape == x.shape):
+        w = w.get()
+    here = {"device": pos}  # (for host operands: the chunk's device)
+    sw = _host(gpured.sum(w, axis, acc, keepdims=True,
+                          **({} if isinstance(w, Array) else here)))
+    wf = w if isinstance(w, Array) else _like(x, np.asarray(w))
+    q = _host(_core.reduce("_average", x, axis, acc, None, True, _NoValue,
+                           {} if dev else here, wf))
+    with np.errstate(all="ignore"):
+        s = q * sw
+        if np.any(sw == 0):
+            s = np.where(sw == 0, np.sum(np.multiply(_host(x), _host(w),
+                                                     dtype=acc),
+                                         axis=axis, keepdims=True), s)
+    return {"s": s, "w": sw}
+
+
+def _avg_final(f, axis, keepdims, res, kw):
+    s = np.add.reduce(f["s"], axis=axis, keepdims=keepdims)
+    w = np.add.reduce(f["w"], axis=axis, keepdims=keepdims)
+    if np.any(w == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    r = np.empty(np.shape(s), res)
+    with np.errstate(all="ignore"):
+        r["avg"], r["scl"] = s / w, w
+    return r
+
+
+_AVERAGE = _Row("average", _avg_fields, {"s": np.add, "w": np.add},
+                _avg_final, None)
+
+
+def _field(b, name=None):
+    """A field of a structured block (0-d: NumPy's scalar, as NumPy)."""
+    v = b if name is None else b[name]
+    return v[()] if v.ndim == 0 else v
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False,
+            split_every=None, *, devices=None, policy="rate", rates=None):
+    """Weighted average, as :func:`numpy.average`, over a Dask array.
+
+    Each chunk gives ``sum(a * w)`` and ``sum(w)`` (gpured's one-pass
+    weighted mean with the weights read beside the elements, and the
+    weights' sum, in float64 where the device has it), combined by Dask's
+    tree reduction; the quotient is rounded once into NumPy's result dtype
+    (``result_type(a, w, 'f8')`` for integer and bool ``a``).  NumPy's
+    errors: TypeError where the shapes differ and ``axis`` is None,
+    ValueError for weights inconsistent with ``a`` along ``axis``,
+    ZeroDivisionError where weights sum to 0 (raised when computed).
+    ``weights``: a Dask or NumPy array of ``a``'s shape, or 1-d along
+    ``axis`` (NumPy's forms).  Without weights: :func:`mean`.
+    ``returned=True`` gives ``(average, sum of weights)``, two Dask arrays
+    of one graph (``dask.compute(avg, scl)`` reduces once).  ``devices``, ``policy``, ``rates``: the module
+    docstring's."""
+    x = _as_dask(a)
+    _check_dtype(x.dtype, "input")
+    ax = None if axis is None else _norm_axis(axis, x.ndim)
+    if weights is None:
+        avg = mean(x, ax, keepdims=keepdims, split_every=split_every,
+                   devices=devices, policy=policy, rates=rates)
+        if not returned:
+            return avg
+        scl = avg.dtype.type(x.size / avg.size)
+        return avg, da.full(avg.shape, scl, dtype=avg.dtype,
+                            chunks=avg.chunks).map_blocks(_field)
+    w = weights if isinstance(weights, _DaskArray) else np.asarray(weights)
+    _check_dtype(w.dtype, "weights")
+    if w.shape != x.shape:
+        if ax is None:
+            raise TypeError("Axis must be specified when shapes of a and "
+                            "weights differ.")
+        if w.shape != tuple(x.shape[i] for i in ax):
+            raise ValueError("Shape of weights must be consistent with "
+                             "shape of a along specified axis.")
+        w = w.transpose(tuple(np.argsort(ax))).reshape(tuple(
+            s if i in ax else 1 for i, s in enumerate(x.shape)))
+    ax = tuple(range(x.ndim)) if ax is None else ax
+    rt = (np.result_type(x.dtype, w.dtype, "f8") if x.dtype.kind in "biu"
+          else np.result_type(x.dtype, w.dtype))
+    st = np.dtype([("avg", rt), ("scl", rt)])
+    r = _run(_AVERAGE, x, ax, st, keepdims, split_every, None, {"rt": rt},
+             _Placer(devices, policy, rates), _align(w, x))
+    meta = np.empty((0,) * r.ndim, rt)
+    avg = r.map_blocks(_field, "avg", dtype=rt, meta=meta)
+    if not returned:
+        return avg
+    return avg, r.map_blocks(_field, "scl", dtype=rt, meta=meta)
+
+
+def _at_part(x, *, bounds, op, axis, dtype, res, placer):
+    """A chunk cut at its segment bounds: gpured.reduceat of the pieces
+    [bounds[k], bounds[k + 1]) (the last to the chunk's end), on the
+    host."""
+    def body(call, pos):
+        d = _acc(res, pos) if op in ("add", "multiply") and res.kind == "f" \
+            else dtype
+        return _host(call("reduceat", x, indices=bounds, axis=axis, dtype=d,
+                          op=op))
+    if x.size == 0:
+        return getattr(np, op).reduceat(np.empty(x.shape, x.dtype), bounds,
+                                        axis=axis, dtype=dtype)
+    return _on_device(x, placer, body)
+
+
+def _at_combine(parts, *, metas, n, op, axis, res):
+    """Output block of n segments: segment j's piece of a chunk is the
+    op over pieces ka..kb-1 of that chunk's partials; pieces of one
+    segment from several chunks combine in chunk order."""
+    uf = getattr(np, op)
+    vals, ids = [], []
+    with np.errstate(all="ignore"):
+        for p, (j, ka, kb) in zip(parts, metas):
+            p = _host(p)
+            if np.array_equal(kb, ka + 1):
+                v = np.take(p, ka, axis)
+            else:
+                # pairs (ka, kb) by increasing ka: the odd results between
+                # them then cost at most one pass over p
+                o = np.argsort(ka, kind="stable")
+                at = np.empty(2 * len(o), np.intp)
+                at[0::2], at[1::2] = ka[o], kb[o]
+                pe = np.concatenate([p, np.take(p, [0], axis)], axis)
+                v = np.take(uf.reduceat(pe, at, axis, dtype=p.dtype),
+                            2 * np.argsort(o), axis)
+            vals.append(v)
+            ids.append(j)
+        ids = np.concatenate(ids)
+        v = np.concatenate(vals, axis)
+        o = np.argsort(ids, kind="stable")
+        v = np.take(v, o, axis)
+        if len(ids) > n:  # segments spanning chunks
+            v = uf.reduceat(v, np.searchsorted(ids[o], np.arange(n)), axis,
+                            dtype=v.dtype)
+        return v.astype(res, copy=False)
+
+
+def reduceat(a, indices, axis=0, dtype=None, op="add", *, devices=None,
+             policy="rate", rates=None):
+    """NumPy's ``ufunc.reduceat`` over a Dask array: result ``i`` along
+    ``axis`` reduces ``a[indices[i]:indices[i + 1]]`` where ``indices[i] <
+    indices[i + 1]``, else it is ``a[indices[i]]``; the last runs to the
+    end.  ``op``: "add" ("sum"), "multiply" ("prod"), "minimum" ("min"),
+    "maximum" ("max"), "logical_and" ("all"), "logical_or" ("any") or the
+    ufunc.  NumPy's dtypes and errors (IndexError for an index out of
+    range).
+
+    Each chunk is cut at the segment bounds falling in it and reduced by
+    one ``gpured.reduceat`` call on a device (float sums and products in
+    float64 where the device has it); a segment spanning chunks combines
+    its pieces with the op's ufunc on the host.  The result (host chunks)
+    is chunked along ``axis`` by groups of consecutive segments: those
+    starting in one chunk where ``indices`` is sorted, else as many
+    groups as ``a`` has chunks along ``axis``.  ``devices``, ``policy``,
+    ``rates``: the module docstring's."""
+    x = _as_dask(a)
+    _check_dtype(x.dtype, "input")
+    op = _at_op(op)
+    if x.ndim == 0:
+        raise TypeError("cannot reduceat on a scalar")
+    if axis is None or isinstance(axis, tuple) and len(axis) != 1:
+        raise ValueError("reduceat does not allow multiple axes")
+    ax = _norm_axis(operator.index(axis[0] if isinstance(axis, tuple)
+                                   else axis), x.ndim)[0]
+    if dtype is not None:
+        dtype = _check_dtype(dtype, "result")
+    uf = getattr(np, op)
+    res = uf.reduceat(np.zeros(1, x.dtype), [0], dtype=dtype).dtype
+    if isinstance(indices, _DaskArray):
+        indices = indices.compute()
+    idx = np.asarray(indices)
+    if idx.ndim != 1:
+        raise ValueError("object of too small depth for desired array"
+                         if idx.ndim == 0 else "setting an array element "
+                         "with a sequence. The requested array would exceed "
+                         "the maximum number of dimension of 1.")
+    idx = idx.astype(np.intp)
+    n = x.shape[ax]
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        raise IndexError("index %d out-of-bounds in %s.reduceat [0, %d)"
+                         % (idx[bad][0], op, n))
+    chunks = list(x.chunks)
+    if len(idx) == 0:
+        chunks[ax] = (0,)
+        return da.zeros(tuple(0 if i == ax else s
+                              for i, s in enumerate(x.shape)),
+                        dtype=res, chunks=tuple(chunks))
+    # segment i is [lo[i], hi[i]), never empty
+    nxt = np.append(idx[1:], n)
+    lo, hi = idx, np.where(idx < nxt, nxt, idx + 1)
+    ends = np.cumsum(x.chunks[ax])
+    starts = ends - np.asarray(x.chunks[ax])
+    m = len(idx)
+    if np.all(np.diff(lo) >= 0):
+        first = np.searchsorted(starts, lo, side="right") - 1
+        cuts = np.flatnonzero(np.diff(first)) + 1
+    else:
+        k = builtins.min(len(starts), m)  # as many groups as chunks
+        cuts = np.arange(1, k) * m // k
+    g0s = np.r_[0, cuts].astype(np.intp)
+    sizes = np.diff(np.r_[g0s, m])
+    # per chunk: its cuts b, the segments j meeting it and their pieces
+    # ka..kb-1; per group: (chunk, its segments' rows) in chunk order
+    pieces, groups = {}, [[] for _ in g0s]
+    for c, (c0, c1) in enumerate(zip(starts, ends)):
+        j = np.flatnonzero((lo < c1) & (hi > c0)) if c1 > c0 else ()
+        if not len(j):
+            continue
+        s0 = np.maximum(lo[j], c0) - c0
+        s1 = np.minimum(hi[j], c1) - c0
+        b = np.unique(np.concatenate([s0, s1[s1 < c1 - c0]]))
+        pieces[c] = b
+        ka, kb = np.searchsorted(b, s0), np.searchsorted(b, s1)
+        gi = np.searchsorted(g0s, j, side="right") - 1
+        cut = np.flatnonzero(np.diff(gi)) + 1
+        for p, q in zip(np.r_[0, cut], np.r_[cut, len(j)]):
+            g = gi[p]
+            groups[g].append((c, (j[p:q] - g0s[g], ka[p:q], kb[p:q])))
+    placer = _Placer(devices, policy, rates)
+    tok = dask.base.tokenize(x, idx, ax, dtype, op, placer)
+    pname, name = "gpured-reduceat-part-" + tok, "gpured-reduceat-" + tok
+    dsk = {}
+    rest_blocks = [range(nb) for i, nb in enumerate(x.numblocks) if i != ax]
+    for rest in product(*rest_blocks):
+        def key(c, rest=rest):
+            return rest[:ax] + (c,) + rest[ax:]
+        for c, b in pieces.items():
+            dsk[(pname,) + key(c)] = (
+                partial(_at_part, bounds=b, op=op, axis=ax, dtype=dtype,
+                        res=res, placer=placer), (x.name,) + key(c))
+        for g, parts in enumerate(groups):
+            dsk[(name,) + key(g)] = (
+                partial(_at_combine, metas=[mt for _, mt in parts],
+                        n=int(sizes[g]), op=op, axis=ax, res=res),
+                [(pname,) + key(c) for c, _ in parts])
+    chunks[ax] = tuple(int(n) for n in sizes)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[x])
+    return _DaskArray(graph, name, tuple(chunks),
+                      meta=np.empty((0,) * x.ndim, res))
+
+
 # ------------------------------------------------- device-resident arrays
 
 def _put(block, block_id=None, *, grid, devices, policy, rates):
@@ -1120,7 +1495,8 @@ def _public(name, impl, params, what, how="reduced", combine="tree "
     ps = [inspect.Parameter("a", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     defaults = {"axis": None, "dtype": None, "keepdims": False,
                 "split_every": None, "out": None, "initial": _NoValue,
-                "method": "sequential", "exclusive": False, "ddof": 0}
+                "method": "sequential", "exclusive": False, "ddof": 0,
+                "where": True}
     for p in params:
         ps.append(inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                     default=defaults[p]))
@@ -1164,9 +1540,9 @@ _WHAT = {"sum": "Sum", "prod": "Product", "min": "Minimum (NaN propagates)",
 def _red_impl(row):
     def impl(a, axis=None, dtype=None, keepdims=False, split_every=None,
              out=None, initial=_NoValue, devices=None, policy="rate",
-             rates=None, ddof=0):
+             rates=None, ddof=0, where=True):
         return _reduce(row, a, axis, dtype, keepdims, split_every, out,
-                       initial, devices, policy, rates, ddof)
+                       initial, devices, policy, rates, ddof, where)
     return impl
 
 
@@ -1176,7 +1552,7 @@ for _name, _row in _REDUCTIONS.items():
         ("axis",) + tuple(p for p in ("dtype",) if p in _row.params) +
         ("keepdims",) + tuple(p for p in ("ddof",) if p in _row.params) +
         ("split_every", "out") +
-        tuple(p for p in ("initial",) if p in _row.params),
+        tuple(p for p in ("initial", "where") if p in _row.params),
         _row.doc or _WHAT.get(_name, _name))
 
 for _name in _ARGS:
