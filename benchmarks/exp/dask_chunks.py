@@ -3,13 +3,17 @@ chunk, on one device?  (Issue 16: two GPUs summed 32 GiB of device-resident
 chunks in 42 ms against 11 ms of kernels; one GPU took 48.5 ms.)
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask_chunks.py [GiB] [chunk MiB ...]
+    DEVICES=gpus ... (each GPU alone, then all GPUs: chunks placed by
+    gd.to_device's rate policy, reduced where they live)
 
 Rows, each the median of 5 after a warm-up, the same chunks (gpured.Array):
   loop, no wait       gpured.sum(chunk) per chunk, one synchronize at the end
   loop, each read     float(gpured.sum(chunk).get()) per chunk (a wait each)
   gd.sum threads      gd.sum(x).compute() (Dask's threaded scheduler)
   gd.sum sync         the same, scheduler="sync" (one thread, no pool)
+  gd.sum split 4      threads, split_every=4 (Dask's default tree)
 """
+import os
 import statistics
 import sys
 import time
@@ -40,10 +44,17 @@ def med(f, reps=5):
 
 
 rows = []
-for cm in chunks_mib:
+sets = [None]
+if os.environ.get("DEVICES") in ("gpus", "all"):
+    gp = [i for i, d in enumerate(gpured.devices())
+          if d["type"] == "GPU" or os.environ["DEVICES"] == "all"]
+    sets = [[p] for p in gp] + ([gp] if len(gp) > 1 else [])
+for cm, devs in [(c, s) for c in chunks_mib for s in sets]:
     step = int(cm * (1 << 20)) // 4
-    x = gd.to_device(da.from_array(host, chunks=step)).persist()
-    gpured.synchronize()
+    x = gd.to_device(da.from_array(host, chunks=step), devices=devs).persist()
+    for q in devs or [None]:
+        gpured.synchronize(q)
+    label = "" if devs is None else "d" + "+".join(map(str, devs)) + " "
     parts = [b for b in x.__dask_graph__().values()
              if isinstance(b, gpured.Array)]
     k = len(parts)
@@ -52,7 +63,8 @@ for cm in chunks_mib:
     def loop_nowait():
         for c in parts:
             gpured.sum(c)
-        gpured.synchronize()
+        for q in devs or [None]:
+            gpured.synchronize(q)
 
     def loop_read():
         s = 0.0
@@ -68,9 +80,18 @@ for cm in chunks_mib:
         with dask.config.set(scheduler="sync"):
             return float(gd.sum(x).compute())
 
+    def gd_split4():
+        with dask.config.set(scheduler="threads"):
+            return float(gd.sum(x, split_every=4).compute())
+
     assert abs(gd_threads() - n) <= 1e-6 * n
-    for name, f in (("loop, no wait", loop_nowait), ("loop, each read", loop_read),
-                    ("gd.sum threads", gd_threads), ("gd.sum sync", gd_sync)):
+    cases = [("gd.sum threads", gd_threads), ("gd.sum sync", gd_sync),
+             ("gd.sum split 4", gd_split4)]
+    if devs is None or len(devs) == 1:
+        cases[:0] = [("loop, no wait", loop_nowait),
+                     ("loop, each read", loop_read)]
+    for name, f in cases:
+        name = label + name
         ms = med(f)
         rows.append((cm, k, name, ms))
         print("  %5d MiB x %4d  %-16s %8.2f ms  %7.3f ms/chunk  %6.1f GB/s"
