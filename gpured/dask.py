@@ -21,7 +21,13 @@ gpured's compensated ones per chunk, combined in float64.
 
 How the work is split
 ---------------------
-* **Reductions** go through ``dask.array.reduction``: each chunk is reduced
+* **Reductions of persisted device-resident arrays** (every block a
+  ``gpured.Array`` in the graph, no ``split_every=``): one task per device
+  and output block reduces all of that device's blocks (enqueued, no
+  wait), and one task combines them: Dask's per-task host time (~0.3 ms
+  on the H100 host, as long as a GiB chunk's kernel) is paid per device,
+  not per chunk.
+* **Other reductions** go through ``dask.array.reduction``: each chunk is reduced
   by gpured (keepdims) on one device, the small partials are combined on
   the host by Dask's tree reduction (``split_every``).  ``mean`` carries a
   sum (float64 where the device has it) and a count; ``argmin``/``argmax``
@@ -850,10 +856,95 @@ def _split_every(x, ax, split_every):
     return _WIDE if kept * 16 * _WIDE <= _WIDE_BYTES else None
 
 
+def _resident_blocks(x):
+    """{block index: gpured.Array} where every block of x is an Array held
+    in x's graph (a persisted device-resident array), else None."""
+    if x.ndim == 0:
+        return None
+    try:
+        g = x.__dask_graph__()
+        out = {}
+        for idx in product(*(range(n) for n in x.numblocks)):
+            v = g[(x.name,) + idx]
+            if not isinstance(v, Array) or v.size == 0:
+                return None
+            out[idx] = v
+        return out
+    except Exception:  # noqa: BLE001 - any other graph: Dask's reduction
+        return None
+
+
+def _resident_part(blocks, *, row, res, kw, axis):
+    """The partials of one device's blocks, enqueued one after another
+    (device-resident: no wait)."""
+    return [_on_device(b, None, lambda call, pos, b=b: row.fields(
+        call, b, axis, res, pos, kw)) for b in blocks]
+
+
+def _resident_agg(*groups, order, shape, axis, keepdims, row, res, kw, ndim):
+    """One output block from its devices' partials: nested lists over the
+    reduced axes (Dask's layout), then _red_agg."""
+    at = {}
+    for parts, idxs in zip(groups, order):
+        at.update(zip(idxs, parts))
+
+    def nest(prefix):
+        if len(prefix) == len(shape):
+            return at[prefix]
+        return [nest(prefix + (i,)) for i in range(shape[len(prefix)])]
+    return _red_agg(nest(()), axis, keepdims, row=row, res=res, kw=kw,
+                    ndim=ndim)
+
+
+def _run_resident(row, x, ax, res, keepdims, kw, blocks):
+    """A persisted device-resident x: per output block, one task per
+    device reducing all of its blocks there (no Dask task per chunk: a
+    task costs ~0.3 ms of host time, a GiB chunk 0.36 ms of an H100), and
+    one task combining them."""
+    from dask.base import tokenize
+    name = "gpured-%s-%s" % (row.name, tokenize(x.name, ax, keepdims, res,
+                                                 kw, row))
+    kept = [i for i in range(x.ndim) if i not in ax]
+    rshape = tuple(x.numblocks[i] for i in ax)
+    dsk = {}
+    for oidx in product(*(range(x.numblocks[i]) for i in kept)):
+        by_dev = {}
+        for ridx in product(*(range(n) for n in rshape)):
+            full = [0] * x.ndim
+            for i, v in zip(kept, oidx):
+                full[i] = v
+            for i, v in zip(ax, ridx):
+                full[i] = v
+            b = blocks[tuple(full)]
+            by_dev.setdefault(b.device_index, []).append((ridx, tuple(full)))
+        deps, order = [], []
+        for d, items in sorted(by_dev.items()):
+            k = ("%s-d%d" % (name, d),) + oidx
+            dsk[k] = (partial(_resident_part, row=row, res=res, kw=kw,
+                              axis=ax), [(x.name,) + f for _, f in items])
+            deps.append(k)
+            order.append([r for r, _ in items])
+        okey = (name,) + (tuple(0 if i in ax else oidx[kept.index(i)]
+                                for i in range(x.ndim)) if keepdims else oidx)
+        dsk[okey] = (partial(_resident_agg, order=order, shape=rshape,
+                             axis=ax, keepdims=keepdims, row=row, res=res,
+                             kw=kw, ndim=x.ndim), *deps)
+    chunks = tuple((1,) if i in ax else x.chunks[i] for i in range(x.ndim)) \
+        if keepdims else tuple(x.chunks[i] for i in kept)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[x])
+    return da.Array(graph, name, chunks,
+                    meta=np.empty((0,) * len(chunks), res))
+
+
 def _run(row, x, ax, res, keepdims, split_every, out, kw, placer, other=None):
     """da.reduction of row over x (other: a second operand of x's shape
     and chunks, each block passed beside its chunk)."""
     ndim_out = x.ndim if keepdims else x.ndim - len(ax)
+    if other is None and ax and split_every is None:
+        blocks = _resident_blocks(x)
+        if blocks is not None:
+            return handle_out(out, _run_resident(row, x, ax, res, keepdims,
+                                                  kw, blocks))
     split_every = _split_every(x, ax, split_every)
     return da.reduction(
         x,

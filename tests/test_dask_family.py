@@ -257,6 +257,42 @@ def test_where_device_resident(monkeypatch):
            _scale("nanmean", a, 0, False, m))
 
 
+def test_resident_one_task_per_device():
+    """A persisted device-resident array reduces with one task per device
+    and output block (every block of that device, no wait), then one
+    combining task: NumPy's results and Dask's output chunks; with
+    split_every= Dask's tree of a task per chunk."""
+    a = make_data(np.float32, (40, 18), "general")
+    x = gd.to_device(da.from_array(a, chunks=(8, 9))).persist()  # 5 x 2 blocks
+    for op in ("sum", "max", "mean", "var", "nanstd", "ptp", "all"):
+        for axis in (None, 0, 1, (0, 1)):
+            for keepdims in (False, True):
+                r = getattr(gd, op)(x, axis=axis, keepdims=keepdims)
+                tasks = [k for k in dict(r.__dask_graph__()) if k[0] != x.name]
+                nout = int(np.prod(r.numblocks))
+                assert len(tasks) == nout * (1 + _ndev_used(x)), (op, axis, tasks)
+                got = _quiet(r.compute)
+                exp = _quiet(getattr(np, op), a.astype(np.float64), axis=axis,
+                             keepdims=keepdims)
+                if op == "all":
+                    exp = np.all(a, axis=axis, keepdims=keepdims)
+                np.testing.assert_allclose(got, exp, rtol=2e-5, atol=1e-6,
+                                           err_msg="%s %s" % (op, axis))
+                if op not in ("ptp",):
+                    ref = getattr(da, op)(da.from_array(a, chunks=(8, 9)),
+                                          axis=axis, keepdims=keepdims)
+                    assert r.chunks == ref.chunks, (op, axis, keepdims)
+    tree = gd.sum(x, axis=0, split_every=2)
+    assert len(dict(tree.__dask_graph__())) > 2 * x.npartitions
+    np.testing.assert_allclose(tree.compute(), a.astype(np.float64).sum(0),
+                               rtol=1e-5)
+
+
+def _ndev_used(x):
+    return len({v.device_index for k, v in dict(x.__dask_graph__()).items()
+                if k[0] == x.name})
+
+
 # ------------------------------------------------------------ average
 
 def _weights(kind, a, axis, rng):

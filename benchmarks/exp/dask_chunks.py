@@ -11,7 +11,7 @@ Rows, each the median of 5 after a warm-up, the same chunks (gpured.Array):
   loop, each read     float(gpured.sum(chunk).get()) per chunk (a wait each)
   gd.sum threads      gd.sum(x).compute() (Dask's threaded scheduler)
   gd.sum sync         the same, scheduler="sync" (one thread, no pool)
-  gd.sum split 4      threads, split_every=4 (Dask's default tree)
+  gd.sum split 4 ...  threads, split_every=4: Dask's reduction tree, a task per chunk
 """
 import os
 import statistics
@@ -86,7 +86,7 @@ for cm, devs in [(c, s) for c in chunks_mib for s in sets]:
 
     assert abs(gd_threads() - n) <= 1e-6 * n
     cases = [("gd.sum threads", gd_threads), ("gd.sum sync", gd_sync),
-             ("gd.sum split 4", gd_split4)]
+             ("gd.sum split 4 (Dask tree)", gd_split4)]
     if devs is None or len(devs) == 1:
         cases[:0] = [("loop, no wait", loop_nowait),
                      ("loop, each read", loop_read)]
