@@ -1286,11 +1286,25 @@ static int weights_vector(gr_device *d, const gr_request *req, size_t L,
         const size_t j = rev ? L - 1 - i : i;
         memcpy(h + i * wsz, mk->host + (ptrdiff_t)j * mk->strides[0], wsz);
     }
-    /* (an upload, not a buffer over h: h goes before the kernels run) */
+    /* an upload that does not wait (a blocking write on the in-order
+     * queue waits for every call before it): h is freed by the driver's
+     * callback once the write is done, as reduceat's offsets */
     int rc = -1;
     if ((*tmp = gr_block_get(d, L * wsz, st)) != NULL) {
-        GR_CL_CHECK(st, clEnqueueWriteBuffer(d->queue, (*tmp)->mem, CL_TRUE,
-                                             0, L * wsz, h, 0, NULL, NULL));
+        cl_event ev = NULL;
+        const cl_int e = clEnqueueWriteBuffer(d->queue, (*tmp)->mem, CL_FALSE,
+                                              0, L * wsz, h, 0, NULL, &ev);
+        if (e != CL_SUCCESS ||
+            clSetEventCallback(ev, CL_COMPLETE, free_when_done, h) !=
+                CL_SUCCESS) {
+            if (ev != NULL) {
+                clWaitForEvents(1, &ev);
+                clReleaseEvent(ev);
+            }
+            GR_CL_CHECK(st, e != CL_SUCCESS ? e : CL_OUT_OF_HOST_MEMORY);
+        }
+        clReleaseEvent(ev);
+        h = NULL;
         *wmem = (*tmp)->mem;
         *wbase = 0;
         rc = 0;

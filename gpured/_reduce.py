@@ -356,8 +356,9 @@ def average(a, axis=None, weights=None, returned=False, *,
             return r
         return tuple(_beside(a, t) for t in r) if returned else _beside(a, r)
     if along:
-        # NumPy's check first: the weights' one sum
-        scl = sum(w, None, rt)
+        # NumPy's check first: the weights' one sum (NumPy weights: NumPy's
+        # own sum of a vector as long as one slice, no device call)
+        scl = sum(w, None, rt) if wdev else np.add.reduce(w, dtype=rt)
         if np.asarray(scl) == 0.0:
             raise ZeroDivisionError("Weights sum to zero, can't be "
                                     "normalized")
