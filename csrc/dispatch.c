@@ -1148,7 +1148,11 @@ static int masked_on_host(const gr_request *req, const red_view *v,
     const size_t isz = isz_of(req->in.t), M = v->lay.M, L = v->lay.L;
     const size_t wsz = isz_of(req->mask.t);
     const int along = req->wax >= 0; /* 1-d weights: one row of L */
-    char *copy = malloc(M * L * isz + 1);
+    /* min/max with initial: the copy takes the initial as its rows' first
+     * column (reduce_on_host would copy once more to put it there) */
+    const int lead = req->has_initial && !req->var &&
+                     (req->op == GR_MIN || req->op == GR_MAX);
+    char *copy = malloc(M * (L + lead) * isz + 1);
     char *w = malloc((along ? L : M * L) * wsz + 1);
     int rc = -1;
     if (copy == NULL || w == NULL) {
@@ -1192,6 +1196,12 @@ static int masked_on_host(const gr_request *req, const red_view *v,
                 put_masked(copy, req->in.t, i, req->op, skip);
             }
         }
+        for (size_t m = M; lead && m-- > 0;) { /* (in place, last row first) */
+            memmove(copy + (m * (L + 1) + 1) * isz, copy + m * L * isz,
+                    L * isz);
+            memcpy(copy + m * (L + 1) * isz, req->initial, isz);
+        }
+        r.has_initial = !lead && req->has_initial;
     }
     memset(&r.mask, 0, sizeof r.mask);
     /* var/std keep where='s NaN rule over the copy (var_nan: nothing
@@ -1199,9 +1209,9 @@ static int masked_on_host(const gr_request *req, const red_view *v,
     r.mask.present = vn == 2;
     r.in.nd = 2;
     r.in.shape[0] = M;
-    r.in.shape[1] = L;
+    r.in.shape[1] = L + lead;
     r.in.strides[1] = (ptrdiff_t)isz_of(r.in.t);
-    r.in.strides[0] = (ptrdiff_t)L * r.in.strides[1];
+    r.in.strides[0] = (ptrdiff_t)(L + lead) * r.in.strides[1];
     r.in.host = copy;
     r.axes = 2;
     red_view_of(&r, &v2);
