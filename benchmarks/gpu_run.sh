@@ -59,18 +59,19 @@ PY
     timeout -s INT -k 30 ${TESTS_TIMEOUT:-540} python3 -c "import pytest, sys
 sys.exit(pytest.main(open('/tmp/ids_$g').read().splitlines()
                      + ['-v', '-p', 'no:cacheprovider', '-rfE',
-                        '-o', 'faulthandler_timeout=${TESTS_FT:-240}']))" > "$OUT/pytest_$g.txt" 2>&1 &
+                        '-o', 'faulthandler_timeout=${TESTS_FT:-240}']))" >> "$OUT/pytest_$g.txt" 2>&1 &
     pids="${pids:-} $!"
   done
   # a process still running TESTS_FT + 20 s in: each of its threads'
-  # kernel wait channel and system call into its log (native stalls: a
-  # lock's futex, a driver's ioctl), beside faulthandler's Python stacks
+  # kernel wait channel, system call and CPU ticks, three times a second
+  # apart, into its log (native stalls: a lock's futex, a driver's ioctl,
+  # a spin), beside faulthandler's Python stacks (both append: O_APPEND)
   ( sleep $(( ${TESTS_FT:-240} + 20 )); for p in $(pgrep -f "ids_[0-9]"); do
       g=$(tr '\0' ' ' < /proc/$p/cmdline | grep -o "ids_[0-9]*" | head -1 | cut -d_ -f2)
       [ -n "$g" ] || continue
-      for t in /proc/$p/task/*; do
-        echo "THREAD $(basename $t) $(cat $t/comm 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null) syscall=$(cut -d' ' -f1 $t/syscall 2>/dev/null)"
-      done >> "$OUT/pytest_$g.txt"
+      for k in 1 2 3; do for t in /proc/$p/task/*; do
+        echo "THREAD $(basename $t) $(cat $t/comm 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null) syscall=$(cut -d' ' -f1 $t/syscall 2>/dev/null) utime=$(cut -d' ' -f14 $t/stat 2>/dev/null)"
+      done; sleep 1; done >> "$OUT/pytest_$g.txt"
     done ) >/dev/null 2>&1 &
   watcher=$!
   wait $pids
