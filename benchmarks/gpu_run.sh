@@ -78,9 +78,10 @@ sys.exit(pytest.main(open('/tmp/ids_$g').read().splitlines()
   pkill -P $watcher 2>/dev/null; kill $watcher 2>/dev/null
   cat "$OUT"/pytest_*.txt > "$OUT/pytest.txt"
   grep -hE "^(FAILED|ERROR) " "$OUT"/pytest_*.txt | cut -c1-220
-  for g in "$OUT"/pytest_*.txt; do echo "$(basename $g): $(tail -1 $g)"; done
+  # (the summary line, wherever the watcher's lines put it)
+  for g in "$OUT"/pytest_*.txt; do echo "$(basename $g): $(grep -E '^=+ .* in [0-9.]+s' $g | tail -1)"; done
   for g in "$OUT"/pytest_*.txt; do  # a process without its summary line
-    tail -1 "$g" | grep -qE " in [0-9.]+s" || { echo "== $g"; grep -E "^tests/" "$g" | tail -3;
+    grep -qE "^=+ .* in [0-9.]+s" "$g" || { echo "== $g"; grep -E "^tests/" "$g" | tail -3;
       grep -vE "^tests/.*(PASSED|SKIPPED|XFAIL)|^[.sFEx]+ +\[" "$g" | grep -vE "^\s+File \"/(opt|usr)" | tail -40; }
   done
 fi
