@@ -333,12 +333,7 @@ def average(a, axis=None, weights=None, returned=False, *,
     w = weights if wdev else np.asarray(weights)
     along = False  # 1-d weights along the one reduced axis: read in place
     if w.shape != x.shape:
-        if axis is None:
-            raise TypeError("Axis must be specified when shapes of a and "
-                            "weights differ.")
-        if w.shape != tuple(x.shape[ax] for ax in axis):
-            raise ValueError("Shape of weights must be consistent with "
-                             "shape of a along specified axis.")
+        _weights_check(x.shape, w.shape, axis)
         along = len(axis) == 1 and w.ndim == 1
         if not along:
             w = (w.get() if wdev else w).transpose(np.argsort(axis)).reshape(
@@ -383,6 +378,17 @@ def average(a, axis=None, weights=None, returned=False, *,
     if dev and not isinstance(scl, _core.ArrayBase):
         scl = _beside(a, scl)
     return avg, scl
+
+
+def _weights_check(shape, wshape, axis):
+    """NumPy's average: weights of another shape than a's must be 1-d
+    along the (normalised) axes, with its messages."""
+    if axis is None:
+        raise TypeError("Axis must be specified when shapes of a and "
+                        "weights differ.")
+    if wshape != tuple(shape[ax] for ax in axis):
+        raise ValueError("Shape of weights must be consistent with "
+                         "shape of a along specified axis.")
 
 
 def _var(name, a, axis, dtype, out, ddof, keepdims, correction, where, kw):

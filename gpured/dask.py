@@ -162,7 +162,7 @@ except ImportError as _e:  # pragma: no cover - exercised in a child process
 import gpured
 from . import _core
 from ._array import Array
-from ._reduce import _at_op, _like
+from ._reduce import _at_op, _like, _weights_check
 
 _NoValue = np._NoValue
 
@@ -1335,12 +1335,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False,
     w = weights if isinstance(weights, _DaskArray) else np.asarray(weights)
     _check_dtype(w.dtype, "weights")
     if w.shape != x.shape:
-        if ax is None:
-            raise TypeError("Axis must be specified when shapes of a and "
-                            "weights differ.")
-        if w.shape != tuple(x.shape[i] for i in ax):
-            raise ValueError("Shape of weights must be consistent with "
-                             "shape of a along specified axis.")
+        _weights_check(x.shape, w.shape, ax)
         w = w.transpose(tuple(np.argsort(ax))).reshape(tuple(
             s if i in ax else 1 for i, s in enumerate(x.shape)))
     ax = tuple(range(x.ndim)) if ax is None else ax

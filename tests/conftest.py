@@ -453,3 +453,28 @@ def _assert_float_close(op, a, got, expected, kw, what):
             f"{what}: {int(bad.sum())} element(s) outside the accuracy bound; first at {idx}: "
             f"got {got_arr[idx]!r}, numpy {exp_arr[idx]!r}, exact {exact[idx]!r}, "
             f"err {err[idx]:.3g} > tol {tol[idx]:.3g}")
+
+
+def run_two_device_child(test_file, timeout):
+    """Run ``test_file``'s tests marked two_devices in a child process that
+    sees two PoCL CPU devices (POCL_DEVICES="pthread pthread"); its output,
+    after the checks that it ran and passed (a skip where PoCL gave one
+    device)."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, POCL_DEVICES="pthread pthread")
+    env.pop("GPURED_DEVICE", None)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+         os.path.join(root, "tests", test_file), "-k",
+         "two_devices and not in_child"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+    out = r.stdout + r.stderr
+    if "one OpenCL device here" in out:
+        pytest.skip("POCL_DEVICES='pthread pthread' gave one device (no "
+                    "PoCL?):\n" + out[-2000:])
+    assert r.returncode == 0, out[-6000:]
+    assert " passed" in out and " failed" not in out, out[-3000:]
+    return out

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import gpured
-from conftest import HAS_FP64, compare, make_data
+from conftest import HAS_FP64, compare, make_data, run_two_device_child
 
 try:
     import dask
@@ -632,19 +632,6 @@ def test_two_devices_in_child():
                     "here" % NDEV)
     if not HAS_DASK:
         pytest.skip("dask is not installed (pip install dask)")
-    env = dict(os.environ, POCL_DEVICES="pthread pthread")
-    env.pop("GPURED_DEVICE", None)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-         os.path.join(ROOT, "tests", "test_dask.py"), "-k",
-         "two_devices and not in_child"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    out = r.stdout + r.stderr
-    if "one OpenCL device here" in out:
-        pytest.skip("POCL_DEVICES='pthread pthread' gave one device (no "
-                    "PoCL?):\n" + out[-2000:])
-    assert r.returncode == 0, out[-6000:]
-    assert " passed" in out and " failed" not in out, out[-3000:]
+    out = run_two_device_child("test_dask.py", 900)
     if HAS_DISTRIBUTED:
         assert "skipped" not in out, out[-3000:]

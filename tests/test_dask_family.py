@@ -11,16 +11,13 @@ and scalars, NaN data, all-masked slices, and NumPy's errors.
 ``test_two_devices_in_child`` runs them in a child with
 ``POCL_DEVICES="pthread pthread"`` (as tests/test_dask.py does).
 """
-import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
 
 import gpured
-from conftest import HAS_FP64, make_data
+from conftest import HAS_FP64, make_data, run_two_device_child
 
 try:
     import dask
@@ -30,7 +27,6 @@ try:
 except ImportError:  # pragma: no cover - the repo's test extras install dask
     HAS_DASK = False
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NDEV = len(gpured.devices())
 
 pytestmark = pytest.mark.skipif(
@@ -546,17 +542,4 @@ def test_two_devices_in_child():
     if NDEV >= 2:
         pytest.skip("this process has %d devices: the two-device tests ran "
                     "here" % NDEV)
-    env = dict(os.environ, POCL_DEVICES="pthread pthread")
-    env.pop("GPURED_DEVICE", None)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-         os.path.join(ROOT, "tests", "test_dask_family.py"), "-k",
-         "two_devices and not in_child"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    out = r.stdout + r.stderr
-    if "one OpenCL device here" in out:
-        pytest.skip("POCL_DEVICES='pthread pthread' gave one device (no "
-                    "PoCL?):\n" + out[-2000:])
-    assert r.returncode == 0, out[-6000:]
-    assert " passed" in out and " failed" not in out, out[-3000:]
+    run_two_device_child("test_dask_family.py", 600)
