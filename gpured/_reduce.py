@@ -19,6 +19,16 @@ _NoValue = np._NoValue
 _reduce = _core.reduce
 
 
+def _bool_check(where, kinds=(np.ndarray, _core.ArrayBase)):
+    """NumPy's rule for a where= array (an instance of kinds): cast to
+    bool under "safe", so only bool arrays; NumPy scalars and Python
+    objects convert by truth."""
+    if isinstance(where, kinds):
+        if where.dtype != np.bool_:
+            raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
+                            "dtype('bool') according to the rule 'safe'")
+
+
 def _mask(a, where):
     """where= as the core takes it: None for NumPy's default (``True``
     itself), else a bool array of a's shape: NumPy's conversion (arrays
@@ -29,17 +39,11 @@ def _mask(a, where):
     if where is True:
         return None
     dev = isinstance(a, _core.ArrayBase)
+    _bool_check(where)
     if isinstance(where, _core.ArrayBase):
-        if where.dtype != np.bool_:
-            raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
-                            "dtype('bool') according to the rule 'safe'")
         if dev and where.shape == a.shape:
             return where
         where = where.get()
-    elif isinstance(where, np.ndarray) and where.dtype != np.bool_:
-        # (NumPy scalars and Python objects convert by truth)
-        raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
-                        "dtype('bool') according to the rule 'safe'")
     w = np.asarray(where, dtype=bool)
     x = a if dev or isinstance(a, np.ndarray) else np.asarray(a)
     if w.shape == x.shape and (dev or w.strides == tuple(

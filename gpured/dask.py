@@ -162,7 +162,7 @@ except ImportError as _e:  # pragma: no cover - exercised in a child process
 import gpured
 from . import _core
 from ._array import Array
-from ._reduce import _at_op, _like, _weights_check
+from ._reduce import _at_op, _bool_check, _like, _weights_check
 
 _NoValue = np._NoValue
 
@@ -808,9 +808,7 @@ def _where_mask(where, x):
     if where is True:
         return None
     if isinstance(where, (np.ndarray, _DaskArray, Array)):
-        if where.dtype != np.bool_:
-            raise TypeError("Cannot cast array data from %r to dtype('bool') "
-                            "according to the rule 'safe'" % where.dtype)
+        _bool_check(where, (np.ndarray, _DaskArray, Array))
         if isinstance(where, Array):
             where = where.get()
     else:
