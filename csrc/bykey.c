@@ -12,6 +12,8 @@
  *                          the CPU chunk kernels, the single-pass look-back
  *   gr_bykey_dense_dev     dense bins: atomic, warp_aggregated, local_hash,
  *                          private_bins, sorted_segments
+ *   gr_bykey_sort_dev      stable radix sort of (keys, values) for
+ *                          deterministic sum_by_key on unsorted keys
  *
  * Inputs as (cl_mem, element offset, length); outputs in cl_mem buffers;
  * temporaries from the device pool.  No GIL, no Python objects.
@@ -31,7 +33,8 @@
  * the accumulator has the result's bits, so atomics fold straight into the
  * output.  seg 2: the same, for the CPU chunk kernels, a program of their
  * own (a program caches 8 kernels); seg 3: the single-pass reduce_by_key
- * (items fixed at build time). */
+ * (items fixed at build time); seg 4: the radix sort (items fixed at
+ * build time). */
 typedef struct {
     int k, v, r, op, count, seg, wg, ptx, match, hash_bins, items;
     int fp64, atomics64;
@@ -84,7 +87,8 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              "#define GR_BK_PTX %d\n#define GR_BK_MATCH %d\n"
              "#define GR_BK_H %d\n#define GR_BK_ATOMICS %d\n"
              "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n"
-             "#define GR_BK_LOOKBACK %d\n#define GR_BK_ITEMS %d\n",
+             "#define GR_BK_LOOKBACK %d\n#define GR_BK_ITEMS %d\n"
+             "#define GR_BK_SORT %d\n",
              strcmp(a_cl, "double") == 0 || ti->size == 8 * ti->is_float ||
                  key->r == GR_FLOAT64,
              ti->cl, a_cl, key->count ? "long" : ri->cl,
@@ -92,7 +96,9 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              key->count ? (int)GR_ADD : key->op, cvt, minv, maxv, key->wg,
              atomics, ki->cl, ki->size, key->count, key->ptx, key->match,
              key->hash_bins, atomics, atomics && key->atomics64,
-             key->seg == 2, key->seg == 3, key->seg == 3 ? key->items : 0);
+             key->seg == 2, key->seg == 3,
+             key->seg == 3 || key->seg == 4 ? key->items : 0,
+             key->seg == 4 ? (key->wg == 1 ? 1 : 2) : 0);
 }
 
 static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
@@ -111,7 +117,7 @@ static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
     k.ptx = p->ptx;
     k.match = p->match;
     k.hash_bins = p->hash_bins;
-    k.items = seg == 3 ? (int)p->items : 0;
+    k.items = seg == 3 || seg == 4 ? (int)p->items : 0;
     k.fp64 = d->fp64;
     k.atomics64 = d->atomics64;
     return gr_kernel_memo(d, "bykey", &k, sizeof k, name, bk_defines, &k, "",
@@ -378,6 +384,28 @@ int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
         return bk_lookback_dev(d, ty, p, keys, koff, vals, voff, n, okeys,
                                ovals, count, ns, st);
     }
+    if (p->variant == GR_BKV_LOOKBACK && mode == 3) {
+        /* dense: the runs into temporaries, then each to its bin */
+        const size_t cu = d->compute_units ? d->compute_units : 1;
+        const size_t wg = d->is_gpu ? 256 : 1;
+        size_t g = (n + wg - 1) / wg;
+        g = g < cu * 8 ? g : cu * 8;
+        cl_kernel kb = bk_kernel(d, ty, p, 3, "gr_bk_lb_bins", st);
+        cl_mem rk, rv, rc1;
+        if (kb == NULL ||
+            (rk = bk_buffer(d, n * gr_dtypes[ty->k].size, &sc, st)) == NULL ||
+            (rv = bk_buffer(d, n * gr_dtypes[ty->r].size, &sc, st)) ==
+                NULL ||
+            (rc1 = bk_buffer(d, 8, &sc, st)) == NULL ||
+            bk_lookback_dev(d, ty, p, keys, koff, vals, voff, n, rk, rv, rc1,
+                            ns, st) != 0 ||
+            BK_LAUNCH(d, kb, g, wg, ns, st, GR_ARG(rk), GR_ARG(rv),
+                      GR_ARG(rc1), GR_ARG(ovals)) != 0) {
+            goto fail;
+        }
+        rc = 0;
+        goto fail;
+    }
     if (!d->is_gpu && p->wg == 1 && (mode == 0 || mode == 3)) {
         return bk_chunks_dev(d, ty, p, mode, keys, koff, vals, voff, n, okeys,
                              ovals, count, ns, st);
@@ -449,6 +477,7 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
         /* A kernel, not clEnqueueFillBuffer: Oclgrind's uninitialised-value
          * check does not see what a fill wrote. */
         cl_kernel ki = bk_kernel(d, ty, p, p->variant == GR_BKV_SEGMENTS ||
+                                 p->variant == GR_BKV_LOOKBACK ||
                                  p->variant == GR_BKV_PRIV, "gr_bk_init", st);
         const cl_ulong unk0 = nk;
         const size_t wg = d->is_gpu ? 256 : 1;
@@ -469,7 +498,7 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     }
     const cl_ulong un = n, ukoff = koff, uvoff = voff, unk = nk,
                    uit = p->items;
-    if (p->variant == GR_BKV_SEGMENTS) {
+    if (p->variant == GR_BKV_SEGMENTS || p->variant == GR_BKV_LOOKBACK) {
         return gr_bykey_segments_dev(d, ty, p, 3, keys, koff, vals, voff, n,
                                      NULL, out, NULL, ns, st);
     }
@@ -520,3 +549,176 @@ fail:
     return rc;
 }
 
+
+/* Deterministic sum_by_key on unsorted keys: a stable LSD radix sort of
+ * (keys, values) on the device, 8 bits of the key per pass, as many
+ * passes as max_key needs (kernels/bykey.cl, "radix sort").  Keys must
+ * have been validated and max_key, n below 2^32 (gr_bykey_sort_fits).
+ * Geometry: wg work-items per group (0: 256 on GPUs, 1 on CPUs), items
+ * per work-item (1..15; 0: 8); wg 1 runs the chunk kernels, one
+ * contiguous chunk per work-item.  The sorted keys (uint32) and values
+ * (ty->v; none for counts) come back in pool blocks *okeys and *ovals,
+ * which the caller hands back once the kernels reading them are
+ * enqueued. */
+int gr_bykey_sort_fits(size_t n, uint64_t max_key)
+{
+    return max_key <= UINT32_MAX && n <= (size_t)UINT32_MAX - 65536;
+}
+
+int gr_bykey_sort_passes(uint64_t max_key)
+{
+    int passes = 0;
+    for (uint64_t m = max_key; m != 0; m >>= 8) {
+        ++passes;
+    }
+    return passes ? passes : 1;
+}
+
+int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
+                      size_t items, cl_mem keys, size_t koff, cl_mem vals,
+                      size_t voff, size_t n, uint64_t max_key,
+                      gr_block **okeys, gr_block **ovals, double *ns,
+                      gr_status *st)
+{
+    gr_bk_plan p;
+    gr_block *kbuf[2] = {NULL, NULL}, *vbuf[2] = {NULL, NULL};
+    bk_scratch sc = {{NULL}, 0};
+    cl_mem hist, status = NULL, counter = NULL;
+    cl_kernel k0 = NULL, kh = NULL, kx[2] = {NULL, NULL}, ks = NULL;
+    int rc = -1;
+    memset(&p, 0, sizeof p);
+    *okeys = *ovals = NULL;
+    if (gr_device_open(d, st) != 0) {
+        return -1;
+    }
+    /* H100, 10 Mi f64 values into 2^20 int64 keys, the whole
+     * deterministic call (sort, then segments): wg 256 x items 12 1.05 ms,
+     * x 8 1.17, x 15 1.55, x 4 1.60; wg 128 x 8 or 15 1.45-1.49; wg 512
+     * does not fit the sweep's registers.  The sweep's status words need
+     * 64-bit atomics (or NVIDIA's relaxed loads and stores); without
+     * them, chunks. */
+    p.wg = wg > 0 ? wg : d->is_gpu ? 256 : 1;
+    p.items = items >= 1 && items <= 15 ? items : 12;
+    p.ptx = d->nvidia_ptx;
+    if ((size_t)p.wg > d->max_wg) {
+        p.wg = (int)d->max_wg;
+    }
+    if (!d->atomics64 && !d->nvidia_ptx) {
+        p.wg = 1;
+    }
+    const int chunks = p.wg == 1;
+    if (chunks) {
+        p.items = 1; /* one program whatever items */
+        p.ptx = 0;
+    }
+    const size_t tile = (size_t)p.wg * p.items;
+    const size_t cu = d->compute_units ? d->compute_units : 1;
+    const size_t P = chunks ? (n < cu * 4 ? (n ? n : 1) : cu * 4) : 0;
+    const cl_ulong c = chunks ? (n + P - 1) / P : 0;
+    const size_t T = chunks ? P : n ? (n + tile - 1) / tile : 1;
+    const size_t vsz = ty->count ? 0 : gr_dtypes[ty->v].size;
+    const int passes = gr_bykey_sort_passes(max_key);
+    if (chunks) {
+        kh = bk_kernel(d, ty, &p, 4, "gr_sr_chist_k", st);
+        ks = kh ? bk_kernel(d, ty, &p, 4, "gr_sr_chist_u", st) : NULL;
+        k0 = ks ? bk_kernel(d, ty, &p, 4, "gr_sr_cscan", st) : NULL;
+        kx[0] = k0 ? bk_kernel(d, ty, &p, 4, "gr_sr_cscatter_k", st) : NULL;
+        kx[1] = kx[0] ? bk_kernel(d, ty, &p, 4, "gr_sr_cscatter_u", st)
+                      : NULL;
+    } else {
+        k0 = bk_kernel(d, ty, &p, 4, "gr_sr_init", st);
+        kh = k0 ? bk_kernel(d, ty, &p, 4, "gr_sr_ghist", st) : NULL;
+        kx[0] = kh ? bk_kernel(d, ty, &p, 4, "gr_sr_sweep_k", st) : NULL;
+        kx[1] = kx[0] ? bk_kernel(d, ty, &p, 4, "gr_sr_sweep_u", st) : NULL;
+    }
+    if (kx[1] == NULL) {
+        return -1;
+    }
+    if ((hist = bk_buffer(d, 256 * (chunks ? T : (size_t)passes) * 4, &sc,
+                          st)) == NULL ||
+        (!chunks &&
+         ((status = bk_buffer(d, passes * T * 256 * 8, &sc, st)) == NULL ||
+          (counter = bk_buffer(d, passes * 8, &sc, st)) == NULL))) {
+        goto fail;
+    }
+    for (int b = 0; b < (passes > 1 ? 2 : 1); ++b) {
+        if ((kbuf[b] = gr_block_get(d, n * 4 + 8, st)) == NULL ||
+            (vsz && (vbuf[b] = gr_block_get(d, n * vsz + 8, st)) == NULL)) {
+            goto fail;
+        }
+    }
+    cl_mem ik = keys, iv = vals;
+    cl_ulong ikoff = koff, ivoff = voff;
+    const cl_ulong un = n;
+    const cl_uint uT = (cl_uint)T, upasses = (cl_uint)passes;
+    if (!chunks) {
+        /* status, histograms and tickets zeroed; every pass's counts */
+        const cl_ulong nst = (cl_ulong)passes * T * 256;
+        const cl_uint nh = (cl_uint)(passes * 256), nc = (cl_uint)passes;
+        size_t g = (nst + p.wg - 1) / p.wg;
+        g = g < cu * 8 ? g : cu * 8;
+        size_t gh = (n + (size_t)p.wg * 64 - 1) / ((size_t)p.wg * 64);
+        gh = gh < cu * 4 ? gh : cu * 4;
+        if (BK_LAUNCH(d, k0, g, p.wg, ns, st, GR_ARG(status), GR_ARG(nst),
+                      GR_ARG(hist), GR_ARG(nh), GR_ARG(counter),
+                      GR_ARG(nc)) != 0 ||
+            BK_LAUNCH(d, kh, gh ? gh : 1, p.wg, ns, st, GR_ARG(keys),
+                      GR_ARG(ikoff), GR_ARG(un), GR_ARG(upasses),
+                      GR_ARG(hist)) != 0) {
+            goto fail;
+        }
+    }
+    for (int pass = 0; pass < passes; ++pass) {
+        const cl_uint shift = (cl_uint)(8 * pass), upass = (cl_uint)pass;
+        const int u = pass > 0;
+        cl_mem ok = kbuf[pass & 1]->mem;
+        cl_mem ov = vsz ? vbuf[pass & 1]->mem : NULL;
+        int lrc;
+        if (chunks) {
+            /* hist, its scan in place, scatter: P work-items of one */
+            lrc = BK_LAUNCH(d, u ? ks : kh, P, 1, ns, st, GR_ARG(ik),
+                            GR_ARG(ikoff), GR_ARG(un), GR_ARG(shift),
+                            GR_ARG(c), GR_ARG(uT), GR_ARG(hist));
+            lrc = lrc ? lrc : BK_LAUNCH(d, k0, 1, 1, ns, st, GR_ARG(hist),
+                                        GR_ARG(uT));
+            lrc = lrc ? lrc
+                  : vsz ? BK_LAUNCH(d, kx[u], P, 1, ns, st, GR_ARG(ik),
+                                    GR_ARG(ikoff), GR_ARG(iv), GR_ARG(ivoff),
+                                    GR_ARG(ov), GR_ARG(un), GR_ARG(shift),
+                                    GR_ARG(c), GR_ARG(uT), GR_ARG(hist),
+                                    GR_ARG(ok))
+                        : BK_LAUNCH(d, kx[u], P, 1, ns, st, GR_ARG(ik),
+                                    GR_ARG(ikoff), GR_ARG(un), GR_ARG(shift),
+                                    GR_ARG(c), GR_ARG(uT), GR_ARG(hist),
+                                    GR_ARG(ok));
+        } else {
+            lrc = vsz ? BK_LAUNCH(d, kx[u], T, p.wg, ns, st, GR_ARG(ik),
+                                  GR_ARG(ikoff), GR_ARG(iv), GR_ARG(ivoff),
+                                  GR_ARG(ov), GR_ARG(un), GR_ARG(upass),
+                                  GR_ARG(hist), GR_ARG(status),
+                                  GR_ARG(counter), GR_ARG(ok))
+                      : BK_LAUNCH(d, kx[u], T, p.wg, ns, st, GR_ARG(ik),
+                                  GR_ARG(ikoff), GR_ARG(un), GR_ARG(upass),
+                                  GR_ARG(hist), GR_ARG(status),
+                                  GR_ARG(counter), GR_ARG(ok));
+        }
+        if (lrc != 0) {
+            goto fail;
+        }
+        ik = ok;
+        iv = ov;
+        ikoff = ivoff = 0;
+    }
+    const int last = (passes - 1) & 1;
+    *okeys = kbuf[last];
+    *ovals = vbuf[last];
+    kbuf[last] = vbuf[last] = NULL;
+    rc = 0;
+fail:
+    for (int b = 0; b < 2; ++b) {
+        gr_block_put(kbuf[b]);
+        gr_block_put(vbuf[b]);
+    }
+    bk_scratch_free(&sc);
+    return rc;
+}

@@ -233,15 +233,6 @@ static int wait_event(const gr_device *d, cl_event ev, gr_status *st)
     return wait_event_intr(d, ev, NULL, NULL, st);
 }
 
-/* Host memory handed to work that an interrupt left running: freed by the
- * driver's callback once that work is complete. */
-static void CL_CALLBACK free_when_done(cl_event ev, cl_int status, void *p)
-{
-    (void)ev;
-    (void)status;
-    free(p);
-}
-
 int gr_event_done(cl_event ev)
 {
     cl_int s = CL_QUEUED;
@@ -252,13 +243,14 @@ int gr_event_done(cl_event ev)
     return s == CL_COMPLETE || s < 0;
 }
 
-/* Small uploads that do not wait (a blocking write on the in-order queue
- * waits for every call before it): the bytes are copied, the write
- * enqueued, and the copy kept with the write's event in a list that later
- * uploads reap once the event is complete (gr_lock held).  No driver
- * callback frees it: the H100 whole suite stalled in 3 of 6 runs inside
- * reduceat's upload of 160 KB of offsets when a callback did, the main
- * thread running in the driver. */
+/* Host memory that enqueued work still reads: small uploads that do not
+ * wait (a blocking write on the in-order queue waits for every call
+ * before it: the bytes are copied, the write enqueued), and host copies
+ * an interrupted call left to running work.  Each is kept with its event
+ * in a list that later calls reap once the event is complete (gr_lock
+ * held).  No driver callback frees it: the H100 whole suite stalled in 3
+ * of 6 runs inside reduceat's upload of 160 KB of offsets when a callback
+ * did, the main thread running in the driver. */
 typedef struct deferred {
     cl_event ev;
     void *p;
@@ -281,37 +273,54 @@ static void deferred_reap(void)
     }
 }
 
-/* n bytes of src into mem (at byte 0) without a wait; 0, or -1 with st
- * set. */
-static int upload_nowait(gr_device *d, cl_mem mem, const void *src, size_t n,
-                         gr_status *st)
+/* p (malloc'd) freed once ev is complete; takes the reference to ev.
+ * Without memory for the list entry, waits for ev instead. */
+static void deferred_add(cl_event ev, void *p)
 {
     deferred_reap();
     deferred *q = malloc(sizeof *q);
-    void *cp = malloc(n + 1);
-    cl_event ev = NULL;
-    if (q == NULL || cp == NULL) {
-        free(q);
-        free(cp);
-        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-        return -1;
+    if (q == NULL) {
+        clWaitForEvents(1, &ev);
+        clReleaseEvent(ev);
+        free(p);
+        return;
     }
-    memcpy(cp, src, n);
+    q->ev = ev;
+    q->p = p;
+    q->next = deferred_list;
+    deferred_list = q;
+}
+
+/* n bytes of cp (malloc'd; freed here, now or once written) into mem at
+ * byte 0 without a wait; 0, or -1 with st set. */
+static int upload_owned(gr_device *d, cl_mem mem, void *cp, size_t n,
+                        gr_status *st)
+{
+    cl_event ev = NULL;
     const cl_int e = clEnqueueWriteBuffer(d->queue, mem, CL_FALSE, 0, n, cp,
                                           0, NULL, &ev);
     if (e != CL_SUCCESS) {
-        free(q);
         free(cp);
         st->call = "clEnqueueWriteBuffer";
         st->err = e;
         return -1;
     }
     clFlush(d->queue);
-    q->ev = ev;
-    q->p = cp;
-    q->next = deferred_list;
-    deferred_list = q;
+    deferred_add(ev, cp);
     return 0;
+}
+
+/* n bytes of src into mem (at byte 0) without a wait, from a copy. */
+static int upload_nowait(gr_device *d, cl_mem mem, const void *src, size_t n,
+                         gr_status *st)
+{
+    void *cp = malloc(n + 1);
+    if (cp == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    memcpy(cp, src, n);
+    return upload_owned(d, mem, cp, n, st);
 }
 
 static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
@@ -1349,25 +1358,33 @@ static int weights_vector(gr_device *d, const gr_request *req, size_t L,
         *wbase = 0;
         return 0;
     }
-    char *h = malloc(L * wsz + 1);
-    if (h == NULL) {
-        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+    /* an upload that does not wait, from one host copy (gathered where
+     * the weights are strided or reversed) */
+    if ((*tmp = gr_block_get(d, L * wsz, st)) == NULL) {
         return -1;
     }
-    for (size_t i = 0; i < L; ++i) {
-        const size_t j = rev ? L - 1 - i : i;
-        memcpy(h + i * wsz, mk->host + (ptrdiff_t)j * mk->strides[0], wsz);
+    if (s == 1 && !rev) {
+        if (upload_nowait(d, (*tmp)->mem, mk->host, L * wsz, st) != 0) {
+            return -1;
+        }
+    } else {
+        char *h = malloc(L * wsz + 1);
+        if (h == NULL) {
+            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+            return -1;
+        }
+        for (size_t i = 0; i < L; ++i) {
+            const size_t j = rev ? L - 1 - i : i;
+            memcpy(h + i * wsz, mk->host + (ptrdiff_t)j * mk->strides[0],
+                   wsz);
+        }
+        if (upload_owned(d, (*tmp)->mem, h, L * wsz, st) != 0) {
+            return -1;
+        }
     }
-    /* an upload that does not wait (upload_nowait) */
-    int rc = -1;
-    if ((*tmp = gr_block_get(d, L * wsz, st)) != NULL &&
-        upload_nowait(d, (*tmp)->mem, h, L * wsz, st) == 0) {
-        *wmem = (*tmp)->mem;
-        *wbase = 0;
-        rc = 0;
-    }
-    free(h);
-    return rc;
+    *wmem = (*tmp)->mem;
+    *wbase = 0;
+    return 0;
 }
 
 static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
@@ -2610,9 +2627,9 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         if (wrc != 0) {
             if (st->kind == GR_E_INTERRUPT) {
                 res->pending = ev;
-                if (host_copy != NULL &&
-                    clSetEventCallback(ev, CL_COMPLETE, free_when_done,
-                                       host_copy) == CL_SUCCESS) {
+                if (host_copy != NULL) {
+                    clRetainEvent(ev);
+                    deferred_add(ev, host_copy);
                     host_copy = NULL;
                 }
             } else {
@@ -2626,9 +2643,9 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         if (read_unlocked_intr(d, tout->mem, 0, M * L * rsz, out->host,
                                req->interrupted, req->ictx, &res->pending,
                                st) != 0) {
-            if (res->pending != NULL && host_copy != NULL &&
-                clSetEventCallback(res->pending, CL_COMPLETE, free_when_done,
-                                   host_copy) == CL_SUCCESS) {
+            if (res->pending != NULL && host_copy != NULL) {
+                clRetainEvent(res->pending);
+                deferred_add(res->pending, host_copy);
                 host_copy = NULL;
             }
             goto done;
@@ -2837,6 +2854,7 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
                           req->deterministic, req->sorted};
     const size_t n = req->in.shape[0];
     const int64_t num_keys = req->num_keys;
+    gr_bk_types ty = req->bkt; /* keys as uint32 once sorted on the device */
     char *sk = NULL, *sv = NULL;
     gr_block *flag = NULL;
     bk_in skb, svb;
@@ -2911,8 +2929,25 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
                            r->plan.why);
             return -1;
         }
-        r->needs_sort = r->plan.variant == GR_BKV_SEGMENTS &&
+        r->needs_sort = (r->plan.variant == GR_BKV_SEGMENTS ||
+                         r->plan.variant == GR_BKV_LOOKBACK) &&
                         r->facts.descents != 0;
+        if (r->needs_sort) {
+            /* the pairs sorted first: on the device where its radix sort
+             * takes them (keys and length below 2^32), else on the host */
+            const size_t at = strlen(r->plan.why);
+            r->needs_sort = gr_bykey_sort_fits(n, r->facts.max_key) ? 1 : 2;
+            if (r->needs_sort == 1) {
+                snprintf(r->plan.why + at, sizeof r->plan.why - at,
+                         "; keys not sorted: stable radix sort on the "
+                         "device first (%d passes of 8 bits)",
+                         gr_bykey_sort_passes(r->facts.max_key));
+            } else {
+                snprintf(r->plan.why + at, sizeof r->plan.why - at,
+                         "; keys not sorted: stable radix sort on the host "
+                         "first (keys or length past 2^32)");
+            }
+        }
     }
     if (req->mode == GR_EXPLAIN) {
         return 0;
@@ -2925,7 +2960,36 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
                        nk, rs, d->name, (unsigned long long)d->max_alloc);
         return -1;
     }
-    if (r->needs_sort) {
+    if (r->needs_sort == 1) {
+        /* deterministic on unsorted keys: a stable sort on the device,
+         * then sorted segments over uint32 keys */
+        if (gr_bykey_sort_dev(d, &req->bkt, ov.wg_size, ov.items, kb->mem,
+                              kb->base, vb->mem, vb->base, n,
+                              r->facts.max_key, &skb.tmp,
+                              &svb.tmp, req->mode == GR_BENCH ? &r->ns_stats
+                                                              : NULL,
+                              st) != 0) {
+            goto out;
+        }
+        skb.mem = skb.tmp->mem;
+        svb.mem = svb.tmp != NULL ? svb.tmp->mem : vb->mem;
+        svb.base = svb.tmp != NULL ? 0 : vb->base;
+        kb = &skb;
+        vb = &svb;
+        ty.k = GR_UINT32;
+        r->facts.sorted = 1;
+        r->facts.descents = 0;
+        ov.sorted = 1;
+        char why[sizeof r->plan.why];
+        memcpy(why, r->plan.why, sizeof why);
+        int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &ty, &r->facts, &ov,
+                                 &r->plan);
+        memcpy(r->plan.why, why, sizeof why);
+        if (prc != 0) {
+            gr_status_kind(st, GR_E_VALUE, "%s", r->plan.why);
+            goto out;
+        }
+    } else if (r->needs_sort == 2) {
         /* deterministic on unsorted keys: a stable sort on the host */
         const size_t ksz = isz_of(req->bkt.k), vsz = isz_of(req->bkt.v);
         char *hk = req->in.host, *hv = req->vals.host;
@@ -2983,7 +3047,7 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
     }
     for (int i = 0; i < (req->mode == GR_BENCH ? req->reps : 1); ++i) {
         double t = 0.0;
-        if (gr_bykey_dense_dev(d, &req->bkt, &r->plan, kb->mem, kb->base,
+        if (gr_bykey_dense_dev(d, &ty, &r->plan, kb->mem, kb->base,
                                vb->mem, vb->base, n, nk, res->blk[1]->mem,
                                flag->mem, req->mode == GR_BENCH ? &t : NULL,
                                st) != 0) {

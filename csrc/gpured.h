@@ -658,7 +658,8 @@ typedef struct {
     gr_bk_facts facts;
     gr_bk_plan plan;
     int plan_rc;          /* nonzero: the plan refused (message in plan.why)*/
-    int needs_sort;       /* deterministic sum_by_key on unsorted keys     */
+    int needs_sort;       /* deterministic sum_by_key on unsorted keys:
+                           * 1 radix sort on the device, 2 on the host     */
     int fused;            /* sum_by_key: key check inside the atomic kernel */
     size_t count;         /* reduce_by_key: runs                           */
     double *ns;           /* non-NULL: add kernel times here               */
@@ -690,6 +691,13 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        const gr_bk_plan *p, cl_mem keys, size_t koff,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
                        cl_mem out, cl_mem flag, double *ns, gr_status *st);
+int gr_bykey_sort_fits(size_t n, uint64_t max_key);
+int gr_bykey_sort_passes(uint64_t max_key);
+int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
+                      size_t items, cl_mem keys, size_t koff, cl_mem vals,
+                      size_t voff, size_t n, uint64_t max_key,
+                      gr_block **okeys, gr_block **ovals, double *ns,
+                      gr_status *st);
 
 /* ------------------------------------------------------------- dispatch.c
  * One request: a public function applied to operands.  api.c fills it

@@ -1078,10 +1078,10 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
                      "sorted_segments, private_bins, lookback)", want);
             return -1;
         }
-        if (v == GR_BKV_LOOKBACK && f != GR_BK_REDUCE) {
+        if (v == GR_BKV_LOOKBACK && f == GR_BK_SCAN) {
             snprintf(p->why, sizeof p->why, "variant 'lookback' runs "
-                     "reduce_by_key only (asked for it in %s)",
-                     gr_bk_func_names[f]);
+                     "reduce_by_key and sum_by_key only (asked for it in "
+                     "%s)", gr_bk_func_names[f]);
             return -2;
         }
         if (f != GR_BK_DENSE && v != GR_BKV_SEGMENTS &&
@@ -1106,17 +1106,18 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
                      want, d->name);
             return -2;
         }
-        if (ov->deterministic && v != GR_BKV_SEGMENTS) {
+        if (ov->deterministic && v != GR_BKV_SEGMENTS &&
+            v != GR_BKV_LOOKBACK) {
             snprintf(p->why, sizeof p->why, "deterministic=True runs "
-                     "'sorted_segments' (no atomics); '%s' is not "
-                     "reproducible", want);
+                     "'sorted_segments' or 'lookback' (no value through an "
+                     "atomic); '%s' is not reproducible", want);
             return -2;
         }
         snprintf(p->why, sizeof p->why, "variant '%s' requested", want);
-    } else if (f == GR_BK_REDUCE && d->is_gpu && d->atomics64 &&
-               !ov->deterministic) {
+    } else if (f == GR_BK_REDUCE && d->is_gpu && d->atomics64) {
         /* H100, 2^28 int32 keys in runs of 64, f32: lookback 1.95 ms,
-         * sorted_segments 3.43 ms. */
+         * sorted_segments 3.43 ms.  Reproducible: atomics carry tickets
+         * and head counts, never values. */
         v = GR_BKV_LOOKBACK;
         snprintf(p->why, sizeof p->why, "reduce_by_key on a GPU: one pass, "
                  "decoupled look-back over the tiles' head counts");
@@ -1124,6 +1125,12 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         v = GR_BKV_SEGMENTS;
         snprintf(p->why, sizeof p->why, "%s: head flags + segmented scan",
                  gr_bk_func_names[f]);
+    } else if (ov->deterministic && d->is_gpu && d->atomics64) {
+        /* H100, 10 Mi f64 values, 2^20 sorted keys: see BENCHMARKS.md */
+        v = GR_BKV_LOOKBACK;
+        snprintf(p->why, sizeof p->why, "deterministic on a GPU: the runs "
+                 "of sorted keys in one pass (decoupled look-back, no value "
+                 "through an atomic), each run then to its bin");
     } else if (ov->deterministic) {
         v = GR_BKV_SEGMENTS;
         snprintf(p->why, sizeof p->why, "deterministic: sorted segments, "

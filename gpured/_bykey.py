@@ -85,8 +85,9 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     atomics: floating-point sums then depend on the order in which atomics
     land and are not bitwise reproducible.  ``deterministic=True`` uses no
     atomics (variant ``sorted_segments``); when the keys are not sorted, a
-    stable radix sort on the host orders them first (device keys make a
-    round trip: that call waits).  ``sorted=True`` or ``False`` declares
+    stable radix sort on the device orders them first (8 bits of the key
+    per pass; ``wg_size``/``items`` reach it too: ``wg_size=1`` sorts in
+    contiguous chunks, as CPUs do by default).  ``sorted=True`` or ``False`` declares
     the order of the keys for the automatic choice (otherwise it is
     measured on the device, along with the key check).
     """

@@ -1040,4 +1040,376 @@ __kernel void gr_bk_lb_fix(__global const GR_A *lead,
     }
     ovals[info[2 * t] - 1] = gr_finish(s);
 }
+
+/* Dense bins from the runs (deterministic sum_by_key on sorted keys):
+ * out[okeys[i]] = ovals[i] for the count[0] runs. */
+__kernel void gr_bk_lb_bins(__global const GR_K *okeys,
+                            __global const GR_R *ovals,
+                            __global const ulong *count, __global GR_R *out)
+{
+    const ulong c = count[0];
+    for (ulong i = get_global_id(0); i < c; i += get_global_size(0)) {
+        out[(ulong)okeys[i]] = ovals[i];
+    }
+}
 #endif /* GR_BK_LOOKBACK */
+
+/* ------------------------------------------------------ radix sort
+ *
+ * A stable LSD radix sort of (key, value) pairs on the device, 8 bits of
+ * the key per pass, for deterministic sum_by_key on unsorted keys (the
+ * sorted pairs then go through the sorted-segments kernels).  Keys were
+ * validated (0 <= key < num_keys <= 2^32): they travel as uint (the first
+ * pass reads GR_K).  Values move as GR_T bit patterns (none for counts).
+ *
+ * GPUs (GR_BK_SORT 2), one sweep per pass as CUB's Onesweep:
+ *   gr_sr_init     zero the status words, histograms and tile counters
+ *   gr_sr_ghist    one read of the keys: each pass's global digit counts
+ *                  (permutations do not change them)
+ *   gr_sr_sweep    per tile of WG x ITEMS elements (index from a ticket):
+ *                  its digit counts in local memory, published at once
+ *                  (status[t * 256 + d] = A | count); the tile sorted by
+ *                  the digit in local memory (two stable 4-bit splits:
+ *                  per work-item counts packed in registers, one scan of
+ *                  them over the work-group); the digit-d elements of
+ *                  earlier tiles by decoupled look-back (work-item d walks
+ *                  back to a P), published as P; then written out in tile
+ *                  order: the element at sorted position p of digit d
+ *                  lands at G[d] + before[d] + (p - L[d]), G and L the
+ *                  exclusive scans of the global and the tile's counts.
+ * Work-item l owns the ITEMS consecutive elements l * ITEMS .. of its
+ * tile; ranks among equal digits follow (work-item, item) order and tiles
+ * keep their order, so every pass is stable.  The last tile's missing
+ * elements take digit 255 and, being last, stay last: only positions
+ * below the tile's length are written.  Forward progress as for the
+ * look-back scans (common.cl): a tile waits only for tiles with earlier
+ * tickets, which have started.
+ */
+#if GR_BK_SORT
+
+#define SR_R 256u
+#define SR_DIGIT(k, shift) (((uint)(k) >> (shift)) & (SR_R - 1u))
+
+#if GR_BK_COUNT
+#define SR_VARGS
+#define SR_VMOVE(g, src)
+#else
+#define SR_VARGS , __global const GR_T *vals, ulong voff, __global GR_T *ovals
+#define SR_VMOVE(g, src) ovals[g] = vals[voff + (src)]
+#endif
+#endif /* GR_BK_SORT */
+
+#if GR_BK_SORT == 2
+#define SR_IT GR_BK_ITEMS
+#define SR_T (GR_WG * SR_IT)
+#define SR_CH ((SR_R + GR_WG - 1) / GR_WG) /* digits per work-item */
+#define SR_SA ((ulong)GR_STATUS_A << 62)
+#define SR_SP ((ulong)GR_STATUS_P << 62)
+#define SR_CNT(w) ((w) & ((1ul << 62) - 1ul))
+
+/* Exclusive scan of x over the work-group (no field of a component may
+ * overflow: the callers pack 16-bit counts); *total, the sum of all.
+ * Every work-item calls it; s holds GR_WG entries. */
+#if GR_PTX && GR_WG % 32 == 0
+#define SR_SN (GR_WG / 32) /* entries of s: one per warp */
+inline ulong4 sr_scan4(ulong4 x, __local ulong4 *s, ulong4 *total)
+{
+    const uint lid = get_local_id(0), lane = lid & 31u, w = lid >> 5;
+    ulong4 inc = x;
+    for (uint d = 1; d < 32u; d <<= 1) {
+        ulong4 y;
+        y.s0 = gr_shfl_up_u64(inc.s0, d);
+        y.s1 = gr_shfl_up_u64(inc.s1, d);
+        y.s2 = gr_shfl_up_u64(inc.s2, d);
+        y.s3 = gr_shfl_up_u64(inc.s3, d);
+        if (lane >= d) {
+            inc += y;
+        }
+    }
+    if (lane == 31u) {
+        s[w] = inc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong4 pre = (ulong4)(0), all = (ulong4)(0);
+    for (uint u = 0; u < GR_WG / 32u; ++u) {
+        const ulong4 v = s[u];
+        pre += u < w ? v : (ulong4)(0);
+        all += v;
+    }
+    *total = all;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return pre + inc - x;
+}
+#else
+#define SR_SN GR_WG
+inline ulong4 sr_scan4(ulong4 x, __local ulong4 *s, ulong4 *total)
+{
+    const uint lid = get_local_id(0);
+    s[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < GR_WG; off <<= 1) {
+        const ulong4 y = lid >= off ? s[lid - off] : (ulong4)(0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        s[lid] += y;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const ulong4 r = s[lid] - x;
+    *total = s[GR_WG - 1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+#endif
+
+/* Four 4-bit counts (16 bits of a packed word) in four 16-bit fields. */
+inline ulong sr_spread(ulong x)
+{
+    return (x & 15ul) | ((x >> 4) & 15ul) << 16 | ((x >> 8) & 15ul) << 32 |
+           ((x >> 12) & 15ul) << 48;
+}
+
+/* Field b (0..15) of four words of 16-bit fields. */
+inline uint sr_field(ulong4 v, uint b)
+{
+    const uint c = b >> 2;
+    const ulong w = c == 0u ? v.s0 : c == 1u ? v.s1 : c == 2u ? v.s2 : v.s3;
+    return (uint)(w >> (16u * (b & 3u))) & 0xffffu;
+}
+
+/* One stable split of the work-item's items by 4 bits of their digit
+ * (nibble q): their positions in the tile into pos[]. */
+inline void sr_split(const uint *k, uint shift, uint q, uint *pos,
+                     __local ulong4 *s)
+{
+    ulong packed = 0;
+    for (uint j = 0; j < SR_IT; ++j) {
+        const uint b = (SR_DIGIT(k[j], shift) >> (4u * q)) & 15u;
+        pos[j] = (uint)(packed >> (4u * b)) & 15u;
+        packed += 1ul << (4u * b);
+    }
+    const ulong4 c = (ulong4)(sr_spread(packed), sr_spread(packed >> 16),
+                              sr_spread(packed >> 32), sr_spread(packed >> 48));
+    ulong4 tot;
+    ulong4 e = sr_scan4(c, s, &tot);
+    /* + the start of each nibble in the tile: the scan of tot's fields */
+    uint run = 0;
+    for (uint b = 0; b < 16u; ++b) {
+        const uint f = sr_field(tot, b);
+        const ulong add = (ulong)run << (16u * (b & 3u));
+        e.s0 += (b >> 2) == 0u ? add : 0ul;
+        e.s1 += (b >> 2) == 1u ? add : 0ul;
+        e.s2 += (b >> 2) == 2u ? add : 0ul;
+        e.s3 += (b >> 2) == 3u ? add : 0ul;
+        run += f;
+    }
+    for (uint j = 0; j < SR_IT; ++j) {
+        const uint b = (SR_DIGIT(k[j], shift) >> (4u * q)) & 15u;
+        pos[j] += sr_field(e, b);
+    }
+}
+
+/* status[0 .. ns), hist[0 .. nh), counter[0 .. nc) to zero. */
+__kernel void gr_sr_init(__global ulong *status, ulong ns,
+                         __global uint *hist, uint nh,
+                         __global ulong *counter, uint nc)
+{
+    for (ulong i = get_global_id(0); i < ns; i += get_global_size(0)) {
+        status[i] = 0;
+    }
+    for (ulong i = get_global_id(0); i < nh; i += get_global_size(0)) {
+        hist[i] = 0;
+    }
+    for (ulong i = get_global_id(0); i < nc; i += get_global_size(0)) {
+        counter[i] = 0;
+    }
+}
+
+/* hist[p * 256 + d]: the elements whose pass-p digit is d, p < passes. */
+__kernel void gr_sr_ghist(__global const GR_K *keys, ulong koff, ulong n,
+                          uint passes, __global uint *hist)
+{
+    __local uint h[4 * SR_R];
+    const uint lid = get_local_id(0);
+    for (uint d = lid; d < 4u * SR_R; d += GR_WG) {
+        h[d] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const uint k = (uint)keys[koff + i];
+        for (uint p = 0; p < passes; ++p) {
+            atomic_inc(&h[p * SR_R + SR_DIGIT(k, 8u * p)]);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = lid; d < passes * SR_R; d += GR_WG) {
+        if (h[d] != 0u) {
+            atomic_add(&hist[d], h[d]);
+        }
+    }
+}
+
+#define SR_SWEEP(NAME, KT)                                                   \
+__kernel void NAME(__global const KT *keys, ulong koff SR_VARGS, ulong n,    \
+                   uint pass, __global const uint *ghist,                    \
+                   __global ulong *status, __global ulong *counter,          \
+                   __global uint *okeys)                                     \
+{                                                                            \
+    /* this pass's counts, status words and ticket counter */                \
+    const uint shift = 8u * pass;                                            \
+    ghist += pass * SR_R;                                                    \
+    status += (ulong)pass * ((n + SR_T - 1) / SR_T) * SR_R;                  \
+    counter += pass;                                                         \
+    __local uint sk[SR_T];                                                   \
+    __local ushort si[SR_T];                                                 \
+    __local uint lc[SR_R];                                                   \
+    __local uint base[SR_R];                                                 \
+    __local ulong4 s[SR_SN];                                                 \
+    __local ulong tk;                                                        \
+    const uint lid = get_local_id(0);                                        \
+    if (lid == 0) {                                                          \
+        tk = atom_inc((volatile __global ulong *)counter);                   \
+    }                                                                        \
+    for (uint d = lid; d < SR_R; d += GR_WG) {                               \
+        lc[d] = 0;                                                           \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    const ulong t = tk;                                                      \
+    const ulong t0 = t * SR_T;                                               \
+    const uint tn = (uint)min((ulong)SR_T, n - t0);                          \
+    uint k[SR_IT], pos[SR_IT];                                               \
+    ushort src[SR_IT];                                                       \
+    for (uint j = 0; j < SR_IT; ++j) {                                       \
+        const uint q = lid * SR_IT + j;                                      \
+        k[j] = q < tn ? (uint)keys[koff + t0 + q] : 0xffffffffu;             \
+        src[j] = (ushort)q;                                                  \
+        if (q < tn) {                                                        \
+            atomic_inc(&lc[SR_DIGIT(k[j], shift)]);                          \
+        }                                                                    \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    for (uint d = lid; d < SR_R; d += GR_WG) {                               \
+        GR_WRITE64(status + t * SR_R + d, (t == 0 ? SR_SP : SR_SA) | lc[d]); \
+    }                                                                        \
+    /* the tile sorted by the digit, in local memory */                      \
+    for (uint q = 0; q < 2u; ++q) {                                          \
+        sr_split(k, shift, q, pos, s);                                       \
+        for (uint j = 0; j < SR_IT; ++j) {                                   \
+            sk[pos[j]] = k[j];                                               \
+            si[pos[j]] = src[j];                                             \
+        }                                                                    \
+        barrier(CLK_LOCAL_MEM_FENCE);                                        \
+        if (q == 0u) {                                                       \
+            for (uint j = 0; j < SR_IT; ++j) {                               \
+                k[j] = sk[lid * SR_IT + j];                                  \
+                src[j] = si[lid * SR_IT + j];                                \
+            }                                                                \
+            barrier(CLK_LOCAL_MEM_FENCE);                                    \
+        }                                                                    \
+    }                                                                        \
+    /* G[d] - L[d]: one scan over the digits of ghist - lc */                \
+    uint x[SR_CH], run = 0;                                                  \
+    for (uint c = 0; c < SR_CH; ++c) {                                       \
+        const uint d = lid * SR_CH + c;                                      \
+        x[c] = d < SR_R ? ghist[d] - lc[d] : 0u;                             \
+        run += x[c];                                                         \
+    }                                                                        \
+    ulong4 tot;                                                              \
+    uint e = (uint)sr_scan4((ulong4)(run, 0, 0, 0), s, &tot).s0;             \
+    for (uint c = 0; c < SR_CH; ++c) {                                       \
+        const uint d = lid * SR_CH + c;                                      \
+        if (d < SR_R) {                                                      \
+            base[d] = e;                                                     \
+        }                                                                    \
+        e += x[c];                                                           \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    /* + the digit-d elements of the tiles before: look-back */              \
+    for (uint d = lid; d < SR_R; d += GR_WG) {                               \
+        ulong before = 0;                                                    \
+        if (t > 0) {                                                         \
+            long j = (long)t - 1;                                            \
+            while (j >= 0) {                                                 \
+                const ulong w = GR_READ64(status + (ulong)j * SR_R + d);     \
+                const ulong f = w >> 62;                                     \
+                if (f == GR_STATUS_X) {                                      \
+                    GR_BACKOFF(32);                                          \
+                    continue;                                                \
+                }                                                            \
+                before += SR_CNT(w);                                         \
+                if (f == GR_STATUS_P) {                                      \
+                    break;                                                   \
+                }                                                            \
+                --j;                                                         \
+            }                                                                \
+            GR_WRITE64(status + t * SR_R + d, SR_SP | (before + lc[d]));     \
+        }                                                                    \
+        base[d] += (uint)before;                                             \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    for (uint p = lid; p < tn; p += GR_WG) {                                 \
+        const uint key = sk[p];                                              \
+        const uint g = base[SR_DIGIT(key, shift)] + p;                       \
+        okeys[g] = key;                                                      \
+        SR_VMOVE(g, t0 + si[p]);                                             \
+    }                                                                        \
+}
+SR_SWEEP(gr_sr_sweep_k, GR_K)
+SR_SWEEP(gr_sr_sweep_u, uint)
+#endif /* GR_BK_SORT == 2 */
+
+#if GR_BK_SORT == 1
+/* CPUs (wg 1): work-item p owns the contiguous chunk [p c, (p + 1) c) and
+ * walks it in order: its digit counts (gr_sr_chist: hist[d * P + p]), one
+ * work-item's exclusive scan of hist in that order (gr_sr_cscan: digit
+ * major, so chunk p's digit-d elements follow those of chunks before it),
+ * then each element to its digit's next slot (gr_sr_cscatter): stable. */
+#define SR_CHIST(NAME, KT)                                                   \
+__kernel void NAME(__global const KT *keys, ulong koff, ulong n, uint shift, \
+                   ulong c, uint P, __global uint *hist)                     \
+{                                                                            \
+    uint h[SR_R];                                                            \
+    const uint p = get_global_id(0);                                         \
+    for (uint d = 0; d < SR_R; ++d) {                                        \
+        h[d] = 0;                                                            \
+    }                                                                        \
+    const ulong a = (ulong)p * c, b = min(n, a + c);                         \
+    for (ulong i = a; i < b; ++i) {                                          \
+        h[SR_DIGIT(keys[koff + i], shift)] += 1u;                            \
+    }                                                                        \
+    for (uint d = 0; d < SR_R; ++d) {                                        \
+        hist[(ulong)d * P + p] = h[d];                                       \
+    }                                                                        \
+}
+SR_CHIST(gr_sr_chist_k, GR_K)
+SR_CHIST(gr_sr_chist_u, uint)
+
+__kernel void gr_sr_cscan(__global uint *hist, uint P)
+{
+    uint run = 0;
+    for (ulong i = 0; i < (ulong)SR_R * P; ++i) {
+        const uint x = hist[i];
+        hist[i] = run;
+        run += x;
+    }
+}
+
+#define SR_CSCATTER(NAME, KT)                                                \
+__kernel void NAME(__global const KT *keys, ulong koff SR_VARGS, ulong n,    \
+                   uint shift, ulong c, uint P, __global const uint *hist,   \
+                   __global uint *okeys)                                     \
+{                                                                            \
+    uint o[SR_R];                                                            \
+    const uint p = get_global_id(0);                                         \
+    for (uint d = 0; d < SR_R; ++d) {                                        \
+        o[d] = hist[(ulong)d * P + p];                                       \
+    }                                                                        \
+    const ulong a = (ulong)p * c, b = min(n, a + c);                         \
+    for (ulong i = a; i < b; ++i) {                                          \
+        const uint key = (uint)keys[koff + i];                               \
+        const uint g = o[SR_DIGIT(key, shift)]++;                            \
+        okeys[g] = key;                                                      \
+        SR_VMOVE(g, i);                                                      \
+    }                                                                        \
+}
+SR_CSCATTER(gr_sr_cscatter_k, GR_K)
+SR_CSCATTER(gr_sr_cscatter_u, uint)
+#endif /* GR_BK_SORT == 1 */

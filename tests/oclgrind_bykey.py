@@ -2,7 +2,7 @@
 (data races, barrier divergence, invalid or out-of-bounds accesses,
 uninitialised values), checking each result against NumPy as well --
 the single-pass reduce_by_key (variant lookback: tile tickets, look-back
-status words) included.
+status words) and the radix sort of deterministic sum_by_key included.
 
     python3 tests/oclgrind_bykey.py                # parent: runs the jobs
     python3 tests/oclgrind_bykey.py --child JOB    # what runs in oclgrind
@@ -58,6 +58,32 @@ def run_chunks(gpured):
     got = gpured.sum_by_key(k, v, 32, deterministic=True, wg_size=1, items=5)
     assert np.array_equal(got, np.bincount(k, v, 32)), got
     return 2
+
+
+def run_sort(gpured):
+    """Deterministic sum_by_key on unsorted keys: the device radix sort
+    (Oclgrind is a GPU to gpured: the sweep kernels, three tiles of 3072
+    with a partial last one, so the look-back runs; three passes of 8
+    bits), then sorted segments; and the chunk kernels (wg_size 1).
+    Integer-valued floats: exact sums."""
+    rng = np.random.default_rng(5)
+    k = rng.integers(0, 70000, 7000).astype(np.int64)
+    v = rng.integers(-3, 4, k.size).astype(np.float64)
+    plan = gpured.explain_by_key("sum_by_key", k, v, num_keys=70000,
+                                 deterministic=True)
+    assert "radix sort on the device" in plan["why"], plan["why"]
+    got = gpured.sum_by_key(k, v, 70000, deterministic=True)
+    assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort"
+    got = gpured.sum_by_key(k, v, 70000, deterministic=True, wg_size=1,
+                            items=900)
+    assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort, chunks"
+    k32 = (k % 300).astype(np.uint32)
+    got = gpured.sum_by_key(k32, v.astype(np.int32), 300, "max",
+                            deterministic=True)
+    want = np.full(300, np.iinfo(np.int32).min, np.int32)
+    np.maximum.at(want, k32.astype(np.int64), v.astype(np.int32))
+    assert np.array_equal(got, want), "radix sort, max"
+    return 3
 
 
 def run_case(gpured, func, kdt, vdt, op, variant, exclusive=False):
@@ -123,6 +149,8 @@ def child(job):
                 n += 1
     if job.get("chunks", True):
         n += run_chunks(gpured)
+    if job.get("sort", job["kind"] == "races"):
+        n += run_sort(gpured)
     # key check with a bad key: the stats kernel, and the check fused into
     # each atomic kernel (num_keys given)
     for variant in ("auto", "atomic", "warp_aggregated", "local_hash"):
@@ -163,6 +191,8 @@ def jobs():
             out.append({"kind": "uninit", "cases": [case], "variant": v,
                         "chunks": False})
     out.append({"kind": "uninit", "cases": [], "variant": None})
+    out.append({"kind": "uninit", "cases": [], "variant": None,
+                "chunks": False, "sort": True})
     return out
 
 

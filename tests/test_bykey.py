@@ -197,7 +197,7 @@ def test_reduce_by_key_lookback_many_tiles():
         np.testing.assert_array_equal(uk, np.arange(n >> 6, dtype=np.int32))
         np.testing.assert_array_equal(got, want)
     p = gpured.explain_by_key("reduce_by_key", k, v, deterministic=True)
-    assert p["variant"] == "sorted_segments"
+    assert p["variant"] == ("lookback" if gpu else "sorted_segments")  # both reproducible
 
 
 def ref_scan(k, v, op, exclusive):
@@ -334,7 +334,9 @@ def test_sum_by_key_deterministic_bitwise():
     assert a.tobytes() == b.tobytes()
     want, absx, m = ref_dense(k, v, "sum", 500)
     check_close(a, want, "sum", absx, m)
-    assert gpured.explain_by_key("sum_by_key", k, v, deterministic=True)["variant"] == "sorted_segments"
+    gpu_lb = gpured.get_device()["type"] == "GPU" and HAS_LOOKBACK
+    assert gpured.explain_by_key("sum_by_key", k, v, deterministic=True)["variant"] == (
+        "lookback" if gpu_lb else "sorted_segments")
 
 
 def test_auto_and_explain():
@@ -443,15 +445,16 @@ def test_plans_gpu():
     assert p["variant"] == "warp_aggregated" and p["ptx"] and p["match_any"]
     assert not plan(H100, desc=5, sm=6, variant="warp_aggregated")["match_any"]
     assert plan(H100, heads=10 << 20, desc=5 << 20)["variant"] == "atomic"
-    assert plan(H100, deterministic=True, desc=7)["variant"] == "sorted_segments"
+    assert plan(H100, deterministic=True, desc=7)["variant"] == "lookback"
     p = plan(H100, func="reduce_by_key", vdt="float32")
     assert p["variant"] == "lookback" and (p["wg_size"], p["items"]) == (128, 16)
     assert plan(H100, func="reduce_by_key", wg_size=256)["items"] == 8  # 8 + 8 B: 32 KiB
-    assert plan(H100, func="reduce_by_key", deterministic=True)["variant"] == "sorted_segments"
+    assert plan(H100, func="reduce_by_key", deterministic=True)["variant"] == "lookback"
     assert plan(H100, func="reduce_by_key", variant="sorted_segments",
                 n=1 << 28)["items"] == 8
-    with pytest.raises(gpured.VariantUnavailable, match="reduce_by_key only"):
-        plan(H100, variant="lookback")
+    assert plan(H100, variant="lookback", deterministic=True)["variant"] == "lookback"
+    with pytest.raises(gpured.VariantUnavailable, match="reduce_by_key and sum_by_key only"):
+        plan(H100, func="scan_by_key", variant="lookback")
     with pytest.raises(ValueError, match="items <= 32"):
         plan(H100, func="reduce_by_key", variant="lookback", items=33)
     with pytest.raises(ValueError, match="whole warps"):
