@@ -64,7 +64,8 @@ def run_sort(gpured):
     """Deterministic sum_by_key on unsorted keys: the device radix sort
     (Oclgrind is a GPU to gpured: the sweep kernels, three tiles of 3072
     with a partial last one, so the look-back runs; three passes of 8
-    bits), then sorted segments; and the chunk kernels (wg_size 1).
+    bits), then the runs (lookback, a GPU's deterministic default); and
+    the chunk kernels (wg_size 1) before sorted segments.
     Integer-valued floats: exact sums."""
     rng = np.random.default_rng(5)
     k = rng.integers(0, 70000, 7000).astype(np.int64)
@@ -75,7 +76,7 @@ def run_sort(gpured):
     got = gpured.sum_by_key(k, v, 70000, deterministic=True)
     assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort"
     got = gpured.sum_by_key(k, v, 70000, deterministic=True, wg_size=1,
-                            items=900)
+                            items=9, variant="sorted_segments")
     assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort, chunks"
     k32 = (k % 300).astype(np.uint32)
     got = gpured.sum_by_key(k32, v.astype(np.int32), 300, "max",
