@@ -58,6 +58,13 @@
  * code lives in macros, never in functions taking vectors by value (their
  * ABI differs between the clones).  No -ffast-math anywhere: TwoSum depends
  * on IEEE rounding of each operation (and -std=c99 turns FP contraction off).
+ * The column sums with TwoSum have a third clone, x86-64-v3, where three of
+ * TwoSum's seven adds run as exact fmas (TWOSUM_F: the same bits).
+ *
+ * One thread.  Splitting a large call over the 2 cores of the machine this
+ * was tuned on measured slower, not faster (2026-11-26: pthread_create +
+ * join 25-150 us; column sums of 1-16 MiB and argmax of 256 MiB took 1.1-4x
+ * as long split, the second core being busy with other work at times).
  */
 #include "host.h"
 
@@ -71,14 +78,27 @@
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__GLIBC__) &&      \
     !defined(GR_HOST_NO_CLONES)
 #define GR_CLONES __attribute__((target_clones("avx2", "default")))
+#if __GNUC__ >= 12
+/* Kernels whose a - b may run as fma(b, -1, a) (TWOSUM_F): one clone more
+ * for x86-64-v3 (AVX2 + FMA; picked by feature bits, unlike arch=haswell,
+ * which asks for that very CPU), and a * b + c contracted to an fma only
+ * in these functions (-std=c99 leaves contraction off everywhere else;
+ * the only products in them are TWOSUM_F's). */
+#define GR_CLONES_FMA                                                        \
+    __attribute__((target_clones("arch=x86-64-v3", "avx2", "default"),       \
+                   optimize("fp-contract=fast")))
+#endif
 #else
 #define GR_CLONES
+#endif
+#ifndef GR_CLONES_FMA
+#define GR_CLONES_FMA GR_CLONES
+#define GR_NO_FMA_CLONE
 #endif
 
 #define CH 1024        /* elements per gathered chunk (generic layouts)     */
 #define COLB 512       /* columns folded together with stack scratch        */
 #define COLB_MAX 8192  /* ... with heap scratch (wider: whole rows)         */
-#define ARG_BLOCK 512  /* argmin/argmax: extreme per block, then its index  */
 
 /* ------------------------------------------------------------------ types
  * One short name per dtype: s_X is the scalar, v_X a 32-byte vector of it,
@@ -204,6 +224,26 @@ typedef struct {
         (x) += ((v) - (t_ - b_)) + ((y) - b_);                               \
         (v) = t_;                                                            \
     } while (0)
+/* TWOSUM with three of its subtractions written a + b * m1, m1 = -1 (a
+ * vector of it, read from NEG_ONE so that the compiler cannot fold the
+ * product into a subtraction): under GR_CLONES_FMA an fma(b, -1, a), which
+ * is a - b exactly (the product -b is exact, the sum rounded once; signed
+ * zeros alike), elsewhere -b then a + -b, the same.  The state is TWOSUM's
+ * bit for bit; the work moves from the two add pipes (7 adds, the column
+ * sums' limit on Zen 3) to 4 adds and 3 fmas on the multiply pipes. */
+#ifndef GR_NO_FMA_CLONE
+#define FSUB(a, b, m1) ((a) + (b) * (m1))
+#else
+#define FSUB(a, b, m1) ((void)(m1), (a) - (b))
+#endif
+#define TWOSUM_F(T, v, x, y, m1)                                             \
+    do {                                                                     \
+        T t_ = (v) + (y);                                                    \
+        T b_ = FSUB(t_, (v), m1);                                            \
+        (x) += FSUB((v), FSUB(t_, b_, m1), m1) + ((y) - b_);                 \
+        (v) = t_;                                                            \
+    } while (0)
+static volatile const double NEG_ONE = -1.0;
 /* Merge compensated state (v2, x2) into (v, x), as common.cl's gr_merge. */
 #define TWOMERGE(T, v, x, v2, x2)                                            \
     do {                                                                     \
@@ -578,13 +618,14 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         s->v.X = sv;                                                         \
         s->x.X = sx;                                                         \
     }                                                                        \
-    static GR_CLONES void fcompc_##X(const void *vp, size_t B, size_t L,     \
-                                     ptrdiff_t es, gr_hstate *s,             \
-                                     void *scratch)                          \
+    static GR_CLONES_FMA void fcompc_##X(const void *vp, size_t B,          \
+                                         size_t L, ptrdiff_t es,             \
+                                         gr_hstate *s, void *scratch)        \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
         enum { W = LANES(X) };                                               \
         const size_t nv = B / W;                                             \
+        const v_##X m1 = (v_##X){0} + (s_##X)NEG_ONE;                        \
         v_##X *v = (v_##X *)scratch, *x = v + nv;                            \
         s_##X rv[W], rx[W];                                                  \
         size_t i, k, j, n4;                                                  \
@@ -604,23 +645,37 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
             n4 = i + 4 <= L ? 4 : 1;                                         \
             if (n4 == 4) {                                                   \
                 const s_##X *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;     \
-                for (k = 0; k < nv; ++k) {                                   \
+                /* two vectors of segments at once: twice the            \
+                 * independent work in flight */                             \
+                for (k = 0; k + 2 <= nv; k += 2) {                           \
+                    v_##X tv = v[k], tx = x[k], uv = v[k + 1], ux = x[k + 1];\
+                    const s_##X *c0 = r0 + W * k, *c1 = r1 + W * k;          \
+                    const s_##X *c2 = r2 + W * k, *c3 = r3 + W * k;          \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, c0), m1);              \
+                    TWOSUM_F(v_##X, uv, ux, LD(v_##X, c0 + W), m1);          \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, c1), m1);              \
+                    TWOSUM_F(v_##X, uv, ux, LD(v_##X, c1 + W), m1);          \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, c2), m1);              \
+                    TWOSUM_F(v_##X, uv, ux, LD(v_##X, c2 + W), m1);          \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, c3), m1);              \
+                    TWOSUM_F(v_##X, uv, ux, LD(v_##X, c3 + W), m1);          \
+                    v[k] = tv;                                               \
+                    x[k] = tx;                                               \
+                    v[k + 1] = uv;                                           \
+                    x[k + 1] = ux;                                           \
+                }                                                            \
+                for (; k < nv; ++k) {                                        \
                     v_##X tv = v[k], tx = x[k];                              \
-                    const v_##X y0 = LD(v_##X, r0 + W * k);                  \
-                    const v_##X y1 = LD(v_##X, r1 + W * k);                  \
-                    const v_##X y2 = LD(v_##X, r2 + W * k);                  \
-                    const v_##X y3 = LD(v_##X, r3 + W * k);                  \
-                    TWOSUM(v_##X, tv, tx, y0);                               \
-                    TWOSUM(v_##X, tv, tx, y1);                               \
-                    TWOSUM(v_##X, tv, tx, y2);                               \
-                    TWOSUM(v_##X, tv, tx, y3);                               \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, r0 + W * k), m1);      \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, r1 + W * k), m1);      \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, r2 + W * k), m1);      \
+                    TWOSUM_F(v_##X, tv, tx, LD(v_##X, r3 + W * k), m1);      \
                     v[k] = tv;                                               \
                     x[k] = tx;                                               \
                 }                                                            \
             } else {                                                         \
                 for (k = 0; k < nv; ++k) {                                   \
-                    v_##X y0 = LD(v_##X, r0 + W * k);                        \
-                    TWOSUM(v_##X, v[k], x[k], y0);                           \
+                    TWOSUM_F(v_##X, v[k], x[k], LD(v_##X, r0 + W * k), m1);  \
                 }                                                            \
             }                                                                \
             for (q = 0; q < n4; ++q) {                                       \
@@ -839,34 +894,99 @@ DEF_FMUL(f64)
     }
 
 /* ------------------------------------------------- argmin and argmax
- * Blocks of ARG_BLOCK elements: the block's extreme by the min/max kernel
- * (from cache-hot memory), and only when it beats the best so far, its
- * first index.  A block with a NaN ends the reduction at its first NaN. */
-#define DEF_ARG(NAME, X, MM, FIND, CMP, IDENT)                               \
-    static void NAME(const void *vp, size_t n, size_t base, gr_hstate *s)    \
+ * The first element starts the state (s->v, s->i); after it only a strictly
+ * better element, or the first NaN, takes over.  Blocks of ARG_BYTES: 4
+ * vector accumulators start at the best value so far, each lane keeps its
+ * extreme (SEL on CMP: never a NaN) and a mask of NaNs seen; at the
+ * block's end one vector test asks "does a lane beat the best, or was
+ * there a NaN" -- on most data almost never true, so a block costs the
+ * min/max loop and that test, no reduction across lanes.  Only a block
+ * that passes is looked at again (from L1): its first NaN ends the
+ * reduction (s->flag: decided), else its extreme becomes the best, at its
+ * first index (FIND: no earlier element equals it, it beats all of them;
+ * -0.0 == 0.0, so the first zero of either sign, as NumPy).  Integers
+ * stop once the best is the type's own extreme TOP (nothing beats it;
+ * floats go on: a later NaN would win). */
+#define ARG_BYTES 4096 /* a block: one lane test, L1-resident second look  */
+#define IS_INT(X) ((s_##X)0.5 == 0)
+#define DEF_ARG(NAME, X, FIND, CMP, TOP)                                     \
+    static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
+                               gr_hstate *s)                                 \
     {                                                                        \
         const s_##X *p = (const s_##X *)vp;                                  \
-        size_t b0, j;                                                        \
-        /* block by block, in order */                                      \
-        for (b0 = 0; b0 < n && !s->flag; b0 += ARG_BLOCK) {                  \
-            const size_t nb = n - b0 < ARG_BLOCK ? n - b0 : ARG_BLOCK;       \
+        enum { W = LANES(X), NB = ARG_BYTES / sizeof(s_##X) };               \
+        size_t b0 = 0, i, j, nb;                                             \
+        if (s->flag || n == 0) {                                             \
+            return;                                                          \
+        }                                                                    \
+        if (s->i < 0) {                                                      \
+            /* the first element starts the state */                        \
+            s->v.X = p[0];                                                   \
+            s->i = (int64_t)base;                                            \
+            s->flag = NANS_##X(p[0]) ||                                      \
+                      (IS_INT(X) && p[0] == (s_##X)(TOP));                   \
+            b0 = 1;                                                          \
+        }                                                                    \
+        for (; b0 < n && !s->flag; b0 += nb) {                               \
             const s_##X *q = p + b0;                                         \
-            gr_hstate b;                                                     \
-            b.v.X = (s_##X)(IDENT);                                          \
-            b.flag = 0;                                                      \
-            MM(q, nb, 0, &b);                                                \
-            if (b.flag) {                                                    \
-                /* the first NaN of the block is the answer */              \
+            /* blocks end at multiples of ARG_BYTES in memory (aligned    \
+             * loads after the first; numpy aligns to 16 bytes only) */    \
+            const size_t to = (ARG_BYTES - (uintptr_t)q % ARG_BYTES) /       \
+                              sizeof(s_##X);                                 \
+            nb = n - b0 < to ? n - b0 : to ? to : NB;                        \
+            const v_##X bv = (v_##X){0} + s->v.X;                            \
+            v_##X a0 = bv, a1 = bv, a2 = bv, a3 = bv;                        \
+            m_##X nn = {0};                                                  \
+            s_##X e = s->v.X;                                                \
+            int nan = 0, hit;                                                \
+            v_u64 u;                                                         \
+            /* 4 vectors a step, then whole vectors, then the tail */       \
+            for (i = 0; i + 4 * W <= nb; i += 4 * W) {                       \
+                v_##X y0 = LD(v_##X, q + i), y1 = LD(v_##X, q + i + W);      \
+                v_##X y2 = LD(v_##X, q + i + 2 * W);                         \
+                v_##X y3 = LD(v_##X, q + i + 3 * W);                         \
+                a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                   \
+                a1 = SEL(v_##X, m_##X, a1, y1, y1 CMP a1);                   \
+                a2 = SEL(v_##X, m_##X, a2, y2, y2 CMP a2);                   \
+                a3 = SEL(v_##X, m_##X, a3, y3, y3 CMP a3);                   \
+                nn |= NANV_##X(y0) | NANV_##X(y1) | NANV_##X(y2) |           \
+                      NANV_##X(y3);                                          \
+            }                                                                \
+            for (; i + W <= nb; i += W) {                                    \
+                v_##X y0 = LD(v_##X, q + i);                                 \
+                a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                   \
+                nn |= NANV_##X(y0);                                          \
+            }                                                                \
+            for (j = i; j < nb; ++j) {                                       \
+                e = q[j] CMP e ? q[j] : e;                                   \
+                nan |= NANS_##X(q[j]);                                       \
+            }                                                                \
+            a0 = SEL(v_##X, m_##X, a0, a1, a1 CMP a0);                       \
+            a2 = SEL(v_##X, m_##X, a2, a3, a3 CMP a2);                       \
+            a0 = SEL(v_##X, m_##X, a0, a2, a2 CMP a0);                       \
+            /* the one test */                                              \
+            u = (v_u64)((a0 CMP bv) | nn);                                   \
+            hit = (u[0] | u[1] | u[2] | u[3]) != 0;                          \
+            if (!hit && !nan && !(e CMP s->v.X)) {                           \
+                continue;                                                    \
+            }                                                                \
+            u = (v_u64)nn;                                                   \
+            if (nan || (u[0] | u[1] | u[2] | u[3])) {                        \
+                /* the block's first NaN is the answer */                   \
                 for (j = 0; !NANS_##X(q[j]); ++j) {                          \
                 }                                                            \
                 s->v.X = q[j];                                               \
                 s->i = (int64_t)(base + b0 + j);                             \
                 s->flag = 1;                                                 \
-            } else if (s->i < 0 || b.v.X CMP s->v.X) {                       \
-                /* a better extreme: its first index in the block */        \
-                s->v.X = b.v.X;                                              \
-                s->i = (int64_t)(base + b0 + FIND(q, nb, b.v.X));            \
+                break;                                                       \
             }                                                                \
+            /* the block's extreme (lanes and tail), at its first index */  \
+            for (j = 0; j < (size_t)W; ++j) {                                \
+                e = a0[j] CMP e ? a0[j] : e;                                 \
+            }                                                                \
+            s->v.X = e;                                                      \
+            s->i = (int64_t)(base + b0 + FIND(q, nb, e));                    \
+            s->flag = IS_INT(X) && e == (s_##X)(TOP);                        \
         }                                                                    \
     }
 
@@ -932,8 +1052,8 @@ DEF_FMUL(f64)
     DEF_MMC(minc_##X, X, <, HI_##X)                                          \
     DEF_MMC(maxc_##X, X, >, LO_##X)                                          \
     DEF_FINDEQ(findeq_##X, X)                                                \
-    DEF_ARG(argmin_##X, X, min_##X, findeq_##X, <, HI_##X)                   \
-    DEF_ARG(argmax_##X, X, max_##X, findeq_##X, >, LO_##X)                   \
+    DEF_ARG(argmin_##X, X, findeq_##X, <, LO_##X)                            \
+    DEF_ARG(argmax_##X, X, findeq_##X, >, HI_##X)                            \
     DEF_ARGC(argminc_##X, X, <)                                              \
     DEF_ARGC(argmaxc_##X, X, >)
 DEF_MINMAX_KERNELS(b)

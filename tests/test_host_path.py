@@ -433,6 +433,104 @@ def test_wide_columns(dt):
                                exclusive=op == MAX, out=out)
 
 
+ARG_BYTES = 4096  # csrc/host.c: argmin/argmax test a block's lanes per 4 KiB
+
+
+def _arg_inputs(dt, rng):
+    """1-D arrays around argmin/argmax's block edges: sizes across one to
+    several ARG_BYTES blocks, starting 0-3 elements into an aligned buffer
+    (the first block ends at an aligned address), with the extreme planted
+    twice (the first index wins), NaNs planted (the first NaN wins, in any
+    block), sorted (every block improves), and the dtype's own extremes
+    (integers stop at them)."""
+    dt = np.dtype(dt)
+    per = ARG_BYTES // dt.itemsize
+    sizes = sorted({1, 2, 5, per - 1, per, per + 1, 2 * per + 3,
+                    3 * per + 7, 5 * per - 1})
+    for n in sizes:
+        for off in (0, 1, 3):
+            buf = values(dt, n + off, "plain", rng)
+            x = buf[off:]
+            yield "plain n=%d off=%d" % (n, off), x
+            if dt == np.bool_:
+                z = np.zeros(n + off, dt)[off:]
+                yield "false n=%d off=%d" % (n, off), z
+                for i in {0, n // 2, n - 1, min(per, n - 1)}:
+                    w = z.copy()
+                    w[i] = True
+                    yield "true@%d n=%d off=%d" % (i, n, off), w
+                    yield "false@%d n=%d off=%d" % (i, n, off), ~w
+                continue
+            if dt.kind == "f":
+                hi, lo = np.inf, -np.inf
+            else:
+                info = np.iinfo(dt)
+                hi, lo = info.max, info.min
+            for a, b in ((0, n - 1), (per - 1, per), (per, 2 * per + 1),
+                         (n // 3, n // 3), (n - 1, n - 1)):
+                if a >= n or b >= n:
+                    continue
+                for v in (hi, lo):
+                    w = x.copy()
+                    w[a] = v
+                    w[b] = v
+                    yield "ext %r@%d,%d n=%d off=%d" % (v, a, b, n, off), w
+                if dt.kind == "f":
+                    w = x.copy()
+                    w[b] = np.nan
+                    yield "nan@%d n=%d off=%d" % (b, n, off), w
+                    w[a] = np.nan
+                    yield "nan@%d,%d n=%d off=%d" % (a, b, n, off), w
+                    w = x.copy()
+                    w[a] = np.inf
+                    w[b] = np.nan
+                    yield "inf@%d nan@%d n=%d off=%d" % (a, b, n, off), w
+            yield "up n=%d off=%d" % (n, off), np.sort(x)
+            yield "down n=%d off=%d" % (n, off), np.sort(x)[::-1].copy()
+            if dt.kind == "f":
+                z = np.where(rng.random(n) < 0.5, -0.0, 0.0).astype(dt)
+                yield "zeros n=%d off=%d" % (n, off), z
+                z[n // 2] = -1.0
+                yield "zeros-1 n=%d off=%d" % (n, off), z
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_argminmax_blocks(dt):
+    """argmin/argmax (csrc/host.c DEF_ARG): blocks of ARG_BYTES tested with
+    one vector compare, searched again only when one holds a better
+    element or a NaN: first index of the extreme (ties across and within
+    blocks), first NaN, -0.0 == 0.0, integer extremes; contiguous rows,
+    reversed and strided views (gathered in chunks: folds with base > 0)."""
+    rng = np.random.default_rng(40 + code(dt))
+    n = 0
+    for label, x in _arg_inputs(dt, rng):
+        for view, a in (("", x), (" rev", x[::-1]), (" step", np.repeat(x, 2)[::2])):
+            for op, f in ((ARGMIN, np.argmin), (ARGMAX, np.argmax)):
+                got = host_reduce(op, a.reshape(1, -1), np.int64)
+                assert got[0] == f(a), (label + view, OPNAMES[op], got[0], f(a))
+                n += 1
+    assert n > 300
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_column_sums_exact(dt):
+    """Column sums (fcompc: two vectors of columns at a time, 4 rows a step,
+    a - b as fma(b, -1, a) in the x86-64-v3 clone): the correctly rounded
+    sum of every column (float32 with wide=0 within the TwoSum bound), over
+    widths that leave 0-3 vectors and lanes over and heights that leave
+    0-3 rows over."""
+    rng = np.random.default_rng(77 + code(dt))
+    for M, L in ((4, 1001), (8, 7), (12, 403), (20, 66), (37, 250),
+                 (520, 9), (1030, 6)):
+        for kind in ("plain", "cancel", "wrap", "special"):
+            base = values(dt, M * L, kind, rng).reshape(L, M)
+            for a2 in (base.T, base[::-1].T):
+                label = "%dx%d %s" % (M, L, kind)
+                check_reduce(ADD, a2, dt, label)
+                if dt == np.float32:
+                    check_reduce(ADD, a2, dt, label, wide=0)
+
+
 def test_zero_signs_and_nan():
     f = np.float64
     for x in ([0.0, -0.0], [-0.0, 0.0], [1.0, -0.0, 2.0, 0.0, 3.0],
