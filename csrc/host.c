@@ -58,7 +58,7 @@
  * code lives in macros, never in functions taking vectors by value (their
  * ABI differs between the clones).  No -ffast-math anywhere: TwoSum depends
  * on IEEE rounding of each operation (and -std=c99 turns FP contraction off).
- * The column sums with TwoSum have a third clone, x86-64-v3, where three of
+ * The column sums with TwoSum have a third clone, x86-64-v3, where four of
  * TwoSum's seven adds run as exact fmas (TWOSUM_F: the same bits).
  *
  * One thread.  Splitting a large call over the 2 cores of the machine this
@@ -224,13 +224,13 @@ typedef struct {
         (x) += ((v) - (t_ - b_)) + ((y) - b_);                               \
         (v) = t_;                                                            \
     } while (0)
-/* TWOSUM with three of its subtractions written a + b * m1, m1 = -1 (a
+/* TWOSUM with its four subtractions written a + b * m1, m1 = -1 (a
  * vector of it, read from NEG_ONE so that the compiler cannot fold the
  * product into a subtraction): under GR_CLONES_FMA an fma(b, -1, a), which
  * is a - b exactly (the product -b is exact, the sum rounded once; signed
  * zeros alike), elsewhere -b then a + -b, the same.  The state is TWOSUM's
  * bit for bit; the work moves from the two add pipes (7 adds, the column
- * sums' limit on Zen 3) to 4 adds and 3 fmas on the multiply pipes. */
+ * sums' limit on Zen 3) to 3 adds and 4 fmas on the multiply pipes. */
 #ifndef GR_NO_FMA_CLONE
 #define FSUB(a, b, m1) ((a) + (b) * (m1))
 #else
@@ -240,7 +240,7 @@ typedef struct {
     do {                                                                     \
         T t_ = (v) + (y);                                                    \
         T b_ = FSUB(t_, (v), m1);                                            \
-        (x) += FSUB((v), FSUB(t_, b_, m1), m1) + ((y) - b_);                 \
+        (x) += FSUB((v), FSUB(t_, b_, m1), m1) + FSUB((y), b_, m1);          \
         (v) = t_;                                                            \
     } while (0)
 static volatile const double NEG_ONE = -1.0;
