@@ -778,6 +778,29 @@ DEF_FMUL(f64)
  * NaNs seen; s->flag says "NaN seen".  The result's NaN and the sign of a
  * zero result are settled afterwards from memory (minmax_finish).
  * CMP is > for max, < for min; IDENT the identity (LO_X / HI_X). */
+
+/* The whole vectors of p[i .. n) (i advanced past them): 4 vectors a step,
+ * each lane of a0..a3 keeping its extreme (SEL on CMP: never a NaN), nn
+ * the mask of NaNs seen.  Shared by min/max and argmin/argmax. */
+#define MM_LANES(X, CMP, p, n, i, a0, a1, a2, a3, nn)                        \
+    do {                                                                     \
+        for (; (i) + 4 * W <= (n); (i) += 4 * W) {                           \
+            v_##X y0 = LD(v_##X, (p) + (i)), y1 = LD(v_##X, (p) + (i) + W);  \
+            v_##X y2 = LD(v_##X, (p) + (i) + 2 * W);                         \
+            v_##X y3 = LD(v_##X, (p) + (i) + 3 * W);                         \
+            a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                       \
+            a1 = SEL(v_##X, m_##X, a1, y1, y1 CMP a1);                       \
+            a2 = SEL(v_##X, m_##X, a2, y2, y2 CMP a2);                       \
+            a3 = SEL(v_##X, m_##X, a3, y3, y3 CMP a3);                       \
+            nn |= NANV_##X(y0) | NANV_##X(y1) | NANV_##X(y2) |               \
+                  NANV_##X(y3);                                              \
+        }                                                                    \
+        for (; (i) + W <= (n); (i) += W) {                                   \
+            v_##X y0 = LD(v_##X, (p) + (i));                                 \
+            a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                       \
+            nn |= NANV_##X(y0);                                              \
+        }                                                                    \
+    } while (0)
 #define DEF_MM(NAME, X, CMP, IDENT)                                          \
     static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
                                gr_hstate *s)                                 \
@@ -791,24 +814,7 @@ DEF_FMUL(f64)
         size_t i = 0;                                                        \
         int l;                                                               \
         (void)base;                                                          \
-        /* 4 vectors a step: each lane keeps its extreme, NaNs noted */     \
-        for (; i + 4 * W <= n; i += 4 * W) {                                 \
-            v_##X y0 = LD(v_##X, p + i), y1 = LD(v_##X, p + i + W);          \
-            v_##X y2 = LD(v_##X, p + i + 2 * W);                             \
-            v_##X y3 = LD(v_##X, p + i + 3 * W);                             \
-            a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                       \
-            a1 = SEL(v_##X, m_##X, a1, y1, y1 CMP a1);                       \
-            a2 = SEL(v_##X, m_##X, a2, y2, y2 CMP a2);                       \
-            a3 = SEL(v_##X, m_##X, a3, y3, y3 CMP a3);                       \
-            nn |= NANV_##X(y0) | NANV_##X(y1) | NANV_##X(y2) |               \
-                  NANV_##X(y3);                                              \
-        }                                                                    \
-        /* the remaining whole vectors */                                   \
-        for (; i + W <= n; i += W) {                                         \
-            v_##X y0 = LD(v_##X, p + i);                                     \
-            a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                       \
-            nn |= NANV_##X(y0);                                              \
-        }                                                                    \
+        MM_LANES(X, CMP, p, n, i, a0, a1, a2, a3, nn);                       \
         a0 = SEL(v_##X, m_##X, a0, a1, a1 CMP a0);                           \
         a2 = SEL(v_##X, m_##X, a2, a3, a3 CMP a2);                           \
         a0 = SEL(v_##X, m_##X, a0, a2, a2 CMP a0);                           \
@@ -940,23 +946,9 @@ DEF_FMUL(f64)
             s_##X e = s->v.X;                                                \
             int nan = 0, hit;                                                \
             v_u64 u;                                                         \
-            /* 4 vectors a step, then whole vectors, then the tail */       \
-            for (i = 0; i + 4 * W <= nb; i += 4 * W) {                       \
-                v_##X y0 = LD(v_##X, q + i), y1 = LD(v_##X, q + i + W);      \
-                v_##X y2 = LD(v_##X, q + i + 2 * W);                         \
-                v_##X y3 = LD(v_##X, q + i + 3 * W);                         \
-                a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                   \
-                a1 = SEL(v_##X, m_##X, a1, y1, y1 CMP a1);                   \
-                a2 = SEL(v_##X, m_##X, a2, y2, y2 CMP a2);                   \
-                a3 = SEL(v_##X, m_##X, a3, y3, y3 CMP a3);                   \
-                nn |= NANV_##X(y0) | NANV_##X(y1) | NANV_##X(y2) |           \
-                      NANV_##X(y3);                                          \
-            }                                                                \
-            for (; i + W <= nb; i += W) {                                    \
-                v_##X y0 = LD(v_##X, q + i);                                 \
-                a0 = SEL(v_##X, m_##X, a0, y0, y0 CMP a0);                   \
-                nn |= NANV_##X(y0);                                          \
-            }                                                                \
+            /* whole vectors (MM_LANES), then the tail */                   \
+            i = 0;                                                           \
+            MM_LANES(X, CMP, q, nb, i, a0, a1, a2, a3, nn);                  \
             for (j = i; j < nb; ++j) {                                       \
                 e = q[j] CMP e ? q[j] : e;                                   \
                 nan |= NANS_##X(q[j]);                                       \
