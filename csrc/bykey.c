@@ -600,6 +600,7 @@ int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
     p.wg = wg > 0 ? wg : d->is_gpu ? 256 : 1;
     p.items = items >= 1 && items <= 15 ? items : 12;
     p.ptx = d->nvidia_ptx;
+    p.match = d->nvidia_ptx && d->sm >= 7; /* match.any.sync ranks */
     if ((size_t)p.wg > d->max_wg) {
         p.wg = (int)d->max_wg;
     }
@@ -609,7 +610,7 @@ int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
     const int chunks = p.wg == 1;
     if (chunks) {
         p.items = 1; /* one program whatever items */
-        p.ptx = 0;
+        p.ptx = p.match = 0;
     }
     const size_t tile = (size_t)p.wg * p.items;
     const size_t cu = d->compute_units ? d->compute_units : 1;

@@ -1247,6 +1247,145 @@ __kernel void gr_sr_ghist(__global const GR_K *keys, ulong koff, ulong n,
     }
 }
 
+/* SR_TILE(KT): the tile's keys read, its digit counts into lc[] (valid
+ * elements only) and published (A, or P for tile 0), and the tile sorted
+ * by the digit into sk[] (keys) and si[] (their places in the tile).
+ *
+ * NVIDIA sm_70+ (GR_BK_MATCH): warp w owns the tile's 32 x ITEMS elements
+ * from w * 32 * ITEMS, read 32 at a time (coalesced); in each round the
+ * lanes of equal digits find each other with match.any.sync, the lowest
+ * of them adds their number to the warp's counter of that digit, and each
+ * lane's rank is the counter before plus its peers in lower lanes.  One
+ * scan of the counters, digit-major over the warps, gives every (warp,
+ * digit) its place: one ranking of 8 bits, no splits.
+ * Elsewhere: work-item l owns ITEMS consecutive elements, and two stable
+ * 4-bit splits (sr_split) sort the tile. */
+#if GR_BK_MATCH && GR_PTX && GR_WG % 32 == 0
+#define SR_NW (GR_WG / 32)
+/* Values staged in local memory at their sorted places, read from global
+ * memory in tile order (coalesced); elsewhere si[] keeps each sorted
+ * element's place in the tile and the value is gathered from there. */
+#if GR_BK_COUNT
+#define SR_VLOCAL
+#define SR_PLACE(at, q)
+#define SR_VOUT(g, p)
+#else
+#define SR_VLOCAL __local GR_T sv[SR_T];
+#define SR_PLACE(at, q)                                                      \
+    if ((q) < tn) {                                                          \
+        sv[at] = vals[voff + t0 + (q)];                                      \
+    }
+#define SR_VOUT(g, p) ovals[g] = sv[p]
+#endif
+inline uint sr_match(uint v)
+{
+    uint r;
+    __asm__ volatile("match.any.sync.b32 %0, %1, 0xffffffff;"
+                     : "=r"(r) : "r"(v));
+    return r;
+}
+inline uint sr_shfl_idx(uint v, uint src)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=r"(r) : "r"(v), "r"(src));
+    return r;
+}
+#define SR_TILE(KT)                                                          \
+    __local uint wc[SR_NW * SR_R];                                           \
+    const uint lane = lid & 31u, w = lid >> 5;                               \
+    for (uint i = lid; i < SR_NW * SR_R; i += GR_WG) {                       \
+        wc[i] = 0;                                                           \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    uint k[SR_IT], r[SR_IT];                                                 \
+    for (uint j = 0; j < SR_IT; ++j) {                                       \
+        const uint q = (w * SR_IT + j) * 32u + lane;                         \
+        k[j] = q < tn ? (uint)keys[koff + t0 + q] : 0xffffffffu;             \
+        const uint d = SR_DIGIT(k[j], shift);                                \
+        const uint peers = sr_match(d);                                      \
+        const uint lead = 31u - clz(peers & (0u - peers));                   \
+        uint old = 0;                                                        \
+        if (lane == lead) {                                                  \
+            old = wc[w * SR_R + d];                                          \
+            wc[w * SR_R + d] = old + popcount(peers);                        \
+        }                                                                    \
+        r[j] = sr_shfl_idx(old, lead) +                                      \
+               popcount(peers & ((1u << lane) - 1u));                        \
+        gr_warp_sync();                                                      \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    {                                                                        \
+        uint tc[SR_CH], run = 0;                                             \
+        for (uint c = 0; c < SR_CH; ++c) {                                   \
+            const uint d = lid * SR_CH + c;                                  \
+            uint acc = 0;                                                    \
+            for (uint u = 0; d < SR_R && u < SR_NW; ++u) {                   \
+                const uint x = wc[u * SR_R + d];                             \
+                wc[u * SR_R + d] = acc;                                      \
+                acc += x;                                                    \
+            }                                                                \
+            tc[c] = acc;                                                     \
+            run += acc;                                                      \
+        }                                                                    \
+        ulong4 tot;                                                          \
+        uint e = (uint)sr_scan4((ulong4)(run, 0, 0, 0), s, &tot).s0;         \
+        for (uint c = 0; c < SR_CH; ++c) {                                   \
+            const uint d = lid * SR_CH + c;                                  \
+            if (d < SR_R) {                                                  \
+                for (uint u = 0; u < SR_NW; ++u) {                           \
+                    wc[u * SR_R + d] += e;                                   \
+                }                                                            \
+                /* the missing elements of a last tile: digit 255 */        \
+                lc[d] = tc[c] - (d == SR_R - 1u ? SR_T - tn : 0u);           \
+                GR_WRITE64(status + t * SR_R + d,                            \
+                           (t == 0 ? SR_SP : SR_SA) | lc[d]);                \
+            }                                                                \
+            e += tc[c];                                                      \
+        }                                                                    \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    for (uint j = 0; j < SR_IT; ++j) {                                       \
+        const uint at = wc[w * SR_R + SR_DIGIT(k[j], shift)] + r[j];         \
+        sk[at] = k[j];                                                       \
+        SR_PLACE(at, (w * SR_IT + j) * 32u + lane);                          \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
+#define SR_VLOCAL __local ushort si[SR_T];
+#define SR_VOUT(g, p) SR_VMOVE(g, t0 + si[p])
+#define SR_TILE(KT)                                                          \
+    uint k[SR_IT], pos[SR_IT];                                               \
+    ushort src[SR_IT];                                                       \
+    for (uint j = 0; j < SR_IT; ++j) {                                       \
+        const uint q = lid * SR_IT + j;                                      \
+        k[j] = q < tn ? (uint)keys[koff + t0 + q] : 0xffffffffu;             \
+        src[j] = (ushort)q;                                                  \
+        if (q < tn) {                                                        \
+            atomic_inc(&lc[SR_DIGIT(k[j], shift)]);                          \
+        }                                                                    \
+    }                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    for (uint d = lid; d < SR_R; d += GR_WG) {                               \
+        GR_WRITE64(status + t * SR_R + d, (t == 0 ? SR_SP : SR_SA) | lc[d]); \
+    }                                                                        \
+    for (uint q = 0; q < 2u; ++q) {                                          \
+        sr_split(k, shift, q, pos, s);                                       \
+        for (uint j = 0; j < SR_IT; ++j) {                                   \
+            sk[pos[j]] = k[j];                                               \
+            si[pos[j]] = src[j];                                             \
+        }                                                                    \
+        barrier(CLK_LOCAL_MEM_FENCE);                                        \
+        if (q == 0u) {                                                       \
+            for (uint j = 0; j < SR_IT; ++j) {                               \
+                k[j] = sk[lid * SR_IT + j];                                  \
+                src[j] = si[lid * SR_IT + j];                                \
+            }                                                                \
+            barrier(CLK_LOCAL_MEM_FENCE);                                    \
+        }                                                                    \
+    }
+#endif
+
 #define SR_SWEEP(NAME, KT)                                                   \
 __kernel void NAME(__global const KT *keys, ulong koff SR_VARGS, ulong n,    \
                    uint pass, __global const uint *ghist,                    \
@@ -1259,7 +1398,7 @@ __kernel void NAME(__global const KT *keys, ulong koff SR_VARGS, ulong n,    \
     status += (ulong)pass * ((n + SR_T - 1) / SR_T) * SR_R;                  \
     counter += pass;                                                         \
     __local uint sk[SR_T];                                                   \
-    __local ushort si[SR_T];                                                 \
+    SR_VLOCAL                                                                \
     __local uint lc[SR_R];                                                   \
     __local uint base[SR_R];                                                 \
     __local ulong4 s[SR_SN];                                                 \
@@ -1275,36 +1414,7 @@ __kernel void NAME(__global const KT *keys, ulong koff SR_VARGS, ulong n,    \
     const ulong t = tk;                                                      \
     const ulong t0 = t * SR_T;                                               \
     const uint tn = (uint)min((ulong)SR_T, n - t0);                          \
-    uint k[SR_IT], pos[SR_IT];                                               \
-    ushort src[SR_IT];                                                       \
-    for (uint j = 0; j < SR_IT; ++j) {                                       \
-        const uint q = lid * SR_IT + j;                                      \
-        k[j] = q < tn ? (uint)keys[koff + t0 + q] : 0xffffffffu;             \
-        src[j] = (ushort)q;                                                  \
-        if (q < tn) {                                                        \
-            atomic_inc(&lc[SR_DIGIT(k[j], shift)]);                          \
-        }                                                                    \
-    }                                                                        \
-    barrier(CLK_LOCAL_MEM_FENCE);                                            \
-    for (uint d = lid; d < SR_R; d += GR_WG) {                               \
-        GR_WRITE64(status + t * SR_R + d, (t == 0 ? SR_SP : SR_SA) | lc[d]); \
-    }                                                                        \
-    /* the tile sorted by the digit, in local memory */                      \
-    for (uint q = 0; q < 2u; ++q) {                                          \
-        sr_split(k, shift, q, pos, s);                                       \
-        for (uint j = 0; j < SR_IT; ++j) {                                   \
-            sk[pos[j]] = k[j];                                               \
-            si[pos[j]] = src[j];                                             \
-        }                                                                    \
-        barrier(CLK_LOCAL_MEM_FENCE);                                        \
-        if (q == 0u) {                                                       \
-            for (uint j = 0; j < SR_IT; ++j) {                               \
-                k[j] = sk[lid * SR_IT + j];                                  \
-                src[j] = si[lid * SR_IT + j];                                \
-            }                                                                \
-            barrier(CLK_LOCAL_MEM_FENCE);                                    \
-        }                                                                    \
-    }                                                                        \
+    SR_TILE(KT)                                                              \
     /* G[d] - L[d]: one scan over the digits of ghist - lc */                \
     uint x[SR_CH], run = 0;                                                  \
     for (uint c = 0; c < SR_CH; ++c) {                                       \
@@ -1349,7 +1459,7 @@ __kernel void NAME(__global const KT *keys, ulong koff SR_VARGS, ulong n,    \
         const uint key = sk[p];                                              \
         const uint g = base[SR_DIGIT(key, shift)] + p;                       \
         okeys[g] = key;                                                      \
-        SR_VMOVE(g, t0 + si[p]);                                             \
+        SR_VOUT(g, p);                                                       \
     }                                                                        \
 }
 SR_SWEEP(gr_sr_sweep_k, GR_K)
