@@ -18,4 +18,4 @@ import sys
 t = open(sys.argv[1], 'rb').read().decode('latin1')
 open('/tmp/k.ptx', 'w').write(t[t.find('.version'):t.rfind('}') + 1].replace('\0', '') + '\n')
 PY
-/usr/local/cuda/bin/ptxas -v --gpu-name sm_90 /tmp/k.ptx -o /tmp/k.cubin 2>&1 | grep -A2 "for '$1'"
+/usr/local/cuda/bin/ptxas -v --gpu-name sm_90 /tmp/k.ptx -o /tmp/k.cubin 2>&1 | grep -A2 "properties for $1\b"
