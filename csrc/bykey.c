@@ -96,7 +96,9 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              key->count ? (int)GR_ADD : key->op, cvt, minv, maxv, key->wg,
              atomics, ki->cl, ki->size, key->count, key->ptx, key->match,
              key->hash_bins, atomics, atomics && key->atomics64,
-             key->seg == 2, key->seg == 3,
+             key->seg == 2,
+             /* the sweep's status words: common.cl's look-back macros */
+             key->seg == 3 || (key->seg == 4 && key->wg > 1),
              key->seg == 3 || key->seg == 4 ? key->items : 0,
              key->seg == 4 ? (key->wg == 1 ? 1 : 2) : 0);
 }

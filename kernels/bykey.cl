@@ -742,7 +742,7 @@ __kernel void gr_bk_priv_merge(__global const GR_A *bins, ulong nk, ulong P,
  * Elements past n read as copies of the last key with the identity, so the
  * array's last run is always a tile's tail.
  */
-#if GR_BK_LOOKBACK
+#if GR_BK_LOOKBACK && !GR_BK_SORT
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 
 #define BK_TILE (GR_WG * GR_BK_ITEMS)
@@ -1083,7 +1083,8 @@ __kernel void gr_bk_lb_bins(__global const GR_K *okeys,
  * elements take digit 255 and, being last, stay last: only positions
  * below the tile's length are written.  Forward progress as for the
  * look-back scans (common.cl): a tile waits only for tiles with earlier
- * tickets, which have started.
+ * tickets, which have started.  (The sweep's program is built with
+ * GR_BK_LOOKBACK too, for common.cl's status macros.)
  */
 #if GR_BK_SORT
 

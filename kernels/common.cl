@@ -877,9 +877,7 @@ inline void gr_atomic_merge(__global GR_A *p, gr_state s)
 
 /* ---------------------------------------------------------------------
  * Look-back tile status: the single-pass scans (scan.cl, GR_LOOKBACK) and
- * reduce_by_key's single pass (bykey.cl, GR_BK_LOOKBACK), the radix
- * sort's passes (bykey.cl, GR_BK_SORT 2: one word per tile and digit,
- * flag << 62 | count, as reduce_by_key's).  A tile's status
+ * reduce_by_key's single pass (bykey.cl, GR_BK_LOOKBACK).  A tile's status
  * is published once as A (its aggregate) and once as P (its inclusive
  * prefix); X (0) means nothing yet.
  *
@@ -929,10 +927,7 @@ inline void gr_atomic_merge(__global GR_A *p, gr_state s)
 #ifndef GR_BK_LOOKBACK
 #define GR_BK_LOOKBACK 0
 #endif
-#ifndef GR_BK_SORT
-#define GR_BK_SORT 0
-#endif
-#if GR_LOOKBACK || GR_BK_LOOKBACK || GR_BK_SORT == 2
+#if GR_LOOKBACK || GR_BK_LOOKBACK
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 
 #define GR_STATUS_X 0u /* nothing published     */
@@ -1043,4 +1038,4 @@ inline uint gr_status_poll(__global ulong *status, ulong i, gr_state *s)
     return flag;
 }
 #endif /* GR_LOOKBACK */
-#endif /* GR_LOOKBACK || GR_BK_LOOKBACK || GR_BK_SORT == 2 */
+#endif /* GR_LOOKBACK || GR_BK_LOOKBACK */
