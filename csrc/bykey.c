@@ -27,14 +27,15 @@
 
 /* ------------------------------------------------------------ kernels */
 
-/* What decides a by-key program's defines (the kernel memo's key).  seg:
- * accumulator of the sorted-segments and private-bins kernels (float32
- * sums in double where the device has it: gr_accum_for's rule); otherwise
- * the accumulator has the result's bits, so atomics fold straight into the
- * output.  seg 2: the same, for the CPU chunk kernels, a program of their
- * own (a program caches 8 kernels); seg 3: the single-pass reduce_by_key
- * (items fixed at build time); seg 4: the radix sort (items fixed at
- * build time). */
+/* What decides a by-key program's defines (the kernel memo's key); each
+ * program holds only its seg's kernels (GR_BK_SEG).  seg 0: the atomic
+ * kernels, whose accumulator has the result's bits, so atomics fold
+ * straight into the output; seg 1: key checks, sorted segments, private
+ * bins, accumulating as gr_accum_for says (float32 sums in double where
+ * the device has it); seg 2: the same, for the CPU chunk kernels (a
+ * program caches 8 kernels); seg 3: the single-pass reduce_by_key (items
+ * fixed at build time); seg 4: the radix sort (items fixed at build
+ * time). */
 typedef struct {
     int k, v, r, op, count, seg, wg, ptx, match, hash_bins, items;
     int fp64, atomics64;
@@ -88,7 +89,7 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              "#define GR_BK_H %d\n#define GR_BK_ATOMICS %d\n"
              "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n"
              "#define GR_BK_LOOKBACK %d\n#define GR_BK_ITEMS %d\n"
-             "#define GR_BK_SORT %d\n",
+             "#define GR_BK_SORT %d\n#define GR_BK_SEG %d\n",
              strcmp(a_cl, "double") == 0 || ti->size == 8 * ti->is_float ||
                  key->r == GR_FLOAT64,
              ti->cl, a_cl, key->count ? "long" : ri->cl,
@@ -100,7 +101,10 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              /* the sweep's status words: common.cl's look-back macros */
              key->seg == 3 || (key->seg == 4 && key->wg > 1),
              key->seg == 3 || key->seg == 4 ? key->items : 0,
-             key->seg == 4 ? (key->wg == 1 ? 1 : 2) : 0);
+             key->seg == 4 ? (key->wg == 1 ? 1 : 2) : 0,
+             /* each program holds only its own kernels: PoCL compiles every
+              * kernel of a program when its binary is read for the cache */
+             key->seg);
 }
 
 static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
@@ -598,8 +602,10 @@ int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
      * x 8 1.17, x 15 1.55, x 4 1.60; wg 128 x 8 or 15 1.45-1.49; wg 512
      * does not fit the sweep's registers.  The sweep's status words need
      * 64-bit atomics (or NVIDIA's relaxed loads and stores); without
-     * them, chunks. */
-    p.wg = wg > 0 ? wg : d->is_gpu ? 256 : 1;
+     * them, chunks.  CPUs sort in chunks whatever the call's wg_size and
+     * items (the segments' knobs): PoCL, 2 cores, 4 Mi pairs, chunks 89 ms,
+     * the sweep at wg 64 or 256 855 / 770 ms. */
+    p.wg = !d->is_gpu ? 1 : wg > 0 ? wg : 256;
     p.items = items >= 1 && items <= 15 ? items : 12;
     p.ptx = d->nvidia_ptx;
     p.match = d->nvidia_ptx && d->sm >= 7; /* match.any.sync ranks */

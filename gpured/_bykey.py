@@ -86,8 +86,9 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     land and are not bitwise reproducible.  ``deterministic=True`` uses no
     atomics (variant ``sorted_segments``); when the keys are not sorted, a
     stable radix sort on the device orders them first (8 bits of the key
-    per pass; ``wg_size``/``items`` reach it too: ``wg_size=1`` sorts in
-    contiguous chunks, as CPUs do by default).  ``sorted=True`` or ``False`` declares
+    per pass; on GPUs ``wg_size``/``items`` shape its tiles too, and
+    ``wg_size=1`` sorts in contiguous chunks, as CPU devices always do).
+    ``sorted=True`` or ``False`` declares
     the order of the keys for the automatic choice (otherwise it is
     measured on the device, along with the key check).
     """

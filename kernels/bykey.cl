@@ -70,6 +70,7 @@
  * l reads l, l + WG, ... (coalesced; with WG 1 one contiguous chunk).
  * stats[4t + 0..3] = first bad index (ULONG_MAX: none), heads, descents,
  * largest key. */
+#if GR_BK_SEG == 1 /* the plain program: key checks */
 __kernel void gr_bk_stats(__global const GR_K *keys, ulong koff, ulong n,
                           ulong nk, ulong items, __global ulong *stats)
 {
@@ -116,6 +117,7 @@ __kernel void gr_bk_stats(__global const GR_K *keys, ulong koff, ulong n,
         stats[4 * t + 3] = l3[0];
     }
 }
+#endif /* GR_BK_SEG == 1 */
 
 /* ------------------------------------------------- sorted segments */
 
@@ -215,6 +217,13 @@ inline bk_pair bk_wg_scan(bk_pair p, __local uint *lf, __local ulong *lh,
     return p;
 }
 
+/* gr_bk_final's and the chunk kernels' modes */
+#define BK_MODE_REDUCE 0
+#define BK_MODE_SCAN 1
+#define BK_MODE_XSCAN 2
+#define BK_MODE_DENSE 3
+
+#if GR_BK_SEG == 1 /* the plain program: sorted segments */
 /* Work-item l of tile t owns elements t*WG*it + l*it ... + it - 1. */
 __kernel void gr_bk_summary(__global const GR_K *keys, ulong koff,
                             __global const GR_T *vals, ulong voff, ulong n,
@@ -273,11 +282,6 @@ __kernel void gr_bk_tiles(__global const uint *tf, __global ulong *th,
     }
 }
 
-#define BK_MODE_REDUCE 0
-#define BK_MODE_SCAN 1
-#define BK_MODE_XSCAN 2
-#define BK_MODE_DENSE 3
-
 /* Pass 3.  mode REDUCE: okeys[r], ovals[r] for run r; SCAN/XSCAN: ovals[g]
  * the inclusive/exclusive prefix of element g within its run; DENSE:
  * ovals[key] for every run (keys sorted: one run per key). */
@@ -332,6 +336,7 @@ __kernel void gr_bk_final(__global const GR_K *keys, ulong koff,
         prev = k;
     }
 }
+#endif /* GR_BK_SEG == 1 */
 
 /* CPUs (reduce_by_key, deterministic sum_by_key): a few work-items, each
  * walking one contiguous chunk sequentially, in one pass over keys and
@@ -399,6 +404,7 @@ __kernel void gr_bk_chunk_move(__global const GR_K *skeys,
 
 /* Bins of keys that never occur hold the identity; flag[0] (the first
  * bad key's index, found by the atomic kernels) starts at ULONG_MAX. */
+#if GR_BK_SEG <= 1 /* the atomic and the plain programs */
 __kernel void gr_bk_init(__global GR_R *out, ulong n, __global ulong *flag)
 {
     const GR_R id = gr_finish(gr_identity());
@@ -409,6 +415,7 @@ __kernel void gr_bk_init(__global GR_R *out, ulong n, __global ulong *flag)
         out[i] = id;
     }
 }
+#endif
 
 /* NVIDIA inline PTX (GR_BK_PTX): common.cl's warp shuffles and votes
  * (warp_aggregated, the look-back window of reduce_by_key's single pass). */
@@ -674,6 +681,7 @@ __kernel void gr_bk_hash(__global const GR_K *keys, ulong koff,
 /* variant: private_bins */
 /* Work-item p owns bins[p * nk .. (p + 1) * nk) and the elements
  * [p * chunk, (p + 1) * chunk): plain loads and stores, no atomics. */
+#if GR_BK_SEG == 1 /* the plain program: private bins */
 __kernel void gr_bk_priv_fill(__global const GR_K *keys, ulong koff,
                               __global const GR_T *vals, ulong voff, ulong n,
                               ulong chunk, ulong nk, __global GR_A *bins)
@@ -710,6 +718,7 @@ __kernel void gr_bk_priv_merge(__global const GR_A *bins, ulong nk, ulong P,
         out[h] = gr_finish(s);
     }
 }
+#endif /* GR_BK_SEG == 1 */
 
 /* ------------------------------------------------ single pass (lookback)
  *

@@ -64,8 +64,9 @@ def run_sort(gpured):
     """Deterministic sum_by_key on unsorted keys: the device radix sort
     (Oclgrind is a GPU to gpured: the sweep kernels, three tiles of 3072
     with a partial last one, so the look-back runs; three passes of 8
-    bits), then the runs (lookback, a GPU's deterministic default); and
-    the chunk kernels (wg_size 1) before sorted segments.
+    bits), then the runs (lookback, a GPU's deterministic default); tiles
+    of 4 x 3 (the look-back walks across many tiles); and the chunk
+    kernels (wg_size 1) before sorted segments.
     Integer-valued floats: exact sums."""
     rng = np.random.default_rng(5)
     k = rng.integers(0, 70000, 7000).astype(np.int64)
@@ -75,6 +76,10 @@ def run_sort(gpured):
     assert "radix sort on the device" in plan["why"], plan["why"]
     got = gpured.sum_by_key(k, v, 70000, deterministic=True)
     assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort"
+    ks, vs = k[:300] % 997, v[:300]
+    got = gpured.sum_by_key(ks, vs, 997, deterministic=True, wg_size=4,
+                            items=3, variant="sorted_segments")
+    assert np.array_equal(got, np.bincount(ks, vs, 997)), "radix sort, 4 x 3"
     got = gpured.sum_by_key(k, v, 70000, deterministic=True, wg_size=1,
                             items=9, variant="sorted_segments")
     assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort, chunks"
@@ -84,7 +89,7 @@ def run_sort(gpured):
     want = np.full(300, np.iinfo(np.int32).min, np.int32)
     np.maximum.at(want, k32.astype(np.int64), v.astype(np.int32))
     assert np.array_equal(got, want), "radix sort, max"
-    return 3
+    return 4
 
 
 def run_case(gpured, func, kdt, vdt, op, variant, exclusive=False):

@@ -130,10 +130,12 @@ def test_repeatable():
 
 @pytest.mark.parametrize("wg,items", [(1, 8), (4, 3), (32, 15), (64, 8), (256, 8), (128, 1)])
 def test_geometries(wg, items):
-    """wg_size / items reach the sort as well as the segments: wg 1 is the
-    CPU chunk kernels (one contiguous chunk per work-item), the others the
-    tile kernels (two 4-bit splits in local memory); items 15 fills the
-    packed 4-bit counters."""
+    """wg_size / items reach the sort on GPUs as well as the segments: wg 1
+    is the chunk kernels (one contiguous chunk per work-item, CPU devices'
+    sort whatever the knobs), the others the tile kernels (two 4-bit
+    splits in local memory, or match.any.sync on NVIDIA); items 15 fills
+    the packed 4-bit counters.  Oclgrind (a GPU to gpured) runs the tile
+    kernels in CI: tests/oclgrind_bykey.py."""
     if wg > gpured.get_device()["max_work_group_size"]:
         pytest.skip("device runs at most %d work-items per group"
                     % gpured.get_device()["max_work_group_size"])
