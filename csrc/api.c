@@ -1162,6 +1162,10 @@ static gr_device *request_begin(const fdef *f, PyObject *a, PyObject *out,
                     strcmp(k->kn.variant, "auto") == 0) &&
                    !k->kn.wg_size && !k->kn.groups && !k->kn.items &&
                    !k->kn.ilp && !k->kn.vw && k->kn.spins < 0;
+    /* ... nor move it to another device: the current one was named
+     * (GPURED_DEVICE, set_device()), or an operand lives on it */
+    req->roam = req->host_ok && !gr_device_pinned() && dev == gr_current_index();
+    req->home_dev = dev;
     return gr_device_get(dev);
 }
 
@@ -1668,6 +1672,7 @@ initial_done:
         }
         goto done;
     }
+    d = gr_device_get(req.dev); /* placement may have moved it */
     if (mode == 1) {
         result = reduce_plan_dict(d, &res);
         goto done;
@@ -2069,6 +2074,7 @@ static PyObject *scan_impl(const fdef *f, PyObject *a, PyObject *axis,
         }
         goto done;
     }
+    d = gr_device_get(req.dev); /* placement may have moved it */
     if (mode == 1) {
         result = res.where == 1
                      ? host_plan_dict(d, &res)
@@ -2909,6 +2915,11 @@ static PyObject *py_current_index(PyObject *self, PyObject *noargs)
     return PyLong_FromLong(gr_current_index());
 }
 
+static PyObject *py_device_pinned(PyObject *self, PyObject *noargs)
+{
+    return PyBool_FromLong(gr_device_pinned());
+}
+
 static PyObject *py_get_device(PyObject *self, PyObject *noargs)
 {
     gr_device *d = gr_current_device();
@@ -2918,6 +2929,10 @@ static PyObject *py_get_device(PyObject *self, PyObject *noargs)
 static PyObject *py_set_device(PyObject *self, PyObject *arg)
 {
     int dev = -1;
+    if (arg == Py_None) {
+        gr_unpin_device();
+        return py_get_device(self, NULL);
+    }
     if (PyUnicode_Check(arg)) {
         const char *spec = PyUnicode_AsUTF8(arg);
         if (spec == NULL || gr_set_device(spec) != 0) {
@@ -4047,6 +4062,7 @@ static PyObject *py_reduceat(PyObject *self, PyObject *const *args,
             goto done;
         }
     }
+    d = gr_device_get(req.dev); /* placement may have moved it */
     if (mode == 1) {
         result = reduce_plan_dict(d, &res);
         if (result != NULL && res.where != 1) {
@@ -4120,6 +4136,8 @@ static PyMethodDef methods[] = {
     {"current_index", py_current_index, METH_NOARGS,
      "Position of the current device in devices()."},
     {"set_device", py_set_device, METH_O, "Choose the current device."},
+    {"device_pinned", py_device_pinned, METH_NOARGS,
+     "Whether GPURED_DEVICE or set_device() chose the current device."},
     {"kernel_source", py_kernel_source, METH_O, "OpenCL source of a family."},
     {"cache_dir", py_cache_dir, METH_VARARGS, "Get/set the binary cache dir."},
     {"stats", py_stats, METH_NOARGS, "Program cache counters."},

@@ -335,8 +335,16 @@ static gr_device *dev_begin(gr_request *req, gr_status *st)
     gr_device *d = gr_device_get(req->dev);
     gr_lock();
     if (gr_device_open(d, st) != 0) {
+        if (req->dev == req->home_dev) {
+            gr_unlock();
+            return NULL;
+        }
+        /* placement moved it to a device that does not open: back home */
+        free(st->log);
+        memset(st, 0, sizeof *st);
+        req->dev = req->home_dev;
         gr_unlock();
-        return NULL;
+        return dev_begin(req, st);
     }
     return d;
 }
@@ -1425,7 +1433,7 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                          in->t != req->rt) ? req->rt : in->t;
     if (req->host_ok && in->host != NULL && ct == in->t &&
         (!req->out.present || req->out.blk == NULL) &&
-        gr_place_host(gr_device_get(req->dev), GR_FAM_REDUCE, req->op, &v.lay,
+        gr_place(&req->dev, req->roam, GR_FAM_REDUCE, req->op, &v.lay,
                       v.lay.M * v.lay.L * isz,
                       req->var ? HOST_VAR
                       : req->ptp ? HOST_PTP
@@ -1950,7 +1958,7 @@ static int run_segments(gr_request *req, gr_result *res, gr_status *st)
         hsrc = host_copy ? host_copy : in->host;
     }
     if (req->host_ok && hsrc != NULL && idx != NULL && req->out.blk == NULL &&
-        gr_place_host(gr_device_get(req->dev), GR_FAM_REDUCE, req->op, &lay,
+        gr_place(&req->dev, req->roam, GR_FAM_REDUCE, req->op, &lay,
                       n_in * isz, 1.0, "",
                       req->mode == GR_EXPLAIN ? res->place_why : NULL,
                       sizeof res->place_why)) {
@@ -2369,7 +2377,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         si.ok && so.ok && out->t == req->rt) {
         const gr_layout hl = {M, L, si.ss, si.es};
         const gr_device *hd = gr_device_get(req->dev);
-        if (gr_place_host(hd, GR_FAM_SCAN, req->op, &hl,
+        if (gr_place(&req->dev, req->roam, GR_FAM_SCAN, req->op, &hl,
                           M * L * isz_of(in->t),
                           nan_floats(req, in->t)
                               ? HOST_COPY_SCAN : 1.0,

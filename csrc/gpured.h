@@ -178,6 +178,8 @@ gr_device *gr_current_device(void);        /* NULL with exception set      */
 int gr_set_device(const char *spec);       /* -1 with exception set        */
 int gr_find_device(const char *spec);      /* index, or -1 (no exception)  */
 int gr_current_index(void);
+int gr_device_pinned(void);  /* GPURED_DEVICE or set_device() chose it  */
+void gr_unpin_device(void);  /* the default device again, not pinned     */
 int gr_device_open(gr_device *d, gr_status *st); /* gr_lock held           */
 /* Profiling on for the work enqueued until the matching end (nests; take
  * gr_lock themselves). */
@@ -407,10 +409,13 @@ int gr_placement_auto(void);
 int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay);
 /* 1 if the host path is expected to finish first (why: the figures).
  * slow: how much slower than its plain form the host path runs this
- * request, slow_why says why (shown where slow > 1). */
-int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
-                  const gr_layout *lay, size_t nbytes, double slow,
-                  const char *slow_why, char *why, size_t n);
+ * request, slow_why says why (shown where slow > 1).  roam (placement
+ * "auto" and no device pinned by GPURED_DEVICE, set_device() or device=):
+ * the device expected to finish first among all of them (those with fp64
+ * where *dev has it) replaces *dev when the host path does not win. */
+int gr_place(int *dev, int roam, gr_family fam, gr_op op,
+             const gr_layout *lay, size_t nbytes, double slow,
+             const char *slow_why, char *why, size_t n);
 
 /* gpured.tune()'s winners: auto uses them for full reductions. */
 typedef struct {
@@ -763,6 +768,8 @@ typedef struct {
     int reps;            /* GR_BENCH: timed runs                          */
     double *ns;          /* GR_BENCH: device time of each run             */
     int host_ok;         /* the host fast path may answer                 */
+    int roam;            /* placement may move it to another device       */
+    int home_dev;        /* where it was before placement moved it        */
     /* Asked between pieces and while waiting: nonzero stops the call
      * (GR_E_INTERRUPT).  Called without gr_lock. */
     int (*interrupted)(void *ctx);
@@ -777,7 +784,7 @@ typedef struct {
     gr_accum acc;
     gr_layout lay;
     int where;           /* 0 device, 1 host fast path                    */
-    char place_why[320]; /* the placement's figures (explain)             */
+    char place_why[512]; /* the placement's figures (explain)             */
     union {
         gr_plan reduce;
         gr_scan_plan scan;

@@ -1273,7 +1273,10 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
  * machine (benchmarks/host_path.py, 2026-11-23: the host path beat PoCL up
  * to 8 MiB for sums, 4 MiB for scans, at every size for argmax and
  * columns) and the H100 host (OpenCL call ~60 us, pinned transfers ~25
- * GB/s). */
+ * GB/s).  With several devices (gr_place), each device's rates are its
+ * own: a CPU device reads NumPy memory in place (PoCL 5 on the H100
+ * host's 16 cores: ~100 GB/s for sums), a GPU through the pinned
+ * pipeline. */
 
 static gr_rates rates_default(const gr_device *d)
 {
@@ -1295,7 +1298,10 @@ static gr_rates rates_default(const gr_device *d)
         r.dev_gbs[GR_RATE_REDUCE] = 4.0 * cores;
         r.dev_gbs[GR_RATE_ARG] = 1.0 * cores;
         r.dev_gbs[GR_RATE_COLUMN] = 1.0 * cores;
-        r.dev_gbs[GR_RATE_SCAN] = 1.0 * cores;
+        /* GPU host's PoCL 5 (16 cores): 1 GiB cumsum ~170 ms, slower
+         * than the GPU's pinned pipeline (115 ms): 0.4 GB/s a core keeps
+         * scans of NumPy arrays on the GPU there */
+        r.dev_gbs[GR_RATE_SCAN] = 0.4 * cores;
     }
     return r;
 }
@@ -1353,10 +1359,20 @@ int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay)
     return GR_RATE_REDUCE;
 }
 
-int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
-                  const gr_layout *lay, size_t nbytes, double slow,
-                  const char *slow_why, char *why, size_t n)
+/* A device's time for nbytes of family f by its rates. */
+static double place_dev_ns(const gr_device *d, int f, size_t nbytes)
 {
+    gr_rates r;
+    int measured = 0;
+    gr_rates_get(d, &r, &measured);
+    return r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+}
+
+int gr_place(int *dev, int roam, gr_family fam, gr_op op,
+             const gr_layout *lay, size_t nbytes, double slow,
+             const char *slow_why, char *why, size_t n)
+{
+    const gr_device *d = gr_device_get(*dev);
     gr_rates r;
     int measured = 0;
     gr_rates_get(d, &r, &measured);
@@ -1366,20 +1382,43 @@ int gr_place_host(const gr_device *d, gr_family fam, gr_op op,
      * dispatch.c) */
     const int copies = slow > 1.0;
     const double host = r.host_call_ns + slow * (double)nbytes / r.host_gbs[f];
-    const double dev = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
-    static const char *const names[] = {"reduction", "argmin/argmax",
-                                        "column reduction", "scan"};
-    const int on_host = host <= dev;
+    const double here = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+    /* another device, by its own rates (a CPU device reads host memory in
+     * place; a GPU's rates include the transfers) */
+    int best = *dev;
+    double best_ns = here;
+    for (int i = 0; roam && i < gr_device_count(); ++i) {
+        const gr_device *c = gr_device_get(i);
+        if (i != *dev && (c->fp64 || !d->fp64)) {
+            const double t = place_dev_ns(c, f, nbytes);
+            if (t < best_ns) {
+                best = i;
+                best_ns = t;
+            }
+        }
+    }
+    const int on_host = host <= best_ns;
+    if (!on_host) {
+        *dev = best;
+    }
     if (why == NULL) {
         return on_host; /* not explaining: formatting floats costs 1 us */
     }
-    snprintf(why, n, "%s of %zu bytes: host path %.1f us vs %s '%s' %.1f us "
-             "(%s rates: host %.1f GB/s%s + %.1f us, device %.1f GB/s + "
-             "%.1f us)", names[f], nbytes, host / 1e3,
-             d->is_gpu ? "GPU" : "CPU device", d->name, dev / 1e3,
-             measured ? "measured" : "default", r.host_gbs[f] / slow,
-             copies ? slow_why : "",
-             r.host_call_ns / 1e3, r.dev_gbs[f], r.dev_call_ns / 1e3);
+    static const char *const names[] = {"reduction", "argmin/argmax",
+                                        "column reduction", "scan"};
+    int w = snprintf(why, n, "%s of %zu bytes: host path %.1f us vs %s '%s' "
+                     "%.1f us (%s rates: host %.1f GB/s%s + %.1f us, device "
+                     "%.1f GB/s + %.1f us)", names[f], nbytes, host / 1e3,
+                     d->is_gpu ? "GPU" : "CPU device", d->name, here / 1e3,
+                     measured ? "measured" : "default", r.host_gbs[f] / slow,
+                     copies ? slow_why : "", r.host_call_ns / 1e3,
+                     r.dev_gbs[f], r.dev_call_ns / 1e3);
+    if (w > 0 && (size_t)w < n && best != d->index) {
+        const gr_device *b = gr_device_get(best);
+        snprintf(why + w, n - (size_t)w, "; %s %d:%d '%s' %.1f us%s",
+                 b->is_gpu ? "GPU" : "CPU device", b->pidx, b->didx,
+                 b->name, best_ns / 1e3, on_host ? "" : ": it runs there");
+    }
     return on_host;
 }
 

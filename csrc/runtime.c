@@ -19,6 +19,19 @@ PyObject *gr_VariantUnavailable = NULL;
 static gr_device *devices = NULL;
 static int ndevices = 0;
 static int current = -1;
+static int pinned = 0; /* GPURED_DEVICE or set_device() chose current */
+
+/* The default device: the first GPU, else the first device of any kind. */
+static int default_index(void)
+{
+    for (int i = 0; i < ndevices; ++i) {
+        if (devices[i].is_gpu) {
+            return i;
+        }
+    }
+    return ndevices > 0 ? 0 : -1;
+}
+
 static int initialised = 0;
 static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int forked = 0;
@@ -352,15 +365,7 @@ int gr_runtime_init(void)
         free(ids);
     }
     free(plats);
-    /* Default: the first GPU, else the first device of any kind. */
-    for (int i = 0; i < ndevices && current < 0; ++i) {
-        if (devices[i].is_gpu) {
-            current = i;
-        }
-    }
-    if (current < 0 && ndevices > 0) {
-        current = 0;
-    }
+    current = default_index();
     /* GPURED_DEVICE picks another; one that matches nothing warns and
      * leaves the default, so that the user can still list the devices. */
     const char *env = getenv("GPURED_DEVICE");
@@ -368,6 +373,7 @@ int gr_runtime_init(void)
         int i = gr_find_device(env);
         if (i >= 0) {
             current = i;
+            pinned = 1;
         } else if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
                                     "GPURED_DEVICE='%s' matches no OpenCL "
                                     "device; using the default device (%s). "
@@ -383,6 +389,13 @@ int gr_runtime_init(void)
 int gr_device_count(void) { return ndevices; }
 gr_device *gr_device_get(int i) { return &devices[i]; }
 int gr_current_index(void) { return current; }
+int gr_device_pinned(void) { return pinned; }
+
+void gr_unpin_device(void)
+{
+    current = default_index();
+    pinned = 0;
+}
 
 gr_device *gr_current_device(void)
 {
@@ -442,6 +455,7 @@ int gr_set_device(const char *spec)
     int i = gr_find_device(spec);
     if (i >= 0) {
         current = i;
+        pinned = 1;
         return 0;
     }
     PyErr_Format(PyExc_ValueError,

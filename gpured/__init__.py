@@ -80,7 +80,15 @@ def set_device(spec=None, queue=None):
     device current and runs gpured on its context and queue
     (:func:`use_queue`).  Returns the device's dict; ValueError if nothing
     matches.
+
+    A device chosen here (or by ``GPURED_DEVICE``) is pinned: calls on
+    NumPy arrays run on it or on the host path, never on another device.
+    ``set_device(None)`` makes the default device (the first GPU) current
+    again, unpinned: placement "auto" may then run a NumPy call on
+    whichever device its model says finishes first (:func:`placement`).
     """
+    if spec is None and queue is None:
+        return _core.set_device(None)
     if queue is not None:
         spec = use_queue(queue) if spec is None else spec
         if spec != _core.device_index(spec):

@@ -1,13 +1,19 @@
 """Placement: where a call on a NumPy array runs (issue 12).
 
-The rule is in C (csrc/policy.c, ``gr_place_host``): a host array is
-reduced or scanned on the host, in C, when the model says that finishes
-first (a call overhead plus bytes over a rate, for the host path and for
-the current device, per family: reduction, argmin/argmax, column
-reduction, scan); otherwise on the current device.  Device Arrays always
-run on their own device, and a call with knobs (``variant=``, ``wg_size=``,
-...) runs the device's kernels.  :func:`explain` says where a call runs and
-why (``placement``, ``placement_why``).
+The rule is in C (csrc/policy.c, ``gr_place``): a host array is reduced or
+scanned on the host, in C, when the model says that finishes first (a
+call overhead plus bytes over a rate, for the host path and for each
+device, per family: reduction, argmin/argmax, column reduction, scan);
+otherwise on the device expected to finish first.  That is the current
+device when it was pinned (``GPURED_DEVICE``, :func:`gpured.set_device`);
+unpinned, any listed device with fp64 where the current one has it (a CPU
+device reads the NumPy array in place, a GPU's rates include the copies:
+on a GPU workstation large NumPy arrays go to the CPU's OpenCL device).
+A device that fails to open sends the call back to the current one.
+Device Arrays always run on their own device, and a call with knobs
+(``variant=``, ``wg_size=``, ``device=``, ...) runs the named or current
+device's kernels.  :func:`explain` says where a call runs and why
+(``placement``, ``placement_why``, ``device``).
 
 This module is the Python face: :func:`placement` switches the rule off
 and on, :func:`rates` / :func:`set_rates` read and replace the model's
@@ -25,8 +31,10 @@ FAMILIES = ("reduce", "arg", "column", "scan")
 
 def placement(mode=None):
     """The placement rule: ``"auto"`` (the default: each NumPy array where
-    it finishes first, the host path or the current device) or
-    ``"current"`` (always the current device, as before gpured 0.3).
+    it finishes first: the host path, the current device, or -- unless the
+    current device was pinned by ``GPURED_DEVICE`` or ``set_device`` --
+    another device) or ``"current"`` (always the current device, as before
+    gpured 0.3).
 
     Returns the mode in force before the call, so that
     ``old = placement("current"); ...; placement(old)`` restores it.
@@ -89,11 +97,18 @@ _FAMILY_CALLS = {
 }
 
 
-def measure_rates(sizes=(1 << 10, 1 << 22), reps=None):
-    """Measure the model's rates on this machine for the current device:
-    each family's host path and device call at two sizes of float32 (a
-    two-point fit of a call cost and a rate), stored for the device (as
-    ``set_rates``) and returned."""
+def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None):
+    """Measure the model's rates on this machine for the current device
+    (or ``device``): each family's host path and device call at two sizes
+    of float32 (a two-point fit of a call cost and a rate), stored for the
+    device (as ``set_rates``) and returned."""
+    if device is not None:
+        prev, pinned = _core.current_index(), _core.device_pinned()
+        _core.set_device(_core.device_index(device))
+        try:
+            return measure_rates(sizes, reps)
+        finally:
+            _core.set_device(_core.devices()[prev]["index"] if pinned else None)
     small, large = sizes
     rng = np.random.default_rng(0)
     data = {n: rng.standard_normal(n).astype(np.float32) for n in sizes}

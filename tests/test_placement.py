@@ -174,3 +174,98 @@ def test_measure_rates_fits_and_restores():
         gpured.set_rates(host_call_us=saved["host_call_us"],
                          device_call_us=saved["device_call_us"],
                          host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
+
+
+_ROAM_CHILD = r'''
+import json, sys
+import numpy as np
+import gpured
+devs = gpured.devices()
+pthread = [i for i, d in enumerate(devs) if d["name"].startswith("pthread")]
+if len(devs) < 2 or not pthread:
+    print("ONE " + json.dumps([d["name"] for d in devs]))
+    sys.exit(0)
+t = pthread[0]
+cur = [d["index"] for d in devs].index(gpured.get_device()["index"])
+fams = ("reduce", "arg", "column", "scan")
+slow = dict(host_call_us=2000.0, device_call_us=1000.0,   # the host path slowest
+            host_gbs={k: 0.001 for k in fams}, device_gbs={k: 0.01 for k in fams})
+for i in range(len(devs)):
+    gpured.set_rates(i, **slow)
+gpured.set_rates(t, device_call_us=1.0, device_gbs={k: 1000.0 for k in fams})
+rng = np.random.default_rng(3)
+a = rng.integers(-50, 50, 120000).astype(np.float32)   # exact in float32 sums
+m = a.reshape(-1, 100)
+
+
+def work(i):
+    info = gpured.memory_info(i)
+    return info["allocations"] + info["reuses"]
+
+
+def ran_on():
+    before = [work(i) for i in range(len(devs))]
+    got = [gpured.sum(a), gpured.max(a), gpured.argmax(a), gpured.sum(m, axis=0),
+           gpured.cumsum(a), gpured.mean(m, axis=1)]
+    want = [a.sum(), a.max(), a.argmax(), m.sum(axis=0), np.cumsum(a), m.mean(axis=1)]
+    for g, w in zip(got, want):
+        assert np.array_equal(np.asarray(g), np.asarray(w)), (g, w)
+    return [i for i in range(len(devs)) if work(i) > before[i]]
+
+
+out = {"t": t, "cur": cur, "names": [d["name"] for d in devs]}
+e = gpured.explain("sum", a)
+out["roam"] = [e["placement"], e["device"], e["placement_why"], gpured.explain("cumsum", a)["device"]]
+out["roam_ran"] = ran_on()
+gpured.set_device(cur)                       # pinned: stays on the current device
+out["pinned"] = [gpured.explain("sum", a)["device"], ran_on()]
+gpured.set_device(None)                      # unpinned again
+out["unpinned"] = [gpured.explain("sum", a)["device"], ran_on()]
+gpured.placement("current")
+out["current"] = [gpured.explain("sum", a)["device"], ran_on()]
+gpured.placement("auto")
+out["knob"] = gpured.explain("sum", a, wg_size=64)["device"]
+out["device_kw"] = [gpured.explain("sum", a, device=cur)["device"]]
+r = gpured.measure_rates(sizes=(1 << 8, 1 << 12), reps=2, device=t)
+out["measured"] = [r["measured"], gpured.rates(t)["measured"],
+                   gpured.get_device()["name"], gpured._core.device_pinned()]
+print("OUT " + json.dumps(out))
+'''
+
+
+def test_numpy_call_moves_to_the_fastest_device():
+    """Two PoCL devices (POCL_DEVICES="pthread basic"), no GPURED_DEVICE:
+    with rates that make the pthread device the fastest, NumPy calls
+    (sums, max, argmax, columns, cumsum, mean) run there, with NumPy's
+    answers, and explain() names it; set_device() pins the current device
+    (set_device(None) unpins), as placement("current"), knobs and device=
+    do; measure_rates(device=) measures another device and unpins again."""
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, POCL_DEVICES="pthread basic")
+    env.pop("GPURED_DEVICE", None)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", _ROAM_CHILD], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    line = [x for x in r.stdout.splitlines() if x.startswith(("OUT ", "ONE "))][-1]
+    if line.startswith("ONE "):
+        pytest.skip("POCL_DEVICES='pthread basic' gave no second device (no PoCL?): "
+                    + line[4:])
+    o = json.loads(line[4:])
+    t, cur, names = o["t"], o["cur"], o["names"]
+    assert t != cur, o
+    place, dev, why, scan_dev = o["roam"]
+    assert place == "device" and dev == names[t] and scan_dev == names[t], o
+    assert "it runs there" in why and names[t] in why, why
+    assert o["roam_ran"] == [t], o
+    assert o["pinned"] == [names[cur], [cur]], o
+    assert o["unpinned"] == [names[t], [t]], o
+    assert o["current"] == [names[cur], [cur]], o
+    assert o["knob"] == names[cur] and o["device_kw"] == [names[cur]], o
+    # measure_rates(device=) measures that device and leaves the current
+    # one current and unpinned
+    assert o["measured"] == [True, True, names[cur], False], o
