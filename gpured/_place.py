@@ -50,7 +50,7 @@ def rates(device=None):
     ``host_call_us``, ``device_call_us`` (the fixed cost of one call),
     ``host_gbs`` and ``device_gbs`` (GB/s per family: reduce, arg, column,
     scan) and ``measured`` (False: the defaults)."""
-    return _core.rates()
+    return _core.rates(device)
 
 
 def set_rates(device=None, *, host_call_us=None, device_call_us=None,
@@ -97,18 +97,25 @@ _FAMILY_CALLS = {
 }
 
 
-def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None):
+def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None, save=False):
     """Measure the model's rates on this machine for the current device
     (or ``device``): each family's host path and device call at two sizes
     of float32 (a two-point fit of a call cost and a rate), stored for the
-    device (as ``set_rates``) and returned."""
+    device (as ``set_rates``) and returned.  ``save=True`` also keeps them
+    in the tuning table (``<cache dir>/tuned.json``, as :func:`gpured.tune`
+    does), loaded again at every import."""
     if device is not None:
         prev, pinned = _core.current_index(), _core.device_pinned()
         _core.set_device(_core.device_index(device))
         try:
-            return measure_rates(sizes, reps)
+            return measure_rates(sizes, reps, save=save)
         finally:
             _core.set_device(_core.devices()[prev]["index"] if pinned else None)
+    if save:
+        from . import _tune
+        r = measure_rates(sizes, reps)
+        _tune.save_rates(_core.get_device()["name"], r)
+        return r
     small, large = sizes
     rng = np.random.default_rng(0)
     data = {n: rng.standard_normal(n).astype(np.float32) for n in sizes}

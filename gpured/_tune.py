@@ -3,6 +3,8 @@ keep the winners for auto.
 
 The table lives next to the kernel cache (``<cache dir>/tuned.json``), keyed
 by device name, operation, input dtype and size class (floor(log2(bytes))).
+Its ``"_rates"`` entry keeps the placement model's measured rates per
+device name (:func:`gpured.measure_rates`).
 It is loaded into the C core at import; ``csrc/plan.c`` consults it for full
 reductions of a tuned (op, dtype, size class) and falls back to its built-in
 rules otherwise.  ``gpured.explain`` says ``tuned: True`` when it applies.
@@ -60,10 +62,48 @@ def _read():
         return {}
 
 
+def _write(table):
+    os.makedirs(os.path.dirname(_path()), exist_ok=True)
+    tmp = _path() + ".%d.tmp" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(table, f, indent=1)
+    os.replace(tmp, _path())
+
+
+def save_rates(device_name, r):
+    """Keep a device's measured placement rates in the table."""
+    table = _read()
+    rates = table.get("_rates")
+    rates = rates if isinstance(rates, dict) else {}
+    rates[device_name] = {k: r[k] for k in ("host_call_us", "device_call_us",
+                                            "host_gbs", "device_gbs")}
+    table["_rates"] = rates
+    _write(table)
+
+
+def _load_rates(rates):
+    n = 0
+    for name, r in rates.items() if isinstance(rates, dict) else ():
+        try:
+            hg = {k: float(v) for k, v in r["host_gbs"].items()}
+            dg = {k: float(v) for k, v in r["device_gbs"].items()}
+            if not all(v > 0 for v in list(hg.values()) + list(dg.values())):
+                continue
+            _core.set_rates(str(name), float(r["host_call_us"]),
+                            float(r["device_call_us"]), hg, dg)
+            n += 1
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue  # a damaged entry is ignored, never trusted
+    return n
+
+
 def load():
-    """Load the tuned table into the C core (done at import)."""
+    """Load the tuned table and the measured rates into the C core (done
+    at import)."""
     rows = []
-    for device, entries in _read().items():
+    data = _read()
+    _load_rates(data.get("_rates"))
+    for device, entries in data.items():
         for e in entries if isinstance(entries, list) else []:
             try:
                 rows.append((str(device), _OPS[e["op"]], np.dtype(e["dtype"]),
@@ -86,9 +126,11 @@ def _array(dtype, n, rng):
 
 
 def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
-         reps=5, save=True, verbose=False, progress=None):
+         reps=5, save=True, verbose=False, progress=None, rates=True):
     """Measure every variant (and a small grid of knobs) for each op, dtype
     and size (bytes), keep the fastest per (op, dtype, size class) for auto.
+    ``rates=True`` measures the placement model's rates of the device too
+    (:func:`gpured.measure_rates`), kept with the table when ``save``.
 
     A progress bar shows while it measures when tqdm is installed
     (``progress=False``: none); ``verbose=True`` prints every measurement.
@@ -126,14 +168,13 @@ def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
             bar.close()
     table[dev["name"]] = mine
     if save:
-        os.makedirs(os.path.dirname(_path()), exist_ok=True)
-        tmp = _path() + ".%d.tmp" % os.getpid()
-        with open(tmp, "w") as f:
-            json.dump(table, f, indent=1)
-        os.replace(tmp, _path())
+        _write(table)
     load() if save else _core.set_tuned([
         (dev["name"], _OPS[e["op"]], np.dtype(e["dtype"]), e["size_class"],
          e["variant"], e["wg_size"], e["ilp"], e["vw"], e["groups"]) for e in mine])
+    if rates:
+        from ._place import measure_rates
+        measure_rates(save=save)
     return results
 
 

@@ -228,27 +228,30 @@ out["current"] = [gpured.explain("sum", a)["device"], ran_on()]
 gpured.placement("auto")
 out["knob"] = gpured.explain("sum", a, wg_size=64)["device"]
 out["device_kw"] = [gpured.explain("sum", a, device=cur)["device"]]
-r = gpured.measure_rates(sizes=(1 << 8, 1 << 12), reps=2, device=t)
-out["measured"] = [r["measured"], gpured.rates(t)["measured"],
+r = gpured.measure_rates(sizes=(1 << 8, 1 << 12), reps=2, device=t, save=True)
+out["measured"] = [r == gpured.rates(t), gpured.rates(t)["device_gbs"]["reduce"] != 1000.0,
+                   gpured.rates(cur)["device_gbs"]["reduce"] == 0.01,
                    gpured.get_device()["name"], gpured._core.device_pinned()]
+out["saved"] = gpured.rates(t)
 print("OUT " + json.dumps(out))
 '''
 
 
-def test_numpy_call_moves_to_the_fastest_device():
+def test_numpy_call_moves_to_the_fastest_device(tmp_path):
     """Two PoCL devices (POCL_DEVICES="pthread basic"; on a GPU host the
     GPU too), no GPURED_DEVICE: with rates that make a device other than
     the current one the fastest, NumPy calls
     (sums, max, argmax, columns, cumsum, mean) run there, with NumPy's
     answers, and explain() names it; set_device() pins the current device
     (set_device(None) unpins), as placement("current"), knobs and device=
-    do; measure_rates(device=) measures another device and unpins again."""
+    do; measure_rates(device=, save=True) measures another device, unpins
+    again and keeps the rates for the next process."""
     import json
     import os
     import subprocess
     import sys
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, POCL_DEVICES="pthread basic")
+    env = dict(os.environ, POCL_DEVICES="pthread basic", GPURED_CACHE_DIR=str(tmp_path))
     env.pop("GPURED_DEVICE", None)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run([sys.executable, "-c", _ROAM_CHILD], cwd=root, env=env,
@@ -271,4 +274,12 @@ def test_numpy_call_moves_to_the_fastest_device():
     assert o["knob"] == names[cur] and o["device_kw"] == [names[cur]], o
     # measure_rates(device=) measures that device and leaves the current
     # one current and unpinned
-    assert o["measured"] == [True, True, names[cur], False], o
+    assert o["measured"] == [True, True, True, names[cur], False], o
+    # saved with the tuning table: a new process starts from them
+    r = subprocess.run([sys.executable, "-c", "import json, gpured; print('OUT ' + "
+                        "json.dumps(gpured.rates(%d)))" % t], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    again = json.loads([x for x in r.stdout.splitlines() if x.startswith("OUT ")][-1][4:])
+    for k in ("host_call_us", "device_call_us", "host_gbs", "device_gbs"):
+        assert again[k] == pytest.approx(o["saved"][k]), (k, again, o["saved"])

@@ -251,14 +251,18 @@ def test_tune_stores_winners_and_auto_uses_them(tmp_path):
     r = json.loads(out.strip().splitlines()[-1])
     assert r["n"] > 10 and r["tuned"] and r["variant"] == r["best"] and r["ok"]
     table = json.load(open(tmp_path / "tuned.json"))
+    rates = table.pop("_rates")  # the placement rates, measured by tune() too
     (entries,) = table.values()
     assert entries[0]["size_class"] == 14 and entries[0]["op"] == "sum"
+    assert list(rates) == list(table) and all(v > 0 for side in ("host_gbs", "device_gbs")
+                                              for v in rates[list(table)[0]][side].values())
     # a second process picks the table up at import
     out = subprocess.run([sys.executable, "-c",
                           "import gpured, numpy as np; gpured.placement('current');"
-                          "print(gpured.explain('sum', np.ones(2**12, np.float32))['tuned'])"],
+                          "print(gpured.explain('sum', np.ones(2**12, np.float32))['tuned'],"
+                          " gpured.rates()['measured'])"],
                          env=env, check=True, capture_output=True, text=True).stdout
-    assert out.strip() == "True"
+    assert out.strip() == "True True"
     # a damaged table is ignored, never trusted
     (tmp_path / "tuned.json").write_text("{not json")
     out = subprocess.run([sys.executable, "-c",
