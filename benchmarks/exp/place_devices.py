@@ -8,12 +8,15 @@ of calls (NumPy in, NumPy out: each call returns its answer), median of
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/place_devices.py [MAX_MIB]
 """
+import os
 import sys
-import time
 
 import numpy as np
 
-import gpured
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _loop import loop_ms  # noqa: E402
+
+import gpured  # noqa: E402
 
 try:
     import torch
@@ -21,15 +24,9 @@ except ImportError:  # pragma: no cover - the GPU host has it
     torch = None
 
 
-def wall(fn, calls, loops=5):
-    fn()
-    ts = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        ts.append((time.perf_counter() - t0) / calls)
-    return float(np.median(ts)) * 1e3
+def wall(fn, calls):
+    """NumPy in, answer out: every call is its own synchronisation."""
+    return loop_ms(fn, lambda: None, calls)
 
 
 def main():
