@@ -851,10 +851,13 @@ static void gather_rows(const red_view *v, const char *src, size_t isz,
 
 /* var/std on the host path: NumPy's two passes per segment (host.c
  * gr_host_var), rounded once into the result dtype.  The placement rule
- * counts the two passes; nanmean's one pass (mode 3) the same: its NaN
- * masks in double lanes ran at 0.6 of a sum's rate per pass (2-core
- * machine, 256 KiB-1 MiB float32, 2026-11-25). */
-#define HOST_VAR 2.0
+ * counts them 5x a sum's time: 2-core machine, float32, host var / host
+ * sum 6.7x at 4 MiB, 6.2x at 16, 4.3x at 64 (2026-11-26; it was priced
+ * at 2x, which the host sum's default rate of 8 GB/s hid).  nanmean's
+ * one pass (mode 3) at 2x: its NaN masks in double lanes ran at 0.6 of a
+ * sum's rate (256 KiB-1 MiB float32, 2026-11-25). */
+#define HOST_VAR 5.0
+#define HOST_NANMEAN 2.0
 
 static int var_on_host(const gr_request *req, const red_view *v,
                        gr_result *res, gr_status *st)
@@ -1435,7 +1438,8 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         (!req->out.present || req->out.blk == NULL) &&
         gr_place(&req->dev, req->roam, GR_FAM_REDUCE, req->op, &v.lay,
                       v.lay.M * v.lay.L * isz,
-                      req->var ? HOST_VAR
+                      req->var == 3 ? HOST_NANMEAN
+                      : req->var ? HOST_VAR
                       : req->ptp ? HOST_PTP
                       : nan_floats(req, in->t) || mk != NULL
                           ? HOST_COPY_REDUCE : 1.0,
