@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from . import _core
+from ._table import read as _read, write as _write
 
 FAMILIES = ("reduce", "arg", "column", "scan")
 
@@ -112,9 +113,8 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None, save=False):
         finally:
             _core.set_device(_core.devices()[prev]["index"] if pinned else None)
     if save:
-        from . import _tune
         r = measure_rates(sizes, reps)
-        _tune.save_rates(_core.get_device()["name"], r)
+        _save_rates(_core.get_device()["name"], r)
         return r
     small, large = sizes
     rng = np.random.default_rng(0)
@@ -146,3 +146,32 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None, save=False):
     _core.set_rates(name, float(np.median(hcall)) * 1e6, float(np.median(dcall)) * 1e6,
                     hg, dg)
     return _core.rates()
+
+
+def _save_rates(device_name, r):
+    """Keep a device's measured rates in the tuning table."""
+    table = _read()
+    saved = table.get("_rates")
+    saved = saved if isinstance(saved, dict) else {}
+    saved[device_name] = {k: r[k] for k in ("host_call_us", "device_call_us",
+                                            "host_gbs", "device_gbs")}
+    table["_rates"] = saved
+    _write(table)
+
+
+def load_rates(saved):
+    """Set the rates kept in the table (its ``"_rates"`` entry); returns
+    how many devices'.  A damaged entry is ignored, never trusted."""
+    n = 0
+    for name, r in saved.items() if isinstance(saved, dict) else ():
+        try:
+            hg = {k: float(v) for k, v in r["host_gbs"].items()}
+            dg = {k: float(v) for k, v in r["device_gbs"].items()}
+            if not all(v > 0 for v in list(hg.values()) + list(dg.values())):
+                continue
+            _core.set_rates(str(name), float(r["host_call_us"]),
+                            float(r["device_call_us"]), hg, dg)
+            n += 1
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return n

@@ -9,21 +9,17 @@ It is loaded into the C core at import; ``csrc/plan.c`` consults it for full
 reductions of a tuned (op, dtype, size class) and falls back to its built-in
 rules otherwise.  ``gpured.explain`` says ``tuned: True`` when it applies.
 """
-import json
-import os
-
 import numpy as np
 
 from . import _core
+from ._place import load_rates, measure_rates
 from ._reduce import timeit, variants
+from ._table import read as _read, write as _write
 
 # The tuned table is keyed by the core operator (what the planner sees).
 _OPS = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum",
         "all": "all", "any": "any", "mean": "add", "argmin": "argmin",
         "argmax": "argmax"}
-
-_FILE = "tuned.json"
-
 
 def _bar(total, desc, enabled=None):
     """A tqdm progress bar (on stderr; a widget in notebooks) when tqdm is
@@ -49,60 +45,12 @@ _GRIDS = {
 }
 
 
-def _path():
-    return os.path.join(_core.cache_dir(), _FILE)
-
-
-def _read():
-    try:
-        with open(_path()) as f:
-            data = json.load(f)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _write(table):
-    os.makedirs(os.path.dirname(_path()), exist_ok=True)
-    tmp = _path() + ".%d.tmp" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump(table, f, indent=1)
-    os.replace(tmp, _path())
-
-
-def save_rates(device_name, r):
-    """Keep a device's measured placement rates in the table."""
-    table = _read()
-    rates = table.get("_rates")
-    rates = rates if isinstance(rates, dict) else {}
-    rates[device_name] = {k: r[k] for k in ("host_call_us", "device_call_us",
-                                            "host_gbs", "device_gbs")}
-    table["_rates"] = rates
-    _write(table)
-
-
-def _load_rates(rates):
-    n = 0
-    for name, r in rates.items() if isinstance(rates, dict) else ():
-        try:
-            hg = {k: float(v) for k, v in r["host_gbs"].items()}
-            dg = {k: float(v) for k, v in r["device_gbs"].items()}
-            if not all(v > 0 for v in list(hg.values()) + list(dg.values())):
-                continue
-            _core.set_rates(str(name), float(r["host_call_us"]),
-                            float(r["device_call_us"]), hg, dg)
-            n += 1
-        except (KeyError, TypeError, ValueError, AttributeError):
-            continue  # a damaged entry is ignored, never trusted
-    return n
-
-
 def load():
     """Load the tuned table and the measured rates into the C core (done
     at import)."""
     rows = []
     data = _read()
-    _load_rates(data.get("_rates"))
+    load_rates(data.get("_rates"))
     for device, entries in data.items():
         for e in entries if isinstance(entries, list) else []:
             try:
@@ -173,7 +121,6 @@ def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
         (dev["name"], _OPS[e["op"]], np.dtype(e["dtype"]), e["size_class"],
          e["variant"], e["wg_size"], e["ilp"], e["vw"], e["groups"]) for e in mine])
     if rates:
-        from ._place import measure_rates
         measure_rates(save=save)
     return results
 
