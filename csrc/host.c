@@ -693,6 +693,45 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
 DEF_FCOMP(f32)
 DEF_FCOMP(f64)
 
+/* float32 into a compensated float64 sum (mean of float32, sum with
+ * dtype=float64): fcomp_f64's TwoSum on each float widened as it is
+ * loaded, no gathered copy in chunks of CH. */
+static GR_CLONES void fcomp_f32d(const void *vp, size_t n, size_t base,
+                                 gr_hstate *s)
+{
+    const float *p = (const float *)vp;
+    const size_t W = LANES(f64);
+    v_f64 v0 = {0}, v1 = v0, v2 = v0, v3 = v0;
+    v_f64 x0 = v0, x1 = v0, x2 = v0, x3 = v0;
+    double sv = s->v.f64, sx = s->x.f64;
+    size_t i = 0;
+    int l;
+    (void)base;
+    for (; i + 4 * W <= n; i += 4 * W) {
+        v_f64 y0 = CV_F64(p + i), y1 = CV_F64(p + i + W);
+        v_f64 y2 = CV_F64(p + i + 2 * W), y3 = CV_F64(p + i + 3 * W);
+        TWOSUM(v_f64, v0, x0, y0);
+        TWOSUM(v_f64, v1, x1, y1);
+        TWOSUM(v_f64, v2, x2, y2);
+        TWOSUM(v_f64, v3, x3, y3);
+    }
+    for (; i + W <= n; i += W) {
+        v_f64 y0 = CV_F64(p + i);
+        TWOSUM(v_f64, v0, x0, y0);
+    }
+    TWOMERGE(v_f64, v0, x0, v1, x1);
+    TWOMERGE(v_f64, v2, x2, v3, x3);
+    TWOMERGE(v_f64, v0, x0, v2, x2);
+    for (l = 0; l < (int)W; ++l) {
+        TWOMERGE(double, sv, sx, v0[l], x0[l]);
+    }
+    for (; i < n; ++i) {
+        TWOSUM(double, sv, sx, (double)p[i]);
+    }
+    s->v.f64 = sv;
+    s->x.f64 = sx;
+}
+
 /* ------------------------------------------------- float products */
 #define DEF_FMUL(X)                                                          \
     static GR_CLONES void fmul_##X(const void *vp, size_t n, size_t base,    \
@@ -1246,6 +1285,14 @@ static int red_impl(const gr_host_op *o, gr_red_impl *k)
                 k->fold = f64 ? fcomp_f64 : fcomp_f32;
                 k->col = f64 ? fcompc_f64 : fcompc_f32;
                 k->fin = f64 ? FIN_F64C : FIN_F32C;
+            }
+            if (o->op == GR_ADD && f64 && t == GR_FLOAT32) {
+                /* floats read as they are, widened in the fold (columns:
+                 * segment by segment, as gathered before) */
+                k->kt = KT_SAME;
+                k->ksize = 4;
+                k->fold = fcomp_f32d;
+                k->col = NULL;
             }
             return 0;
         }
