@@ -576,12 +576,14 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
 
 /* ----------------------------------------- compensated sums (TwoSum)
  * float64 (and float32 when not wide): 4 vector states (v, x) updated by
- * TwoSum, then merged lane by lane into the segment's state. */
-#define DEF_FCOMP(X)                                                         \
-    static GR_CLONES void fcomp_##X(const void *vp, size_t n, size_t base,   \
-                                    gr_hstate *s)                            \
+ * TwoSum, then merged lane by lane into the segment's state.  The fold
+ * reads TIN elements, each loaded as X (LOADV: a vector of W, LOADS:
+ * one). */
+#define DEF_FCOMP_FOLD(NAME, TIN, X, LOADV, LOADS)                           \
+    static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
+                               gr_hstate *s)                                 \
     {                                                                        \
-        const s_##X *p = (const s_##X *)vp;                                  \
+        const TIN *p = (const TIN *)vp;                                      \
         const size_t W = LANES(X);                                           \
         v_##X v0 = {0}, v1 = v0, v2 = v0, v3 = v0;                           \
         v_##X x0 = v0, x1 = v0, x2 = v0, x3 = v0;                            \
@@ -591,9 +593,9 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         (void)base;                                                          \
         /* 4 vectors a step, each into its own compensated state */        \
         for (; i + 4 * W <= n; i += 4 * W) {                                 \
-            v_##X y0 = LD(v_##X, p + i), y1 = LD(v_##X, p + i + W);          \
-            v_##X y2 = LD(v_##X, p + i + 2 * W);                             \
-            v_##X y3 = LD(v_##X, p + i + 3 * W);                             \
+            v_##X y0 = LOADV(p + i), y1 = LOADV(p + i + W);                  \
+            v_##X y2 = LOADV(p + i + 2 * W);                                 \
+            v_##X y3 = LOADV(p + i + 3 * W);                                 \
             TWOSUM(v_##X, v0, x0, y0);                                       \
             TWOSUM(v_##X, v1, x1, y1);                                       \
             TWOSUM(v_##X, v2, x2, y2);                                       \
@@ -601,7 +603,7 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         }                                                                    \
         /* the remaining whole vectors */                                   \
         for (; i + W <= n; i += W) {                                         \
-            v_##X y0 = LD(v_##X, p + i);                                     \
+            v_##X y0 = LOADV(p + i);                                         \
             TWOSUM(v_##X, v0, x0, y0);                                       \
         }                                                                    \
         /* states and lanes merged into the segment's state */              \
@@ -613,11 +615,17 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         }                                                                    \
         /* the tail */                                                       \
         for (; i < n; ++i) {                                                 \
-            TWOSUM(s_##X, sv, sx, p[i]);                                     \
+            TWOSUM(s_##X, sv, sx, LOADS(p[i]));                              \
         }                                                                    \
         s->v.X = sv;                                                         \
         s->x.X = sx;                                                         \
-    }                                                                        \
+    }
+#define LDV_f32(p) LD(v_f32, p)
+#define LDV_f64(p) LD(v_f64, p)
+#define LDS_SAME(y) (y)
+#define LDS_F64(y) ((double)(y))
+#define DEF_FCOMP(X)                                                         \
+    DEF_FCOMP_FOLD(fcomp_##X, s_##X, X, LDV_##X, LDS_SAME)                   \
     static GR_CLONES_FMA void fcompc_##X(const void *vp, size_t B,          \
                                          size_t L, ptrdiff_t es,             \
                                          gr_hstate *s, void *scratch)        \
@@ -694,43 +702,9 @@ DEF_FCOMP(f32)
 DEF_FCOMP(f64)
 
 /* float32 into a compensated float64 sum (mean of float32, sum with
- * dtype=float64): fcomp_f64's TwoSum on each float widened as it is
- * loaded, no gathered copy in chunks of CH. */
-static GR_CLONES void fcomp_f32d(const void *vp, size_t n, size_t base,
-                                 gr_hstate *s)
-{
-    const float *p = (const float *)vp;
-    const size_t W = LANES(f64);
-    v_f64 v0 = {0}, v1 = v0, v2 = v0, v3 = v0;
-    v_f64 x0 = v0, x1 = v0, x2 = v0, x3 = v0;
-    double sv = s->v.f64, sx = s->x.f64;
-    size_t i = 0;
-    int l;
-    (void)base;
-    for (; i + 4 * W <= n; i += 4 * W) {
-        v_f64 y0 = CV_F64(p + i), y1 = CV_F64(p + i + W);
-        v_f64 y2 = CV_F64(p + i + 2 * W), y3 = CV_F64(p + i + 3 * W);
-        TWOSUM(v_f64, v0, x0, y0);
-        TWOSUM(v_f64, v1, x1, y1);
-        TWOSUM(v_f64, v2, x2, y2);
-        TWOSUM(v_f64, v3, x3, y3);
-    }
-    for (; i + W <= n; i += W) {
-        v_f64 y0 = CV_F64(p + i);
-        TWOSUM(v_f64, v0, x0, y0);
-    }
-    TWOMERGE(v_f64, v0, x0, v1, x1);
-    TWOMERGE(v_f64, v2, x2, v3, x3);
-    TWOMERGE(v_f64, v0, x0, v2, x2);
-    for (l = 0; l < (int)W; ++l) {
-        TWOMERGE(double, sv, sx, v0[l], x0[l]);
-    }
-    for (; i < n; ++i) {
-        TWOSUM(double, sv, sx, (double)p[i]);
-    }
-    s->v.f64 = sv;
-    s->x.f64 = sx;
-}
+ * dtype=float64): each float widened as it is loaded, no gathered copy in
+ * chunks of CH. */
+DEF_FCOMP_FOLD(fcomp_f32d, float, f64, CV_F64, LDS_F64)
 
 /* ------------------------------------------------- float products */
 #define DEF_FMUL(X)                                                          \
