@@ -601,6 +601,176 @@ static int is_pyopencl_array(PyObject *obj);
 static int pyopencl_operand(PyObject *obj, gr_operand *o, PyObject **keep,
                             int *dev, const char *what);
 
+/* ------------------------------------------ host memory used again
+ * The memory of a NumPy array seen in NOTE_USES calls (its owner: the
+ * array that owns the data its views share) is offered for registration
+ * (stream.c: on NVIDIA GPUs its copies then run at the DMA rate, straight
+ * from the array, 19.6 against ~35 ms per GiB through the staging pool;
+ * registering costs ~25 ms per GiB and releasing as much, so arrays used
+ * once or twice are left alone).  A weak reference to the owner withdraws
+ * the offer when the owner dies, before NumPy frees the memory.  While an
+ * array is noted, ndarray.resize() refuses it (NumPy's refcheck counts weak
+ * references); resize(refcheck=False) of a registered array would leave
+ * the driver holding the old pages. */
+#define NOTE_MAX 16
+#define NOTE_USES 3
+static struct {
+    PyObject *wr;     /* weak reference to the owner (dead: target None)   */
+    char *base;
+    size_t len;
+    int uses;
+    int id;           /* stream.c's offer, or -1                          */
+    unsigned long stamp;
+} notes[NOTE_MAX];
+static unsigned long note_clock;
+static PyObject *note_cb;
+static int reg_devices = -1; /* a device registration helps: 1, none: 0 */
+
+/* The weak reference's target, compared by identity only (not owned). */
+static PyObject *note_target(PyObject *wr)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *t = NULL;
+    if (PyWeakref_GetRef(wr, &t) < 0) {
+        PyErr_Clear();
+        return Py_None;
+    }
+    if (t == NULL) {
+        return Py_None;
+    }
+    Py_DECREF(t);
+    return t;
+#else
+    return PyWeakref_GetObject(wr);
+#endif
+}
+
+/* Forget note i's offer; returns it for withdraw() (the weak reference
+ * stays: it may be the one being called back; a later note drops it). */
+static int note_forget(int i)
+{
+    const int id = notes[i].id;
+    notes[i].id = -1;
+    notes[i].uses = 0;
+    notes[i].base = NULL;
+    notes[i].len = 0;
+    return id;
+}
+
+/* Withdraw an offer: releasing a registration waits for gr_lock (no stream
+ * copies from it then).  The notes table may change meanwhile. */
+static void withdraw(int id)
+{
+    if (id >= 0) {
+        Py_BEGIN_ALLOW_THREADS
+        gr_lock();
+        gr_hostreg_withdraw(id);
+        gr_unlock();
+        Py_END_ALLOW_THREADS
+    }
+}
+
+static PyObject *note_dead(PyObject *self, PyObject *wr)
+{
+    for (int i = 0; i < NOTE_MAX; ++i) {
+        if (notes[i].wr == wr) {
+            withdraw(note_forget(i));
+            break;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef note_cb_def = {"_host_memory_freed", note_dead, METH_O,
+                                  NULL};
+
+static int note_wanted(size_t nbytes)
+{
+    gr_stream_cfg c;
+    long s, k;
+    gr_stream_get_cfg(&c, &s, &k);
+    if (c.reg == GR_REG_NEVER || nbytes == 0 || nbytes < c.min_bytes) {
+        return 0;
+    }
+    if (c.reg == GR_REG_ALWAYS) {
+        return 1;
+    }
+    if (reg_devices < 0) {
+        reg_devices = 0;
+        for (int i = 0; i < gr_device_count(); ++i) {
+            const gr_device *d = gr_device_get(i);
+            reg_devices |= d->is_gpu && d->nvidia_ptx;
+        }
+    }
+    return reg_devices;
+}
+
+/* Count a call on host array arr; offer its owner's memory from the
+ * NOTE_USES-th call on.  Never fails: a note is only a speed-up. */
+static void host_note(PyArrayObject *arr)
+{
+    if (!note_wanted((size_t)PyArray_NBYTES(arr))) {
+        return;
+    }
+    PyObject *own = (PyObject *)arr;
+    while (PyArray_Check(own) &&
+           !PyArray_CHKFLAGS((PyArrayObject *)own, NPY_ARRAY_OWNDATA) &&
+           PyArray_BASE((PyArrayObject *)own) != NULL) {
+        own = PyArray_BASE((PyArrayObject *)own);
+    }
+    if (!PyArray_Check(own) ||
+        !PyArray_CHKFLAGS((PyArrayObject *)own, NPY_ARRAY_OWNDATA)) {
+        return;
+    }
+    char *base = PyArray_DATA((PyArrayObject *)own);
+    const size_t len = (size_t)PyArray_NBYTES((PyArrayObject *)own);
+    int at = -1, oldest = 0, gone = -1;
+    for (int i = 0; i < NOTE_MAX; ++i) {
+        if (notes[i].wr != NULL && note_target(notes[i].wr) == own) {
+            at = i;
+            break;
+        }
+        if (notes[i].stamp < notes[oldest].stamp) {
+            oldest = i;
+        }
+    }
+    if (at >= 0 && (notes[at].base != base || notes[at].len != len)) {
+        gone = note_forget(at); /* resized (refcheck=False) */
+        notes[at].base = base;
+        notes[at].len = len;
+    }
+    if (at < 0) {
+        if (note_cb == NULL &&
+            (note_cb = PyCFunction_New(&note_cb_def, NULL)) == NULL) {
+            PyErr_Clear();
+            return;
+        }
+        PyObject *wr = PyWeakref_NewRef(own, note_cb);
+        if (wr == NULL) {
+            PyErr_Clear();
+            return;
+        }
+        at = oldest;
+        for (int i = 0; i < NOTE_MAX; ++i) {
+            if (notes[i].wr == NULL || note_target(notes[i].wr) == Py_None) {
+                at = i; /* a free or dead slot before the oldest live one */
+                break;
+            }
+        }
+        gone = note_forget(at);
+        Py_XSETREF(notes[at].wr, wr);
+        notes[at].base = base;
+        notes[at].len = len;
+        notes[at].uses = 0;
+        notes[at].id = -1;
+    }
+    notes[at].stamp = ++note_clock;
+    if (++notes[at].uses >= NOTE_USES && notes[at].id < 0) {
+        notes[at].id = gr_hostreg_offer(base, len);
+    }
+    withdraw(gone);
+}
+
 static int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
                       const char *what)
 {
@@ -668,6 +838,7 @@ static int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
     }
     o->host = PyArray_DATA(arr);
     *keep = (PyObject *)arr;
+    host_note(arr);
     return 0;
 }
 
@@ -3289,6 +3460,7 @@ static PyObject *py_to_device(PyObject *self, PyObject *args)
     if (h == NULL) {
         return NULL;
     }
+    host_note(h);
     PyObject *r = upload(h, dev);
     Py_DECREF(h);
     return r;
@@ -3475,23 +3647,31 @@ static PyObject *py_set_memory_limit(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* set_staging(chunk_bytes, buffers, min_bytes, force, threads) */
+static const char *const reg_modes[] = {"never", "auto", "always"};
+
+/* set_staging(chunk_bytes, buffers, min_bytes, force, threads, register) */
 static PyObject *py_set_staging(PyObject *self, PyObject *args)
 {
     Py_ssize_t chunk, min_bytes;
-    int nbuf, force, threads;
-    if (!PyArg_ParseTuple(args, "ninpi", &chunk, &nbuf, &min_bytes, &force,
-                          &threads)) {
+    int nbuf, force, threads, reg = -1;
+    const char *regs = NULL;
+    if (!PyArg_ParseTuple(args, "ninpis", &chunk, &nbuf, &min_bytes, &force,
+                          &threads, &regs)) {
         return NULL;
+    }
+    for (int i = 0; i < 3; ++i) {
+        reg = strcmp(regs, reg_modes[i]) == 0 ? i : reg;
     }
     if (chunk < 4096 || nbuf < 2 || nbuf > 16 || min_bytes < 0 ||
-        threads < 0) {
+        threads < 0 || reg < 0) {
         PyErr_SetString(PyExc_ValueError,
                         "staging: chunk_bytes >= 4096, 2 <= buffers <= 16, "
-                        "min_bytes >= 0, threads >= 0");
+                        "min_bytes >= 0, threads >= 0, register 'auto', "
+                        "'always' or 'never'");
         return NULL;
     }
-    gr_stream_cfg c = {(size_t)chunk, nbuf, (size_t)min_bytes, force, threads};
+    gr_stream_cfg c = {(size_t)chunk, nbuf, (size_t)min_bytes, force, threads,
+                       reg};
     Py_BEGIN_ALLOW_THREADS
     gr_lock();
     gr_stream_set_cfg(&c);
@@ -3503,13 +3683,19 @@ static PyObject *py_set_staging(PyObject *self, PyObject *args)
 static PyObject *py_staging(PyObject *self, PyObject *noargs)
 {
     gr_stream_cfg c;
-    long streams, chunks;
+    long streams, chunks, direct;
+    int pinned;
+    size_t pinned_bytes;
     gr_stream_get_cfg(&c, &streams, &chunks);
-    return Py_BuildValue("{s:n, s:i, s:n, s:O, s:i, s:l, s:l}", "chunk_bytes",
-                         (Py_ssize_t)c.chunk, "buffers", c.nbuf, "min_bytes",
-                         (Py_ssize_t)c.min_bytes, "force",
+    gr_hostreg_stats(&direct, &pinned, &pinned_bytes);
+    return Py_BuildValue("{s:n, s:i, s:n, s:O, s:i, s:s, s:l, s:l, s:l, s:i, "
+                         "s:n}", "chunk_bytes", (Py_ssize_t)c.chunk, "buffers",
+                         c.nbuf, "min_bytes", (Py_ssize_t)c.min_bytes, "force",
                          c.force ? Py_True : Py_False, "threads", c.threads,
-                         "streams", streams, "chunks", chunks);
+                         "register", reg_modes[c.reg], "streams", streams,
+                         "chunks", chunks, "direct_chunks", direct,
+                         "registered", pinned, "registered_bytes",
+                         (Py_ssize_t)pinned_bytes);
 }
 
 /* _gate(device=None) -> a capsule; the device's queue waits behind it
@@ -4167,7 +4353,8 @@ static PyMethodDef methods[] = {
     {"set_memory_limit", py_set_memory_limit, METH_VARARGS,
      "set_memory_limit(bytes, device=None): cap the cached bytes."},
     {"set_staging", py_set_staging, METH_VARARGS,
-     "set_staging(chunk_bytes, buffers, min_bytes, force, threads)."},
+     "set_staging(chunk_bytes, buffers, min_bytes, force, threads, "
+     "register)."},
     {"staging", py_staging, METH_NOARGS,
      "Staging settings and counters (streams, chunks)."},
     {"placement", py_placement, METH_VARARGS,

@@ -537,8 +537,20 @@ typedef struct {
     size_t min_bytes;  /* smaller transfers take the plain path            */
     int force;         /* stream on CPU devices too (tests)                */
     int threads;       /* memcpy threads, 0: automatic                     */
+    int reg;           /* registering host memory: GR_REG_*                */
 } gr_stream_cfg;
+enum { GR_REG_NEVER = 0, GR_REG_AUTO = 1, GR_REG_ALWAYS = 2 };
 void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks);
+
+/* Registered host memory (stream.c): api.c offers [base, base + len), the
+ * memory of a host array it saw in several calls, while its owner lives
+ * (id, or -1: the table is full); streams to an eligible device (GR_REG_AUTO:
+ * NVIDIA GPUs; GR_REG_ALWAYS: any, for tests) register it on first use and
+ * copy from it directly.  withdraw (gr_lock held) releases the
+ * registration before the owner's memory is freed. */
+int gr_hostreg_offer(void *base, size_t len);
+void gr_hostreg_withdraw(int id);
+void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes);
 void gr_stream_set_cfg(const gr_stream_cfg *c);   /* gr_lock held         */
 int gr_stream_wanted(const gr_device *d, size_t nbytes);
 size_t gr_stream_chunk_elems(size_t itemsize);

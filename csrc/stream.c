@@ -19,6 +19,10 @@
  * pinned memory runs on several threads: one thread copies at about the
  * pageable DMA rate, which is what this path is for beating.
  *
+ * Host memory used again and again is registered instead (below): on
+ * NVIDIA's OpenCL its copies then run at the DMA rate, straight from the
+ * NumPy array, with no staging copy.
+ *
  * Everything here runs with gr_lock held and without the GIL.
  */
 #include "gpured.h"
@@ -38,9 +42,11 @@ static gr_stream_cfg cfg = {
     16u << 20, /* inputs from 16 MiB up stream on GPUs                     */
     0,         /* force: also on CPU devices (tests)                       */
     0,         /* memcpy threads (0: min(online CPUs, 16))                  */
+    GR_REG_AUTO, /* register host memory used again: on NVIDIA GPUs        */
 };
 
 typedef struct {
+    gr_device *d;
     size_t chunk;
     int nbuf;
     cl_command_queue copyq;
@@ -54,13 +60,173 @@ typedef struct {
 } pool;
 
 static pool *pools[64];
-static long stat_streams, stat_chunks;
+static long stat_streams, stat_chunks, stat_direct;
+
+/* ------------------------------------------------ registered host memory
+ * NVIDIA's OpenCL page-locks the host memory a CL_MEM_USE_HOST_PTR buffer
+ * wraps, and while that buffer lives, copies from or to any part of the
+ * memory run at the DMA rate.  H100 host, 1 GiB (benchmarks/exp/hostreg.py,
+ * hostreg2.py): registering 24.8-28.8 ms, a write from registered memory
+ * 19.6 ms (54 GB/s), from pageable memory 115-130 ms, through the staging
+ * pool ~35 ms; releasing the buffer unlocks the memory (25.6 ms) and
+ * copies are pageable again; a new array at the same address then copies
+ * its own data.  A copy of a range only part of which is registered runs
+ * at the pageable rate.
+ *
+ * api.c offers the memory of NumPy arrays it has seen in several calls
+ * (their owner alive: it withdraws the offer when the owner dies, before
+ * NumPy frees the memory) and stage() registers an offered range the first
+ * time it streams from it to an eligible device.  At most REG_MAX ranges
+ * and a quarter of the host's memory are registered at once.  The table
+ * has its own lock (offers come with the GIL, stage() with gr_lock);
+ * releasing a registration takes gr_lock first, so that no stream is
+ * copying from it. */
+#define REG_MAX 16
+enum { REG_FREE, REG_OFFERED, REG_PINNED, REG_FAILED };
+static struct {
+    char *base;
+    size_t len;
+    int state;
+    gr_device *d;
+    cl_mem mem;
+    unsigned long stamp;
+} regs[REG_MAX];
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long reg_clock;
 
 void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks)
 {
     *c = cfg;
     *streams = stat_streams;
     *chunks = stat_chunks;
+}
+
+void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes)
+{
+    pthread_mutex_lock(&reg_mu);
+    *direct = stat_direct;
+    *pinned = 0;
+    *pinned_bytes = 0;
+    for (int i = 0; i < REG_MAX; ++i) {
+        if (regs[i].state == REG_PINNED) {
+            ++*pinned;
+            *pinned_bytes += regs[i].len;
+        }
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static void reg_unpin(int i) /* reg_mu and gr_lock held */
+{
+    if (regs[i].state == REG_PINNED) {
+        clReleaseMemObject(regs[i].mem);
+    }
+    regs[i].mem = NULL;
+    regs[i].d = NULL;
+    if (regs[i].state != REG_FREE) {
+        regs[i].state = REG_OFFERED;
+    }
+}
+
+int gr_hostreg_offer(void *base, size_t len)
+{
+    int id = -1;
+    pthread_mutex_lock(&reg_mu);
+    for (int i = 0; i < REG_MAX && id < 0; ++i) {
+        if (regs[i].state != REG_FREE && regs[i].base == base &&
+            regs[i].len == len) {
+            id = i;
+        }
+    }
+    for (int i = 0; i < REG_MAX && id < 0; ++i) {
+        if (regs[i].state == REG_FREE) {
+            regs[i].base = base;
+            regs[i].len = len;
+            regs[i].state = REG_OFFERED;
+            regs[i].stamp = ++reg_clock;
+            id = i;
+        }
+    }
+    pthread_mutex_unlock(&reg_mu);
+    return id;
+}
+
+void gr_hostreg_withdraw(int id) /* gr_lock held */
+{
+    if (id < 0 || id >= REG_MAX) {
+        return;
+    }
+    pthread_mutex_lock(&reg_mu);
+    reg_unpin(id);
+    regs[id].state = REG_FREE;
+    regs[id].base = NULL;
+    regs[id].len = 0;
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static void reg_unpin_device(const gr_device *d) /* gr_lock held */
+{
+    pthread_mutex_lock(&reg_mu);
+    for (int i = 0; i < REG_MAX; ++i) {
+        if (regs[i].state == REG_FAILED ||
+            (regs[i].state == REG_PINNED && (d == NULL || regs[i].d == d))) {
+            reg_unpin(i);
+        }
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static int reg_eligible(const gr_device *d)
+{
+    return cfg.reg == GR_REG_ALWAYS ||
+           (cfg.reg == GR_REG_AUTO && d->is_gpu && d->nvidia_ptx);
+}
+
+static size_t reg_cap(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 4
+                                : (size_t)4 << 30;
+}
+
+/* Whether [p, p + n) lies in memory registered for d, registering an
+ * offered range now (gr_lock held). */
+static int reg_direct(gr_device *d, const void *p, size_t n)
+{
+    int hit = 0;
+    if (cfg.reg == GR_REG_NEVER || !reg_eligible(d)) {
+        return 0;
+    }
+    pthread_mutex_lock(&reg_mu);
+    for (int i = 0; i < REG_MAX; ++i) {
+        const char *b = regs[i].base;
+        if (regs[i].state == REG_FREE || (const char *)p < b ||
+            (const char *)p + n > b + regs[i].len) {
+            continue;
+        }
+        if (regs[i].state == REG_OFFERED) {
+            size_t used = 0;
+            for (int j = 0; j < REG_MAX; ++j) {
+                used += regs[j].state == REG_PINNED ? regs[j].len : 0;
+            }
+            cl_int err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+            if (used + regs[i].len <= reg_cap() &&
+                regs[i].len <= d->max_alloc) {
+                regs[i].mem = clCreateBuffer(
+                    d->ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                    regs[i].len, regs[i].base, &err);
+            }
+            regs[i].state = err == CL_SUCCESS ? REG_PINNED : REG_FAILED;
+            regs[i].d = err == CL_SUCCESS ? d : NULL;
+        }
+        if (regs[i].state == REG_PINNED && regs[i].d == d) {
+            regs[i].stamp = ++reg_clock;
+            hit = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&reg_mu);
+    return hit;
 }
 
 static void pool_free(pool *p)
@@ -97,6 +263,7 @@ void gr_stream_set_cfg(const gr_stream_cfg *c)
     if (cfg.nbuf > MAX_SLOTS) cfg.nbuf = MAX_SLOTS;
     if (cfg.chunk < 4096) cfg.chunk = 4096;
     cfg.chunk = cfg.chunk / 128 * 128;
+    reg_unpin_device(NULL);
     for (size_t i = 0; i < sizeof pools / sizeof *pools; ++i) {
         pool_free(pools[i]);
         pools[i] = NULL;
@@ -105,6 +272,7 @@ void gr_stream_set_cfg(const gr_stream_cfg *c)
 
 void gr_stream_forget(const gr_device *d)
 {
+    reg_unpin_device(d);
     if (d->index >= 0 && d->index < (int)(sizeof pools / sizeof *pools)) {
         pool_free(pools[d->index]);
         pools[d->index] = NULL;
@@ -139,6 +307,7 @@ static pool *pool_get(gr_device *d, gr_status *st)
         gr_status_fail(st, "out of host memory");
         return NULL;
     }
+    p->d = d;
     p->chunk = cfg.chunk;
     p->nbuf = cfg.nbuf;
     p->copyq = clCreateCommandQueue(d->ctx, d->id, 0, &err);
@@ -238,20 +407,26 @@ static int settle(cl_event *e, gr_status *st)
 }
 
 /* Stage chunk bytes [src, src + n) in slot s and enqueue its write to
- * (mem, off) after `after` (NULL: no wait); written[s] marks it done. */
+ * (mem, off) after `after` (NULL: no wait); written[s] marks it done.
+ * From registered memory the write reads src itself (the caller keeps it
+ * until the write is settled). */
 static int stage(pool *p, int s, const char *src, size_t n, cl_mem mem,
                  size_t off, cl_event after, gr_status *st)
 {
+    const int direct = reg_direct(p->d, src, n);
     if (settle(&p->written[s], st) != 0) {
         return -1;
     }
-    gr_par_memcpy(p->pin_ptr[s], src, n);
+    if (!direct) {
+        gr_par_memcpy(p->pin_ptr[s], src, n);
+    }
     GR_CL_CHECK(st, clEnqueueWriteBuffer(p->copyq, mem, CL_FALSE, off, n,
-                                         p->pin_ptr[s], after != NULL,
-                                         after ? &after : NULL,
+                                         direct ? src : p->pin_ptr[s],
+                                         after != NULL, after ? &after : NULL,
                                          &p->written[s]));
     GR_CL_CHECK(st, clFlush(p->copyq));
     stat_chunks++;
+    stat_direct += direct;
     return 0;
 fail:
     return -1;

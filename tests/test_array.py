@@ -5,6 +5,7 @@ arrays against NumPy with results staying on the device, chained device
 operations, release semantics, arrays of two devices, inputs streamed
 through a deliberately tiny staging pool, and memory over 100,000 calls.
 """
+import gc
 import json
 import os
 import resource
@@ -337,6 +338,48 @@ def test_streamed_variants(tiny_staging):
         if variant in gpured.variants("sum", "float32"):
             np.testing.assert_allclose(gpured.sum(a, variant=variant),
                                        a.sum(dtype=np.float64), rtol=1e-6)
+
+
+def test_registered_host_memory(tiny_staging):
+    """A NumPy array seen in three calls has its memory registered (by
+    default on NVIDIA GPUs; forced here) and its chunks are copied straight
+    from it.  Results follow the array's host writes, views of it use the
+    registration too, and it goes when the array goes."""
+    gpured.set_staging(register="always")
+    try:
+        a = np.arange(300_007, dtype=np.int64)
+        st0 = gpured.staging()
+        for k in range(5):
+            a[k * 1000] -= 3 * k  # host writes between calls are seen
+            assert gpured.sum(a) == a.sum()
+            assert gpured.argmin(a) == a.argmin()
+        st = gpured.staging()
+        assert st["registered"] == st0["registered"] + 1
+        assert st["registered_bytes"] >= st0["registered_bytes"] + a.nbytes
+        assert st["direct_chunks"] > st0["direct_chunks"]
+        v = a[5:-7]
+        d0 = st["direct_chunks"]
+        assert gpured.sum(v) == v.sum() and gpured.argmax(v) == v.argmax()
+        assert gpured.staging()["direct_chunks"] > d0
+        np.testing.assert_array_equal(gpured.cumsum(v), np.cumsum(v))
+        np.testing.assert_array_equal(gpured.to_device(v).get(), v)
+        assert gpured.max(v[::3]) == v[::3].max()
+        with pytest.raises(ValueError):
+            a.resize(10)  # NumPy refuses: gpured holds a weak reference
+        del v
+        del a
+        gc.collect()
+        assert gpured.staging()["registered"] == st0["registered"]
+        b = np.arange(300_007, dtype=np.int64)[::-1]  # maybe at a's address
+        for _ in range(4):
+            assert gpured.sum(b) == b.sum() and gpured.argmax(b) == 0
+        gpured.set_staging(register="never")  # releases every registration
+        assert gpured.staging()["registered"] == 0
+        d1 = gpured.staging()["direct_chunks"]
+        assert gpured.sum(b) == b.sum()
+        assert gpured.staging()["direct_chunks"] == d1
+    finally:
+        gpured.set_staging(register="auto")
 
 
 @pytest.mark.parametrize("threads", [2, 16])
