@@ -580,11 +580,12 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
  * reads TIN elements, each loaded as X (LOADV: a vector of W, LOADS:
  * one). */
 #define DEF_FCOMP_FOLD(NAME, TIN, X, LOADV, LOADS)                           \
-    static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
-                               gr_hstate *s)                                 \
+    static GR_CLONES_FMA void NAME(const void *vp, size_t n, size_t base,    \
+                                   gr_hstate *s)                             \
     {                                                                        \
         const TIN *p = (const TIN *)vp;                                      \
         const size_t W = LANES(X);                                           \
+        const v_##X m1 = (v_##X){0} + (s_##X)NEG_ONE;                        \
         v_##X v0 = {0}, v1 = v0, v2 = v0, v3 = v0;                           \
         v_##X x0 = v0, x1 = v0, x2 = v0, x3 = v0;                            \
         s_##X sv = s->v.X, sx = s->x.X;                                      \
@@ -596,15 +597,15 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
             v_##X y0 = LOADV(p + i), y1 = LOADV(p + i + W);                  \
             v_##X y2 = LOADV(p + i + 2 * W);                                 \
             v_##X y3 = LOADV(p + i + 3 * W);                                 \
-            TWOSUM(v_##X, v0, x0, y0);                                       \
-            TWOSUM(v_##X, v1, x1, y1);                                       \
-            TWOSUM(v_##X, v2, x2, y2);                                       \
-            TWOSUM(v_##X, v3, x3, y3);                                       \
+            TWOSUM_F(v_##X, v0, x0, y0, m1);                                 \
+            TWOSUM_F(v_##X, v1, x1, y1, m1);                                 \
+            TWOSUM_F(v_##X, v2, x2, y2, m1);                                 \
+            TWOSUM_F(v_##X, v3, x3, y3, m1);                                 \
         }                                                                    \
         /* the remaining whole vectors */                                   \
         for (; i + W <= n; i += W) {                                         \
             v_##X y0 = LOADV(p + i);                                         \
-            TWOSUM(v_##X, v0, x0, y0);                                       \
+            TWOSUM_F(v_##X, v0, x0, y0, m1);                                 \
         }                                                                    \
         /* states and lanes merged into the segment's state */              \
         TWOMERGE(v_##X, v0, x0, v1, x1);                                     \

@@ -536,8 +536,13 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
 
     const size_t tile = (size_t)plan->wg * plan->vw;
     const size_t full = tile * plan->ilp;
+    /* CPUs: a few groups per core; 16 per core over a long segment (H100
+     * host, PoCL 5, 16 cores, 1 GiB float32 sum, benchmarks/exp/
+     * cpu_groups.py: 64 groups 14.6-15.7 ms, 256 groups 13.1-13.7; the
+     * cores' shares even out) */
     size_t target = d->is_gpu ? cu * max_sz(1, 2048 / (size_t)plan->wg)
-                              : cu * 4;
+                    : lay->L * (size_t)tsize >= ((size_t)64 << 20) ? cu * 16
+                                                                  : cu * 4;
     size_t parts, max_parts = MAX_PARTS;
     if (v->one_per_item) {
         /* The ladder's start: one element per work-item, as many groups as
