@@ -71,7 +71,13 @@ static long stat_streams, stat_chunks, stat_direct;
  * pool ~35 ms; releasing the buffer unlocks the memory (25.6 ms) and
  * copies are pageable again; a new array at the same address then copies
  * its own data.  A copy of a range only part of which is registered runs
- * at the pageable rate.
+ * at the pageable rate.  The lock is the driver's, not the context's:
+ * memory registered through one GPU's context copies at the DMA rate to
+ * the other GPU too, and two GPUs pulling from it at once took 10.5 ms
+ * for 512 MiB each (nvidia-h100-x2, benchmarks/exp/hostreg_2gpu.py), so a
+ * registration serves every eligible device of its platform.  A range
+ * longer than the device's largest buffer is registered in pieces of at
+ * most that size (whole GiB), a chunk crossing two pieces is staged.
  *
  * api.c offers the memory of NumPy arrays it has seen in several calls
  * (their owner alive: it withdraws the offer when the owner dies, before
@@ -82,13 +88,16 @@ static long stat_streams, stat_chunks, stat_direct;
  * releasing a registration takes gr_lock first, so that no stream is
  * copying from it. */
 #define REG_MAX 16
+#define REG_PIECES 16
 enum { REG_FREE, REG_OFFERED, REG_PINNED, REG_FAILED };
 static struct {
     char *base;
     size_t len;
     int state;
-    gr_device *d;
-    cl_mem mem;
+    gr_device *d;              /* the device it was registered through    */
+    size_t piece;              /* bytes per piece (the last one: the rest) */
+    int npieces;
+    cl_mem mem[REG_PIECES];
     unsigned long stamp;
 } regs[REG_MAX];
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -118,10 +127,13 @@ void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes)
 
 static void reg_unpin(int i) /* reg_mu and gr_lock held */
 {
-    if (regs[i].state == REG_PINNED) {
-        clReleaseMemObject(regs[i].mem);
+    for (int k = 0; k < regs[i].npieces; ++k) {
+        if (regs[i].mem[k] != NULL) {
+            clReleaseMemObject(regs[i].mem[k]);
+        }
+        regs[i].mem[k] = NULL;
     }
-    regs[i].mem = NULL;
+    regs[i].npieces = 0;
     regs[i].d = NULL;
     if (regs[i].state != REG_FREE) {
         regs[i].state = REG_OFFERED;
@@ -169,7 +181,8 @@ static void reg_unpin_device(const gr_device *d) /* gr_lock held */
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < REG_MAX; ++i) {
         if (regs[i].state == REG_FAILED ||
-            (regs[i].state == REG_PINNED && (d == NULL || regs[i].d == d))) {
+            (regs[i].state == REG_PINNED &&
+             (d == NULL || regs[i].d->platform == d->platform))) {
             reg_unpin(i);
         }
     }
@@ -189,12 +202,49 @@ static size_t reg_cap(void)
                                 : (size_t)4 << 30;
 }
 
-/* Whether [p, p + n) lies in memory registered for d, registering an
- * offered range now (gr_lock held). */
+/* Register entry i through d: its pieces of at most d's largest buffer
+ * (GPURED_REG_PIECE_BYTES, for tests, makes them smaller).  reg_mu held. */
+static void reg_pin(int i, gr_device *d)
+{
+    size_t used = 0, piece = (size_t)d->max_alloc;
+    const char *env = getenv("GPURED_REG_PIECE_BYTES");
+    cl_int err = CL_SUCCESS;
+    for (int j = 0; j < REG_MAX; ++j) {
+        used += regs[j].state == REG_PINNED ? regs[j].len : 0;
+    }
+    if (env != NULL && strtoull(env, NULL, 10) > 0) {
+        piece = (size_t)strtoull(env, NULL, 10);
+    } else if (piece >= ((size_t)1 << 30)) {
+        piece &= ~(((size_t)1 << 30) - 1);
+    }
+    regs[i].state = REG_FAILED;
+    if (piece == 0 || used + regs[i].len > reg_cap() ||
+        (regs[i].len + piece - 1) / piece > REG_PIECES) {
+        return;
+    }
+    regs[i].piece = piece;
+    regs[i].d = d;
+    for (size_t at = 0; at < regs[i].len && err == CL_SUCCESS; at += piece) {
+        const size_t len = regs[i].len - at < piece ? regs[i].len - at : piece;
+        regs[i].mem[regs[i].npieces] = clCreateBuffer(
+            d->ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, len,
+            regs[i].base + at, &err);
+        regs[i].npieces += err == CL_SUCCESS;
+    }
+    if (err != CL_SUCCESS) {
+        reg_unpin(i);
+        regs[i].state = REG_FAILED;
+        return;
+    }
+    regs[i].state = REG_PINNED;
+}
+
+/* Whether [p, p + n) lies in one piece of memory registered on d's
+ * platform, registering an offered range now (gr_lock held). */
 static int reg_direct(gr_device *d, const void *p, size_t n)
 {
     int hit = 0;
-    if (cfg.reg == GR_REG_NEVER || !reg_eligible(d)) {
+    if (cfg.reg == GR_REG_NEVER || !reg_eligible(d) || n == 0) {
         return 0;
     }
     pthread_mutex_lock(&reg_mu);
@@ -205,23 +255,13 @@ static int reg_direct(gr_device *d, const void *p, size_t n)
             continue;
         }
         if (regs[i].state == REG_OFFERED) {
-            size_t used = 0;
-            for (int j = 0; j < REG_MAX; ++j) {
-                used += regs[j].state == REG_PINNED ? regs[j].len : 0;
-            }
-            cl_int err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-            if (used + regs[i].len <= reg_cap() &&
-                regs[i].len <= d->max_alloc) {
-                regs[i].mem = clCreateBuffer(
-                    d->ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
-                    regs[i].len, regs[i].base, &err);
-            }
-            regs[i].state = err == CL_SUCCESS ? REG_PINNED : REG_FAILED;
-            regs[i].d = err == CL_SUCCESS ? d : NULL;
+            reg_pin(i, d);
         }
-        if (regs[i].state == REG_PINNED && regs[i].d == d) {
+        if (regs[i].state == REG_PINNED &&
+            regs[i].d->platform == d->platform) {
+            const size_t lo = (size_t)((const char *)p - b);
             regs[i].stamp = ++reg_clock;
-            hit = 1;
+            hit = lo / regs[i].piece == (lo + n - 1) / regs[i].piece;
             break;
         }
     }

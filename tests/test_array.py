@@ -340,11 +340,16 @@ def test_streamed_variants(tiny_staging):
                                        a.sum(dtype=np.float64), rtol=1e-6)
 
 
-def test_registered_host_memory(tiny_staging):
+@pytest.mark.parametrize("piece", [None, 262144], ids=["one piece", "256 KiB pieces"])
+def test_registered_host_memory(tiny_staging, monkeypatch, piece):
     """A NumPy array seen in three calls has its memory registered (by
     default on NVIDIA GPUs; forced here) and its chunks are copied straight
     from it.  Results follow the array's host writes, views of it use the
-    registration too, and it goes when the array goes."""
+    registration too, and it goes when the array goes.  Memory longer than
+    a device buffer is registered in pieces (made small here), chunks
+    crossing two of them staged."""
+    if piece:
+        monkeypatch.setenv("GPURED_REG_PIECE_BYTES", str(piece))
     gpured.set_staging(register="always")
     try:
         a = np.arange(300_007, dtype=np.int64)
