@@ -658,10 +658,15 @@ static int note_forget(int i)
 }
 
 /* Withdraw an offer: releasing a registration waits for gr_lock (no stream
- * copies from it then).  The notes table may change meanwhile. */
+ * copies from it then).  The notes table may change meanwhile.  Under the
+ * lock (an owner freed by a signal handler that a call's interrupt check
+ * ran) no other stream runs and this thread's own input is alive: release
+ * at once. */
 static void withdraw(int id)
 {
-    if (id >= 0) {
+    if (id >= 0 && gr_lock_held()) {
+        gr_hostreg_withdraw(id);
+    } else if (id >= 0) {
         Py_BEGIN_ALLOW_THREADS
         gr_lock();
         gr_hostreg_withdraw(id);

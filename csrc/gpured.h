@@ -191,6 +191,7 @@ void gr_status_fail(gr_status *st, const char *fmt, ...);
 void gr_status_kind(gr_status *st, int kind, const char *fmt, ...);
 void gr_lock(void);                        /* serialises device work       */
 void gr_unlock(void);
+int gr_lock_held(void);                     /* by this thread              */
 int gr_forked(void);                       /* 1 in a child of fork()       */
 
 /* programs.c */

@@ -36,8 +36,21 @@ static int initialised = 0;
 static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int forked = 0;
 
-void gr_lock(void) { pthread_mutex_lock(&device_lock); }
-void gr_unlock(void) { pthread_mutex_unlock(&device_lock); }
+/* Whether this thread holds the lock: Python code may run under it
+ * (api.c's interrupt check takes the GIL and runs signal handlers), and
+ * what it frees must not wait for the lock then (api.c's withdraw). */
+static __thread int lock_held;
+void gr_lock(void)
+{
+    pthread_mutex_lock(&device_lock);
+    lock_held = 1;
+}
+void gr_unlock(void)
+{
+    lock_held = 0;
+    pthread_mutex_unlock(&device_lock);
+}
+int gr_lock_held(void) { return lock_held; }
 
 /* A child of fork() inherits the parent's OpenCL objects but not the
  * driver threads behind them: any OpenCL call there may hang.  The child

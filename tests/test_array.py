@@ -9,6 +9,7 @@ import gc
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import textwrap
@@ -385,6 +386,35 @@ def test_registered_host_memory(tiny_staging, monkeypatch, piece):
         assert gpured.staging()["direct_chunks"] == d1
     finally:
         gpured.set_staging(register="auto")
+
+
+def test_registered_array_freed_under_the_device_lock(tiny_staging):
+    """A call's interrupt check takes the GIL with the device lock held and
+    runs signal handlers; one that frees a registered array releases the
+    registration there, without waiting for the lock (it used to hang)."""
+    gpured.set_staging(register="always")
+    holder = [np.arange(100_000, dtype=np.int64)]
+    for _ in range(3):
+        assert gpured.sum(holder[0]) == holder[0].sum()
+    assert gpured.staging()["registered"] >= 1
+    fired = []
+
+    def handler(signum, frame):
+        if holder:
+            holder.pop()  # the last reference: the array dies here
+            fired.append(1)
+
+    old = signal.signal(signal.SIGALRM, handler)
+    b = np.arange(3_000_000, dtype=np.int64)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+        got = gpured.cumsum(b)  # thousands of chunks, a check each
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        gpured.set_staging(register="auto")
+    np.testing.assert_array_equal(got, np.cumsum(b))
+    assert fired and gpured.staging()["registered"] == 0
 
 
 @pytest.mark.parametrize("threads", [2, 16])
