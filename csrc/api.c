@@ -649,7 +649,7 @@ static PyObject *note_target(PyObject *wr)
  * stays: it may be the one being called back; a later note drops it). */
 static int note_forget(int i)
 {
-    const int id = notes[i].id;
+    const int id = notes[i].wr != NULL ? notes[i].id : -1; /* unused: 0s */
     notes[i].id = -1;
     notes[i].uses = 0;
     notes[i].base = NULL;

@@ -169,10 +169,16 @@ void gr_hostreg_withdraw(int id) /* gr_lock held */
         return;
     }
     pthread_mutex_lock(&reg_mu);
+    const int was_pinned = regs[id].state == REG_PINNED;
     reg_unpin(id);
     regs[id].state = REG_FREE;
     regs[id].base = NULL;
     regs[id].len = 0;
+    for (int i = 0; was_pinned && i < REG_MAX; ++i) {
+        if (regs[i].state == REG_FAILED) {
+            regs[i].state = REG_OFFERED; /* it may fit now: try again */
+        }
+    }
     pthread_mutex_unlock(&reg_mu);
 }
 

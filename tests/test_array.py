@@ -388,6 +388,33 @@ def test_registered_host_memory(tiny_staging, monkeypatch, piece):
         gpured.set_staging(register="auto")
 
 
+def test_failed_registration_tried_again_after_a_release(tiny_staging,
+                                                        monkeypatch):
+    """Memory that could not be registered (here: more pieces than allowed)
+    is tried again once another registration is released."""
+    gpured.set_staging(register="always")
+    try:
+        b = np.arange(50_000, dtype=np.int64)
+        for _ in range(3):
+            assert gpured.sum(b) == b.sum()
+        st = gpured.staging()
+        assert st["registered_bytes"] >= b.nbytes
+        monkeypatch.setenv("GPURED_REG_PIECE_BYTES", "4096")
+        a = np.arange(300_007, dtype=np.int64)
+        for _ in range(4):
+            assert gpured.sum(a) == a.sum()
+        assert gpured.staging()["registered"] == st["registered"]
+        monkeypatch.delenv("GPURED_REG_PIECE_BYTES")
+        del b
+        gc.collect()
+        assert gpured.sum(a) == a.sum()
+        now = gpured.staging()
+        assert now["registered"] == st["registered"]  # b out, a in
+        assert now["registered_bytes"] >= a.nbytes
+    finally:
+        gpured.set_staging(register="auto")
+
+
 def test_registered_array_freed_under_the_device_lock(tiny_staging):
     """A call's interrupt check takes the GIL with the device lock held and
     runs signal handlers; one that frees a registered array releases the
