@@ -98,10 +98,8 @@ static struct {
     size_t piece;              /* bytes per piece (the last one: the rest) */
     int npieces;
     cl_mem mem[REG_PIECES];
-    unsigned long stamp;
 } regs[REG_MAX];
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long reg_clock;
 
 void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks)
 {
@@ -110,18 +108,25 @@ void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks)
     *chunks = stat_chunks;
 }
 
+/* Ranges registered now and their bytes (reg_mu held). */
+static size_t reg_pinned(int *count)
+{
+    size_t bytes = 0;
+    *count = 0;
+    for (int i = 0; i < REG_MAX; ++i) {
+        if (regs[i].state == REG_PINNED) {
+            ++*count;
+            bytes += regs[i].len;
+        }
+    }
+    return bytes;
+}
+
 void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes)
 {
     pthread_mutex_lock(&reg_mu);
     *direct = stat_direct;
-    *pinned = 0;
-    *pinned_bytes = 0;
-    for (int i = 0; i < REG_MAX; ++i) {
-        if (regs[i].state == REG_PINNED) {
-            ++*pinned;
-            *pinned_bytes += regs[i].len;
-        }
-    }
+    *pinned_bytes = reg_pinned(pinned);
     pthread_mutex_unlock(&reg_mu);
 }
 
@@ -155,7 +160,6 @@ int gr_hostreg_offer(void *base, size_t len)
             regs[i].base = base;
             regs[i].len = len;
             regs[i].state = REG_OFFERED;
-            regs[i].stamp = ++reg_clock;
             id = i;
         }
     }
@@ -212,12 +216,11 @@ static size_t reg_cap(void)
  * (GPURED_REG_PIECE_BYTES, for tests, makes them smaller).  reg_mu held. */
 static void reg_pin(int i, gr_device *d)
 {
-    size_t used = 0, piece = (size_t)d->max_alloc;
+    size_t piece = (size_t)d->max_alloc;
+    int count;
+    const size_t used = reg_pinned(&count);
     const char *env = getenv("GPURED_REG_PIECE_BYTES");
     cl_int err = CL_SUCCESS;
-    for (int j = 0; j < REG_MAX; ++j) {
-        used += regs[j].state == REG_PINNED ? regs[j].len : 0;
-    }
     if (env != NULL && strtoull(env, NULL, 10) > 0) {
         piece = (size_t)strtoull(env, NULL, 10);
     } else if (piece >= ((size_t)1 << 30)) {
@@ -250,7 +253,7 @@ static void reg_pin(int i, gr_device *d)
 static int reg_direct(gr_device *d, const void *p, size_t n)
 {
     int hit = 0;
-    if (cfg.reg == GR_REG_NEVER || !reg_eligible(d) || n == 0) {
+    if (!reg_eligible(d) || n == 0) {
         return 0;
     }
     pthread_mutex_lock(&reg_mu);
@@ -266,7 +269,6 @@ static int reg_direct(gr_device *d, const void *p, size_t n)
         if (regs[i].state == REG_PINNED &&
             regs[i].d->platform == d->platform) {
             const size_t lo = (size_t)((const char *)p - b);
-            regs[i].stamp = ++reg_clock;
             hit = lo / regs[i].piece == (lo + n - 1) / regs[i].piece;
             break;
         }

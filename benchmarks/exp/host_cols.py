@@ -12,6 +12,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _loop import loop_ms  # noqa: E402
+from host_sizes import header  # noqa: E402
 
 import gpured  # noqa: E402
 
@@ -19,9 +20,7 @@ import gpured  # noqa: E402
 def main():
     sizes = [1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
     rng = np.random.default_rng(0)
-    print("| case | dtype | " + " | ".join(
-        "%d %s" % ((s >> 20, "MiB") if s >= 1 << 20 else (s >> 10, "KiB")) for s in sizes) + " |")
-    print("|---|---|" + "---|" * len(sizes))
+    header("case", sizes)
     for dt in (np.float32, np.float64):
         for case in ("column sum", "argmax"):
             cells = []

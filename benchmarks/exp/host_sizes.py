@@ -16,14 +16,20 @@ from _loop import loop_ms  # noqa: E402
 import gpured  # noqa: E402
 
 
+def header(first, sizes):
+    """The table's head: a column per size (also for host_cols.py)."""
+    print("| %s | dtype | " % first + " | ".join(
+        "%d %s" % ((s >> 20, "MiB") if s >= 1 << 20 else (s >> 10, "KiB"))
+        for s in sizes) + " |")
+    print("|---|---|" + "---|" * len(sizes))
+
+
 def main():
     sizes = [1 << 10, 1 << 12, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24,
              1 << 26, 1 << 28]
     rng = np.random.default_rng(0)
     print("device:", gpured.get_device()["name"], "| placement:", gpured.placement())
-    print("| op | dtype | " + " | ".join(
-        "%d %s" % ((s >> 20, "MiB") if s >= 1 << 20 else (s >> 10, "KiB")) for s in sizes) + " |")
-    print("|---|---|" + "---|" * len(sizes))
+    header("op", sizes)
     for dt in (np.float32, np.float64):
         for op in ("sum", "max"):
             cells = []

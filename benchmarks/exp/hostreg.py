@@ -15,11 +15,15 @@ def ms(t0):
     return (time.perf_counter() - t0) * 1e3
 
 
-def main():
+def nvidia_queue():
+    """A context and queue on the first NVIDIA GPU (also for hostreg2.py)."""
     p = [p for p in cl.get_platforms() if "NVIDIA" in p.name][0]
-    dev = p.get_devices()[0]
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx)
+    ctx = cl.Context([p.get_devices()[0]])
+    return ctx, cl.CommandQueue(ctx)
+
+
+def main():
+    ctx, q = nvidia_queue()
     mf = cl.mem_flags
     n = 1 << 28
     a = np.random.default_rng(0).random(n, dtype=np.float32)

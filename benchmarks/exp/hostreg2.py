@@ -5,26 +5,19 @@ data (no stale registration)?
     bash benchmarks/gpu_run.sh exp benchmarks/exp/hostreg2.py
 """
 import gc
+import os
+import sys
 import time
 
 import numpy as np
 import pyopencl as cl
 
-try:
-    import pyopencl._cl as _cl
-except ImportError:
-    _cl = None
-
-
-def ms(t0):
-    return (time.perf_counter() - t0) * 1e3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hostreg import ms, nvidia_queue  # noqa: E402
 
 
 def main():
-    p = [p for p in cl.get_platforms() if "NVIDIA" in p.name][0]
-    dev = p.get_devices()[0]
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx)
+    ctx, q = nvidia_queue()
     mf = cl.mem_flags
     n = 1 << 28
     d = cl.Buffer(ctx, mf.READ_WRITE, n * 4)

@@ -5,15 +5,16 @@ both.  And both GPUs pulling from registered memory at once.
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/hostreg_2gpu.py
 """
+import os
+import sys
 import threading
 import time
 
 import numpy as np
 import pyopencl as cl
 
-
-def ms(t0):
-    return (time.perf_counter() - t0) * 1e3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hostreg import ms  # noqa: E402
 
 
 def main():
