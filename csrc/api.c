@@ -3694,13 +3694,14 @@ static PyObject *py_staging(PyObject *self, PyObject *noargs)
     gr_stream_get_cfg(&c, &streams, &chunks);
     gr_hostreg_stats(&direct, &pinned, &pinned_bytes);
     return Py_BuildValue("{s:n, s:i, s:n, s:O, s:i, s:s, s:l, s:l, s:l, s:i, "
-                         "s:n}", "chunk_bytes", (Py_ssize_t)c.chunk, "buffers",
+                         "s:n, s:i}", "chunk_bytes", (Py_ssize_t)c.chunk, "buffers",
                          c.nbuf, "min_bytes", (Py_ssize_t)c.min_bytes, "force",
                          c.force ? Py_True : Py_False, "threads", c.threads,
                          "register", reg_modes[c.reg], "streams", streams,
                          "chunks", chunks, "direct_chunks", direct,
                          "registered", pinned, "registered_bytes",
-                         (Py_ssize_t)pinned_bytes);
+                         (Py_ssize_t)pinned_bytes, "streams_at_once",
+                         gr_stream_peak());
 }
 
 /* _gate(device=None) -> a capsule; the device's queue waits behind it

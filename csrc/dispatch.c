@@ -169,70 +169,6 @@ static int stop(gr_status *st)
     return -1;
 }
 
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-/* Wait for ev without gr_lock held; 0, or -1 with st set.  It polls with
- * sched_yield for the first 20 ms on a GPU (0.2 ms on a CPU device, whose
- * work-items want the cores), as CUDA's synchronise spins: a sleep would
- * overshoot by the kernel's timer slack (50 us) or more, which a loop of
- * calls synchronised once pays in full (measured on the H100: 440 us per
- * synchronisation with sleeps growing to 1 ms).  Then it sleeps in steps
- * of 1/64 of the time waited so far (20 us to 1 ms), an overshoot of a few
- * per cent at most.  With an interrupt check (intr, every ~50 ms): -1 with
- * GR_E_INTERRUPT when it fires; the work goes on on the device, and
- * whatever it uses must outlive it (the caller's *pending event). */
-static int wait_event_intr(const gr_device *d, cl_event ev,
-                           int (*intr)(void *), void *ictx, gr_status *st)
-{
-    cl_int s = CL_QUEUED;
-    const double t0 = now_ns();
-    const double spin = d != NULL && d->is_gpu ? 20e6 : 2e5;
-    double last_check = t0;
-    for (;;) {
-        cl_int e = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                  sizeof s, &s, NULL);
-        if (e != CL_SUCCESS) {
-            st->call = "clGetEventInfo";
-            st->err = e;
-            return -1;
-        }
-        if (s == CL_COMPLETE) {
-            return 0;
-        }
-        if (s < 0) {
-            st->call = "a command of this call";
-            st->err = s;
-            return -1;
-        }
-        const double t = now_ns(), waited = t - t0;
-        if (waited < spin) {
-            sched_yield();
-        } else {
-            long step = (long)(waited / 64);
-            step = step < 20000 ? 20000 : step > 1000000 ? 1000000 : step;
-            struct timespec ts = {0, step};
-            nanosleep(&ts, NULL);
-        }
-        if (intr != NULL && t - last_check >= 50e6) {
-            last_check = t;
-            if (intr(ictx)) {
-                gr_status_kind(st, GR_E_INTERRUPT, "interrupted");
-                return -1;
-            }
-        }
-    }
-}
-
-static int wait_event(const gr_device *d, cl_event ev, gr_status *st)
-{
-    return wait_event_intr(d, ev, NULL, NULL, st);
-}
-
 int gr_event_done(cl_event ev)
 {
     cl_int s = CL_QUEUED;
@@ -2141,19 +2077,19 @@ static int scan_streamed(gr_device *d, const gr_request *req, gr_op op,
     gr_scan_plan plan2;
     gr_layout lay2 = {1, 0, 0, 1};
     size_t chunk = 0;
-    int nbuf = 0, rc = -1;
+    int nbuf = 0, rc = -1, held = 0;
     char err[256];
     cl_int e = CL_SUCCESS;
-    gr_stream_pool *p = gr_stream_pool_get(d, &chunk, &nbuf, st);
-    if (p == NULL) {
-        return -1;
-    }
-    const size_t per = chunk / (isz > rsz ? isz : rsz);
     if (gr_accum_for(d, GR_FAM_SCAN, op, r, r, &acc2, err, sizeof err) != 0) {
         gr_status_kind(st, GR_E_TYPE, "%s", err);
         return -1;
     }
     gr_identity_of(op, r, ident);
+    gr_stream_pool *p = gr_stream_pool_get(d, &chunk, &nbuf, st);
+    if (p == NULL) {
+        return -1;
+    }
+    const size_t per = chunk / (isz > rsz ? isz : rsz);
     const size_t nchunks = (L + per - 1) / per;
     for (size_t k = 0; k < nchunks; ++k) {
         const int s = (int)(k % (size_t)nbuf), s2 = (int)((k + 1) % (size_t)nbuf);
@@ -2242,7 +2178,9 @@ static int scan_streamed(gr_device *d, const gr_request *req, gr_op op,
     }
     rc = 0;
 fail:
+    held = gr_unlock_for_wait();
     clFinish(d->queue);
+    gr_relock(held);
     if (gr_stream_idle(p, st) != 0) {
         rc = -1;
     }
@@ -2637,7 +2575,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
                                                 &ev));
         clFlush(d->queue);
         gr_unlock();
-        int wrc = wait_event_intr(d, ev, req->interrupted, req->ictx, st);
+        int wrc = gr_event_wait_intr(d, ev, req->interrupted, req->ictx, st);
         gr_lock();
         if (wrc != 0) {
             if (st->kind == GR_E_INTERRUPT) {
@@ -2701,7 +2639,7 @@ static int read_unlocked_intr(gr_device *d, cl_mem m, size_t off, size_t n,
                                         NULL, &ev));
     clFlush(d->queue);
     gr_unlock();
-    int rc = wait_event_intr(d, ev, intr, ictx, st);
+    int rc = gr_event_wait_intr(d, ev, intr, ictx, st);
     gr_lock();
     if (rc != 0 && st->kind == GR_E_INTERRUPT && pending != NULL) {
         *pending = ev;
@@ -2920,7 +2858,7 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
         }
         if (ev != NULL) {
             gr_unlock();
-            int wrc = wait_event(d, ev, st);
+            int wrc = gr_event_wait_intr(d, ev, NULL, NULL, st);
             gr_lock();
             clReleaseEvent(ev);
             if (wrc != 0) {
@@ -3348,7 +3286,7 @@ int gr_device_finish(int dev, int (*intr)(void *), void *ictx, gr_status *st)
     GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev));
     clFlush(d->queue);
     gr_unlock();
-    rc = wait_event_intr(d, ev, intr, ictx, st);
+    rc = gr_event_wait_intr(d, ev, intr, ictx, st);
     clReleaseEvent(ev);
     return rc;
 fail:

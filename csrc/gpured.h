@@ -46,6 +46,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <CL/cl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -192,6 +193,19 @@ void gr_status_kind(gr_status *st, int kind, const char *fmt, ...);
 void gr_lock(void);                        /* serialises device work       */
 void gr_unlock(void);
 int gr_lock_held(void);                     /* by this thread              */
+/* Waits on cv with gr_lock released (held on entry and on return). */
+void gr_lock_wait(pthread_cond_t *cv);
+/* A host-side wait without gr_lock: held = gr_unlock_for_wait(); wait;
+ * gr_relock(held).  Whatever the caller uses across it must be its own
+ * (blocks it holds, a staging pool it owns): other threads enqueue work
+ * meanwhile, on this device too. */
+int gr_unlock_for_wait(void);
+void gr_relock(int held);
+/* Wait for ev, spinning first as CUDA's synchronise does; intr (or NULL)
+ * polled every ~50 ms: GR_E_INTERRUPT.  0, or -1 with st set.  Called
+ * without gr_lock. */
+int gr_event_wait_intr(const gr_device *d, cl_event ev, int (*intr)(void *),
+                       void *ictx, gr_status *st);
 int gr_forked(void);                       /* 1 in a child of fork()       */
 
 /* programs.c */
@@ -542,6 +556,7 @@ typedef struct {
 } gr_stream_cfg;
 enum { GR_REG_NEVER = 0, GR_REG_AUTO = 1, GR_REG_ALWAYS = 2 };
 void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks);
+int gr_stream_peak(void);   /* the most streams in flight at once so far */
 
 /* Registered host memory (stream.c): api.c offers [base, base + len), the
  * memory of a host array it saw in several calls, while its owner lives
@@ -562,6 +577,11 @@ size_t gr_stream_chunk_elems(size_t itemsize);
 int gr_stream_write(gr_device *d, cl_mem mem, size_t off, const void *ptr,
                     size_t n, gr_status *st);
 
+/* A stream owns its device's staging pool from gr_stream_source /
+ * gr_stream_pool_get to gr_stream_source_end / gr_stream_idle (which must
+ * follow, also on errors); another thread's stream to the same device
+ * waits, one to another device runs beside it: the host-side waits run
+ * without gr_lock. */
 typedef struct gr_stream_src gr_stream_src;
 gr_stream_src *gr_stream_source(gr_device *d, const void *host,
                                 size_t itemsize, size_t total, gr_source *src,

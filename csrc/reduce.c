@@ -296,8 +296,19 @@ static int deliver(gr_device *d, cl_mem resv, size_t n, const gr_output *out,
                    gr_status *st)
 {
     if (out->mem == NULL) {
-        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, resv, CL_TRUE, 0, n,
-                                            out->host, 0, NULL, NULL));
+        /* waited for without gr_lock: other threads drive other devices
+         * meanwhile (the buffers here are this call's) */
+        cl_event ev = NULL;
+        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, resv, CL_FALSE, 0, n,
+                                            out->host, 0, NULL, &ev));
+        GR_CL_CHECK(st, clFlush(d->queue));
+        const int held = gr_unlock_for_wait();
+        const int rc = gr_event_wait_intr(d, ev, NULL, NULL, st);
+        gr_relock(held);
+        clReleaseEvent(ev);
+        if (rc != 0) {
+            return -1;
+        }
     } else if (resv != out->mem) {
         GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, resv, out->mem, 0,
                                             out->off * rsize, n, 0, NULL,

@@ -6,10 +6,12 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 PyObject *gr_OpenCLError = NULL;
 PyObject *gr_VariantUnavailable = NULL;
@@ -51,6 +53,89 @@ void gr_unlock(void)
     pthread_mutex_unlock(&device_lock);
 }
 int gr_lock_held(void) { return lock_held; }
+void gr_lock_wait(pthread_cond_t *cv)
+{
+    lock_held = 0;
+    pthread_cond_wait(cv, &device_lock);
+    lock_held = 1;
+}
+/* Drop the lock (if this thread holds it) for a wait on the host side:
+ * other threads drive other devices meanwhile.  Returns whether it was
+ * held, for gr_relock. */
+int gr_unlock_for_wait(void)
+{
+    const int held = lock_held;
+    if (held) {
+        gr_unlock();
+    }
+    return held;
+}
+void gr_relock(int held)
+{
+    if (held) {
+        gr_lock();
+    }
+}
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+/* Wait for ev (called without gr_lock); 0, or -1 with st set.  It polls with
+ * sched_yield for the first 20 ms on a GPU (0.2 ms on a CPU device, whose
+ * work-items want the cores), as CUDA's synchronise spins: a sleep would
+ * overshoot by the kernel's timer slack (50 us) or more, which a loop of
+ * calls synchronised once pays in full (measured on the H100: 440 us per
+ * synchronisation with sleeps growing to 1 ms).  Then it sleeps in steps
+ * of 1/64 of the time waited so far (20 us to 1 ms), an overshoot of a few
+ * per cent at most.  With an interrupt check (intr, every ~50 ms): -1 with
+ * GR_E_INTERRUPT when it fires; the work goes on on the device, and
+ * whatever it uses must outlive it (the caller's *pending event). */
+int gr_event_wait_intr(const gr_device *d, cl_event ev,
+                           int (*intr)(void *), void *ictx, gr_status *st)
+{
+    cl_int s = CL_QUEUED;
+    const double t0 = now_ns();
+    const double spin = d != NULL && d->is_gpu ? 20e6 : 2e5;
+    double last_check = t0;
+    for (;;) {
+        cl_int e = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                  sizeof s, &s, NULL);
+        if (e != CL_SUCCESS) {
+            st->call = "clGetEventInfo";
+            st->err = e;
+            return -1;
+        }
+        if (s == CL_COMPLETE) {
+            return 0;
+        }
+        if (s < 0) {
+            st->call = "a command of this call";
+            st->err = s;
+            return -1;
+        }
+        const double t = now_ns(), waited = t - t0;
+        if (waited < spin) {
+            sched_yield();
+        } else {
+            long step = (long)(waited / 64);
+            step = step < 20000 ? 20000 : step > 1000000 ? 1000000 : step;
+            struct timespec ts = {0, step};
+            nanosleep(&ts, NULL);
+        }
+        if (intr != NULL && t - last_check >= 50e6) {
+            last_check = t;
+            if (intr(ictx)) {
+                gr_status_kind(st, GR_E_INTERRUPT, "interrupted");
+                return -1;
+            }
+        }
+    }
+}
+
 
 /* A child of fork() inherits the parent's OpenCL objects but not the
  * driver threads behind them: any OpenCL call there may hang.  The child

@@ -23,7 +23,12 @@
  * NVIDIA's OpenCL its copies then run at the DMA rate, straight from the
  * NumPy array, with no staging copy.
  *
- * Everything here runs with gr_lock held and without the GIL.
+ * Everything here is called with gr_lock held and without the GIL.  Each
+ * device's pool belongs to one stream at a time (busy; pool_get waits for
+ * it with gr_lock released), and its host-side waits (a slot's previous
+ * write, the staging memcpy, the end of a stream) run without gr_lock:
+ * two threads stream to two GPUs at once (issue 16), or one streams while
+ * the other reduces on the CPU device.
  */
 #include "gpured.h"
 
@@ -57,10 +62,14 @@ typedef struct {
     void *pout_ptr[MAX_SLOTS];
     cl_event written[MAX_SLOTS];
     cl_event consumed[MAX_SLOTS];
+    int reg[MAX_SLOTS];         /* registration written[s] reads, or -1    */
+    int busy;                   /* a stream holds it (gr_lock)             */
 } pool;
 
 static pool *pools[64];
+static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER; /* busy -> 0    */
 static long stat_streams, stat_chunks, stat_direct;
+static int stat_peak; /* the most pools busy at once                      */
 
 /* ------------------------------------------------ registered host memory
  * NVIDIA's OpenCL page-locks the host memory a CL_MEM_USE_HOST_PTR buffer
@@ -83,23 +92,29 @@ static long stat_streams, stat_chunks, stat_direct;
  * (their owner alive: it withdraws the offer when the owner dies, before
  * NumPy frees the memory) and stage() registers an offered range the first
  * time it streams from it to an eligible device.  At most REG_MAX ranges
- * and a quarter of the host's memory are registered at once.  The table
- * has its own lock (offers come with the GIL, stage() with gr_lock);
- * releasing a registration takes gr_lock first, so that no stream is
- * copying from it. */
+ * and half of the host's memory are registered at once (a 64 GiB array on a
+ * 256 GiB host: issue 16's two-GPU benchmark).  The table
+ * has its own lock (offers come with the GIL, stage() with gr_lock).  A
+ * write from registered memory counts as a user of its entry until the
+ * write is settled; releasing an entry that has users only marks it
+ * (REG_RELEASING: no new stream uses it) and the last user releases it. */
 #define REG_MAX 16
 #define REG_PIECES 16
-enum { REG_FREE, REG_OFFERED, REG_PINNED, REG_FAILED };
+enum { REG_FREE, REG_OFFERED, REG_PINNED, REG_FAILED, REG_RELEASING };
 static struct {
     char *base;
     size_t len;
     int state;
+    int users;                 /* writes in flight reading it directly    */
+    int then;                  /* REG_RELEASING: REG_FREE or REG_OFFERED  */
     gr_device *d;              /* the device it was registered through    */
     size_t piece;              /* bytes per piece (the last one: the rest) */
     int npieces;
     cl_mem mem[REG_PIECES];
 } regs[REG_MAX];
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int gr_stream_peak(void) { return stat_peak; }
 
 void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks)
 {
@@ -114,7 +129,7 @@ static size_t reg_pinned(int *count)
     size_t bytes = 0;
     *count = 0;
     for (int i = 0; i < REG_MAX; ++i) {
-        if (regs[i].state == REG_PINNED) {
+        if (regs[i].state == REG_PINNED || regs[i].state == REG_RELEASING) {
             ++*count;
             bytes += regs[i].len;
         }
@@ -130,7 +145,16 @@ void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes)
     pthread_mutex_unlock(&reg_mu);
 }
 
-static void reg_unpin(int i) /* reg_mu and gr_lock held */
+static void reg_retry_failed(void) /* reg_mu held */
+{
+    for (int i = 0; i < REG_MAX; ++i) {
+        if (regs[i].state == REG_FAILED) {
+            regs[i].state = REG_OFFERED; /* it may fit now: try again */
+        }
+    }
+}
+
+static void reg_unpin(int i) /* reg_mu held; no users */
 {
     for (int k = 0; k < regs[i].npieces; ++k) {
         if (regs[i].mem[k] != NULL) {
@@ -145,13 +169,51 @@ static void reg_unpin(int i) /* reg_mu and gr_lock held */
     }
 }
 
+/* Entry i released now, or by its last user: then REG_FREE (withdrawn)
+ * or REG_OFFERED (unregistered only).  reg_mu held. */
+static void reg_release(int i, int then)
+{
+    if (regs[i].users > 0) {
+        if (regs[i].state == REG_RELEASING && regs[i].then == REG_FREE) {
+            return; /* withdrawn already */
+        }
+        regs[i].state = REG_RELEASING;
+        regs[i].then = then;
+        return;
+    }
+    const int was_pinned = regs[i].state == REG_PINNED ||
+                           regs[i].state == REG_RELEASING;
+    reg_unpin(i);
+    if (then == REG_FREE) {
+        regs[i].state = REG_FREE;
+        regs[i].base = NULL;
+        regs[i].len = 0;
+    }
+    if (was_pinned) {
+        reg_retry_failed();
+    }
+}
+
+/* A write that read entry i directly is settled (any thread). */
+static void reg_unuse(int i)
+{
+    if (i < 0) {
+        return;
+    }
+    pthread_mutex_lock(&reg_mu);
+    if (--regs[i].users == 0 && regs[i].state == REG_RELEASING) {
+        reg_release(i, regs[i].then);
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
 int gr_hostreg_offer(void *base, size_t len)
 {
     int id = -1;
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < REG_MAX && id < 0; ++i) {
-        if (regs[i].state != REG_FREE && regs[i].base == base &&
-            regs[i].len == len) {
+        if (regs[i].state != REG_FREE && regs[i].state != REG_RELEASING &&
+            regs[i].base == base && regs[i].len == len) {
             id = i;
         }
     }
@@ -167,21 +229,14 @@ int gr_hostreg_offer(void *base, size_t len)
     return id;
 }
 
-void gr_hostreg_withdraw(int id) /* gr_lock held */
+void gr_hostreg_withdraw(int id)
 {
     if (id < 0 || id >= REG_MAX) {
         return;
     }
     pthread_mutex_lock(&reg_mu);
-    const int was_pinned = regs[id].state == REG_PINNED;
-    reg_unpin(id);
-    regs[id].state = REG_FREE;
-    regs[id].base = NULL;
-    regs[id].len = 0;
-    for (int i = 0; was_pinned && i < REG_MAX; ++i) {
-        if (regs[i].state == REG_FAILED) {
-            regs[i].state = REG_OFFERED; /* it may fit now: try again */
-        }
+    if (regs[id].state != REG_FREE) {
+        reg_release(id, REG_FREE);
     }
     pthread_mutex_unlock(&reg_mu);
 }
@@ -190,10 +245,11 @@ static void reg_unpin_device(const gr_device *d) /* gr_lock held */
 {
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < REG_MAX; ++i) {
-        if (regs[i].state == REG_FAILED ||
-            (regs[i].state == REG_PINNED &&
-             (d == NULL || regs[i].d->platform == d->platform))) {
-            reg_unpin(i);
+        if (regs[i].state == REG_FAILED) {
+            regs[i].state = REG_OFFERED;
+        } else if (regs[i].state == REG_PINNED &&
+                   (d == NULL || regs[i].d->platform == d->platform)) {
+            reg_release(i, REG_OFFERED);
         }
     }
     pthread_mutex_unlock(&reg_mu);
@@ -208,7 +264,7 @@ static int reg_eligible(const gr_device *d)
 static size_t reg_cap(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 4
+    return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2
                                 : (size_t)4 << 30;
 }
 
@@ -248,13 +304,14 @@ static void reg_pin(int i, gr_device *d)
     regs[i].state = REG_PINNED;
 }
 
-/* Whether [p, p + n) lies in one piece of memory registered on d's
- * platform, registering an offered range now (gr_lock held). */
-static int reg_direct(gr_device *d, const void *p, size_t n)
+/* The entry whose registered memory holds [p, p + n) in one piece, on
+ * d's platform, registering an offered range now, as a new user; or -1
+ * (gr_lock held). */
+static int reg_use(gr_device *d, const void *p, size_t n)
 {
-    int hit = 0;
+    int hit = -1;
     if (!reg_eligible(d) || n == 0) {
-        return 0;
+        return -1;
     }
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < REG_MAX; ++i) {
@@ -269,7 +326,10 @@ static int reg_direct(gr_device *d, const void *p, size_t n)
         if (regs[i].state == REG_PINNED &&
             regs[i].d->platform == d->platform) {
             const size_t lo = (size_t)((const char *)p - b);
-            hit = lo / regs[i].piece == (lo + n - 1) / regs[i].piece;
+            if (lo / regs[i].piece == (lo + n - 1) / regs[i].piece) {
+                hit = i;
+                regs[i].users++;
+            }
             break;
         }
     }
@@ -283,6 +343,8 @@ static void pool_free(pool *p)
         return;
     }
     for (int i = 0; i < p->nbuf; ++i) {
+        if (p->written[i]) clWaitForEvents(1, &p->written[i]);
+        reg_unuse(p->reg[i]);
         if (p->written[i]) clReleaseEvent(p->written[i]);
         if (p->consumed[i]) clReleaseEvent(p->consumed[i]);
         if (p->pin_ptr[i]) {
@@ -304,8 +366,25 @@ static void pool_free(pool *p)
     free(p);
 }
 
+/* Wait (gr_lock released) until no stream holds a pool; on return (with
+ * gr_lock) none does. */
+static void pools_idle(void)
+{
+    for (;;) {
+        int busy = 0;
+        for (size_t i = 0; i < sizeof pools / sizeof *pools; ++i) {
+            busy |= pools[i] != NULL && pools[i]->busy;
+        }
+        if (!busy) {
+            return;
+        }
+        gr_lock_wait(&pool_cv);
+    }
+}
+
 void gr_stream_set_cfg(const gr_stream_cfg *c)
 {
+    pools_idle();
     cfg = *c;
     if (cfg.nbuf < 2) cfg.nbuf = 2;
     if (cfg.nbuf > MAX_SLOTS) cfg.nbuf = MAX_SLOTS;
@@ -320,6 +399,7 @@ void gr_stream_set_cfg(const gr_stream_cfg *c)
 
 void gr_stream_forget(const gr_device *d)
 {
+    pools_idle();
     reg_unpin_device(d);
     if (d->index >= 0 && d->index < (int)(sizeof pools / sizeof *pools)) {
         pool_free(pools[d->index]);
@@ -333,7 +413,21 @@ int gr_stream_wanted(const gr_device *d, size_t nbytes)
            nbytes > 0;
 }
 
-/* The device's pool, created on first use with the current settings. */
+/* p taken (gr_lock held): the peak of streams at once. */
+static pool *pool_took(pool *p)
+{
+    int n = 0;
+    p->busy = 1;
+    for (size_t i = 0; i < sizeof pools / sizeof *pools; ++i) {
+        n += pools[i] != NULL && pools[i]->busy;
+    }
+    stat_peak = n > stat_peak ? n : stat_peak;
+    return p;
+}
+
+/* The device's pool, created on first use with the current settings,
+ * now this thread's (pool_put gives it back); another stream's pool is
+ * waited for with gr_lock released. */
 static pool *pool_get(gr_device *d, gr_status *st)
 {
     int di = -1;
@@ -346,14 +440,20 @@ static pool *pool_get(gr_device *d, gr_status *st)
         gr_status_fail(st, "no staging pool for this device");
         return NULL;
     }
+    while (pools[di] != NULL && pools[di]->busy) {
+        gr_lock_wait(&pool_cv);
+    }
     if (pools[di] != NULL) {
-        return pools[di];
+        return pool_took(pools[di]);
     }
     cl_int err = CL_SUCCESS;
     pool *p = calloc(1, sizeof *p);
     if (p == NULL) {
         gr_status_fail(st, "out of host memory");
         return NULL;
+    }
+    for (int i = 0; i < MAX_SLOTS; ++i) {
+        p->reg[i] = -1;
     }
     p->d = d;
     p->chunk = cfg.chunk;
@@ -371,10 +471,16 @@ static pool *pool_get(gr_device *d, gr_status *st)
         GR_CL_CHECK_AS(st, "clEnqueueMapBuffer", err);
     }
     pools[di] = p;
-    return p;
+    return pool_took(p);
 fail:
     pool_free(p);
     return NULL;
+}
+
+static void pool_put(pool *p) /* gr_lock held */
+{
+    p->busy = 0;
+    pthread_cond_broadcast(&pool_cv);
 }
 
 /* ------------------------------------------------ multithreaded memcpy */
@@ -437,7 +543,7 @@ void gr_par_memcpy(void *dst, const void *src, size_t n)
     }
 }
 
-/* Wait for and drop an event slot. */
+/* Wait for and drop an event (any thread, gr_lock or not). */
 static int settle(cl_event *e, gr_status *st)
 {
     if (*e == NULL) {
@@ -454,19 +560,47 @@ static int settle(cl_event *e, gr_status *st)
     return 0;
 }
 
+/* Slot s's write settled, its registration's use ended. */
+static int slot_settle(pool *p, int s, gr_status *st)
+{
+    const int rc = settle(&p->written[s], st);
+    reg_unuse(p->reg[s]);
+    p->reg[s] = -1;
+    return rc;
+}
+
+/* Every slot's write settled, gr_lock released meanwhile. */
+static int slots_settle(pool *p, gr_status *st)
+{
+    int rc = 0;
+    const int held = gr_unlock_for_wait();
+    for (int s = 0; s < p->nbuf; ++s) {
+        if (slot_settle(p, s, st) != 0) {
+            rc = -1;
+        }
+    }
+    gr_relock(held);
+    return rc;
+}
+
 /* Stage chunk bytes [src, src + n) in slot s and enqueue its write to
  * (mem, off) after `after` (NULL: no wait); written[s] marks it done.
  * From registered memory the write reads src itself (the caller keeps it
- * until the write is settled). */
+ * until the write is settled).  The wait for the slot and the staging
+ * copy run without gr_lock. */
 static int stage(pool *p, int s, const char *src, size_t n, cl_mem mem,
                  size_t off, cl_event after, gr_status *st)
 {
-    const int direct = reg_direct(p->d, src, n);
-    if (settle(&p->written[s], st) != 0) {
-        return -1;
-    }
-    if (!direct) {
+    const int ri = reg_use(p->d, src, n), direct = ri >= 0;
+    const int held = gr_unlock_for_wait();
+    int rc = slot_settle(p, s, st);
+    if (rc == 0 && !direct) {
         gr_par_memcpy(p->pin_ptr[s], src, n);
+    }
+    gr_relock(held);
+    p->reg[s] = ri; /* its use ends when written[s] is settled */
+    if (rc != 0) {
+        return -1;
     }
     GR_CL_CHECK(st, clEnqueueWriteBuffer(p->copyq, mem, CL_FALSE, off, n,
                                          direct ? src : p->pin_ptr[s],
@@ -509,11 +643,10 @@ int gr_stream_write(gr_device *d, cl_mem mem, size_t off, const void *ptr,
     rc = 0;
 fail:
     if (p != NULL) {
-        for (int s = 0; s < p->nbuf; ++s) {
-            if (settle(&p->written[s], st) != 0) {
-                rc = -1;
-            }
+        if (slots_settle(p, st) != 0) {
+            rc = -1;
         }
+        pool_put(p);
     }
     if (mark) clReleaseEvent(mark);
     return rc;
@@ -600,19 +733,23 @@ int gr_stream_source_end(gr_stream_src *s, gr_status *st)
     if (s == NULL) {
         return 0;
     }
-    /* Leave the pool idle: later calls start from empty slots. */
+    /* Leave the pool idle: later calls start from empty slots (the
+     * kernels that read them done). */
+    const int held = gr_unlock_for_wait();
     if (clFinish(s->d->queue) != CL_SUCCESS) {
         rc = -1;
     }
+    gr_relock(held);
+    if (slots_settle(s->p, st) != 0) {
+        rc = -1;
+    }
     for (int i = 0; i < s->p->nbuf; ++i) {
-        if (settle(&s->p->written[i], st) != 0) {
-            rc = -1;
-        }
         if (s->p->consumed[i]) {
             clReleaseEvent(s->p->consumed[i]);
             s->p->consumed[i] = NULL;
         }
     }
+    pool_put(s->p);
     free(s);
     return rc;
 }
@@ -676,21 +813,19 @@ int gr_stream_drain(gr_stream_pool *sp, int slot, cl_event done, void *dst,
 {
     pool *p = (pool *)sp;
     cl_event e = done;
-    if (settle(&e, st) != 0) {
-        return -1;
+    const int held = gr_unlock_for_wait();
+    int rc = settle(&e, st);
+    if (rc == 0) {
+        gr_par_memcpy(dst, p->pout_ptr[slot], n);
     }
-    gr_par_memcpy(dst, p->pout_ptr[slot], n);
-    return 0;
+    gr_relock(held);
+    return rc;
 }
 
 int gr_stream_idle(gr_stream_pool *sp, gr_status *st)
 {
     pool *p = (pool *)sp;
-    int rc = 0;
-    for (int i = 0; i < p->nbuf; ++i) {
-        if (settle(&p->written[i], st) != 0) {
-            rc = -1;
-        }
-    }
+    const int rc = slots_settle(p, st);
+    pool_put(p);
     return rc;
 }

@@ -398,7 +398,7 @@ def set_staging(chunk_bytes=None, buffers=None, min_bytes=None, force=None,
     (1 GiB: 19.6 ms against ~35 through the pool; registering and releasing
     ~25 ms each); ``"always"`` on every device (tests); ``"never"``.  While
     noted, an array refuses ``ndarray.resize()`` (NumPy counts gpured's weak
-    reference).  At most 16 arrays and a quarter of the host's memory are
+    reference).  At most 16 arrays and half of the host's memory are
     registered at once.
 
     Returns the previous settings.  Changing them frees the pool and
@@ -421,7 +421,9 @@ def staging():
     """The staging settings and counters: ``streams`` (host transfers that
     went through the pool), ``chunks`` (chunks moved), ``direct_chunks``
     (of those, copied straight from registered host memory),
-    ``registered`` and ``registered_bytes`` (host memory registered now)."""
+    ``registered`` and ``registered_bytes`` (host memory registered now),
+    ``streams_at_once`` (the most streams in flight at once so far: one
+    per device, each thread's host-side waits free of the device lock)."""
     return _core.staging()
 
 

@@ -624,6 +624,66 @@ def test_two_devices_distributed():
     assert sorted(seen) == [0, 1] and all(v > 0 for v in seen.values()), got
 
 
+@two_devices
+def test_two_devices_stream_at_once():
+    """Host arrays streamed to two devices from several threads at once:
+    each device's staging pool serves one stream at a time (a third thread
+    waits for device 0's), the host-side waits of a stream run without the
+    device lock (so two streams are in flight together: streams_at_once),
+    and registrations released while writes from them are in flight
+    (set_staging(register=...) from the main thread) end once those writes
+    are done.  Every result matches NumPy."""
+    import threading
+    old_place = gpured.placement("current")
+    old = gpured.set_staging(chunk_bytes=4096, buffers=2, min_bytes=0,
+                             force=True, register="always")
+    try:
+        arrays = [np.arange(k * 1000, k * 1000 + 100_003, dtype=np.int64)
+                  for k in range(3)]
+        errors = []
+        stop = threading.Event()
+
+        def work(k, dev):
+            a = arrays[k]
+            try:
+                for i in range(12):
+                    got = gpured.sum(a, device=dev)
+                    if got != a.sum():
+                        errors.append((k, dev, i, "sum", got, a.sum()))
+                    if i % 4 == 3:
+                        c = gpured.cumsum(a[7:], device=dev)
+                        if not np.array_equal(c, np.cumsum(a[7:])):
+                            errors.append((k, dev, i, "cumsum"))
+            except Exception as e:  # reported below, with the others
+                errors.append((k, dev, repr(e)))
+
+        ts = [threading.Thread(target=work, args=a)
+              for a in ((0, 0), (1, 1), (2, 0))]
+        for t in ts:
+            t.start()
+        modes = ["never", "always"]
+        for i in range(6):  # registrations released and made again
+            if not any(t.is_alive() for t in ts):
+                break
+            gpured.set_staging(register=modes[i % 2])
+            stop.wait(0.05)
+        gpured.set_staging(register="always")
+        for t in ts:
+            t.join()
+        assert not errors, errors[:5]
+        st = gpured.staging()
+        assert st["streams_at_once"] >= 2, st
+        for dev in (0, 1):  # registered again
+            assert gpured.sum(arrays[dev], device=dev) == arrays[dev].sum()
+        assert gpured.staging()["direct_chunks"] > st["direct_chunks"]
+    finally:
+        gpured.placement(old_place)
+        gpured.set_staging(register="auto",
+                           **{k: old[k] for k in ("chunk_bytes", "buffers",
+                                                  "min_bytes", "force",
+                                                  "threads")})
+
+
 def test_two_devices_in_child():
     """Where this process sees one device, run the two-device tests in a
     child with two PoCL CPU devices."""
