@@ -106,6 +106,7 @@ static struct {
     size_t len;
     int state;
     int users;                 /* writes in flight reading it directly    */
+    unsigned long stamp;       /* its last use (reg_clock)                */
     int then;                  /* REG_RELEASING: REG_FREE or REG_OFFERED  */
     gr_device *d;              /* the device it was registered through    */
     size_t piece;              /* bytes per piece (the last one: the rest) */
@@ -113,6 +114,7 @@ static struct {
     cl_mem mem[REG_PIECES];
 } regs[REG_MAX];
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long reg_clock;
 
 int gr_stream_peak(void) { return stat_peak; }
 
@@ -263,6 +265,10 @@ static int reg_eligible(const gr_device *d)
 
 static size_t reg_cap(void)
 {
+    const char *env = getenv("GPURED_REG_CAP_BYTES"); /* tests */
+    if (env != NULL && strtoull(env, NULL, 10) > 0) {
+        return (size_t)strtoull(env, NULL, 10);
+    }
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2
                                 : (size_t)4 << 30;
@@ -274,7 +280,7 @@ static void reg_pin(int i, gr_device *d)
 {
     size_t piece = (size_t)d->max_alloc;
     int count;
-    const size_t used = reg_pinned(&count);
+    size_t used = reg_pinned(&count);
     const char *env = getenv("GPURED_REG_PIECE_BYTES");
     cl_int err = CL_SUCCESS;
     if (env != NULL && strtoull(env, NULL, 10) > 0) {
@@ -283,9 +289,27 @@ static void reg_pin(int i, gr_device *d)
         piece &= ~(((size_t)1 << 30) - 1);
     }
     regs[i].state = REG_FAILED;
-    if (piece == 0 || used + regs[i].len > reg_cap() ||
+    if (piece == 0 || regs[i].len > reg_cap() ||
         (regs[i].len + piece - 1) / piece > REG_PIECES) {
         return;
+    }
+    /* Past the cap, the registrations used least recently (and not in
+     * use) go first: a registration serves the memory streamed now (Dask's
+     * from_array copies its input, and the copy's chunks are what streams:
+     * two 64 GiB arrays on a 256 GiB host). */
+    while (used + regs[i].len > reg_cap()) {
+        int old = -1;
+        for (int k = 0; k < REG_MAX; ++k) {
+            if (regs[k].state == REG_PINNED && regs[k].users == 0 &&
+                (old < 0 || regs[k].stamp < regs[old].stamp)) {
+                old = k;
+            }
+        }
+        if (old < 0) {
+            return;
+        }
+        used -= regs[old].len;
+        reg_unpin(old);
     }
     regs[i].piece = piece;
     regs[i].d = d;
@@ -329,6 +353,7 @@ static int reg_use(gr_device *d, const void *p, size_t n)
             if (lo / regs[i].piece == (lo + n - 1) / regs[i].piece) {
                 hit = i;
                 regs[i].users++;
+                regs[i].stamp = ++reg_clock;
             }
             break;
         }

@@ -415,6 +415,36 @@ def test_failed_registration_tried_again_after_a_release(tiny_staging,
         gpured.set_staging(register="auto")
 
 
+def test_registration_past_the_cap_evicts_the_least_recent(tiny_staging,
+                                                           monkeypatch):
+    """Past the registration cap (made small here), the registration used
+    least recently is released for the memory streamed now, as when Dask's
+    from_array copies a large array that is registered already."""
+    gpured.set_staging(register="always")
+    try:
+        st0 = gpured.staging()
+        a = np.arange(200_000, dtype=np.int64)
+        b = np.arange(200_000, dtype=np.int64)[::-1].copy()
+        monkeypatch.setenv("GPURED_REG_CAP_BYTES",
+                           str(st0["registered_bytes"] + a.nbytes * 3 // 2))
+        for _ in range(4):
+            assert gpured.sum(a) == a.sum()
+        st = gpured.staging()
+        assert st["registered"] == st0["registered"] + 1
+        for _ in range(4):  # b's registration evicts a's
+            assert gpured.sum(b) == b.sum()
+        st2 = gpured.staging()
+        assert st2["registered"] == st0["registered"] + 1
+        d = st2["direct_chunks"]
+        assert gpured.sum(b) == b.sum()
+        assert gpured.staging()["direct_chunks"] > d
+        d = gpured.staging()["direct_chunks"]
+        assert gpured.sum(a) == a.sum()  # and back
+        assert gpured.staging()["direct_chunks"] > d
+    finally:
+        gpured.set_staging(register="auto")
+
+
 def test_registered_array_freed_under_the_device_lock(tiny_staging):
     """A call's interrupt check takes the GIL with the device lock held and
     runs signal handlers; one that frees a registered array releases the
