@@ -874,39 +874,9 @@ def _resident_blocks(x):
 
 def _resident_part(blocks, *, row, res, kw, axis):
     """The partials of one device's blocks, enqueued one after another
-    (device-resident: no wait), then read back together."""
-    return _gather_host([_on_device(b, None, lambda call, pos, b=b: row.fields(
-        call, b, axis, res, pos, kw)) for b in blocks])
-
-
-def _gather_host(parts):
-    """parts (dicts of fields, one per block) with their device Arrays read
-    back in one transfer per dtype: copied on the device into one buffer,
-    which is read once.  A blocking read costs 20-40 us of host time on
-    the H100 host; the combining task used to pay one per chunk."""
-    by = {}
-    for i, f in enumerate(parts):
-        if not isinstance(f, dict):
-            return parts
-        for k, v in f.items():
-            if isinstance(v, Array):
-                by.setdefault((v.device_index, v.dtype), []).append((i, k, v))
-    for (dev, dt), items in by.items():
-        if len(items) < 2:
-            continue
-        buf = gpured.empty(builtins.sum(v.size for _, _, v in items), dt,
-                           device=dev)
-        off = 0
-        for _, _, v in items:
-            if v.size:
-                _core.device_copy(v, buf[off:off + v.size].reshape(v.shape))
-            off += v.size
-        h = buf.get()
-        off = 0
-        for i, k, v in items:
-            parts[i][k] = h[off:off + v.size].reshape(v.shape)
-            off += v.size
-    return parts
+    (device-resident: no wait)."""
+    return [_on_device(b, None, lambda call, pos, b=b: row.fields(
+        call, b, axis, res, pos, kw)) for b in blocks]
 
 
 def _resident_agg(*groups, order, shape, axis, keepdims, row, res, kw, ndim):

@@ -4,7 +4,8 @@ chunks in 42 ms against 11 ms of kernels; one GPU took 48.5 ms.)
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask_chunks.py [GiB] [chunk MiB ...]
     DEVICES=gpus ... (each GPU alone, then all GPUs: chunks placed by
-    gd.to_device's rate policy, reduced where they live)
+    gd.to_device's rate policy, reduced where they live); SETS=first: the
+    first GPU alone, then all
 
 Rows, each the median of 5 after a warm-up, the same chunks (gpured.Array):
   loop, no wait       gpured.sum(chunk) per chunk, one synchronize at the end
@@ -49,6 +50,9 @@ if os.environ.get("DEVICES") in ("gpus", "all"):
     gp = [i for i, d in enumerate(gpured.devices())
           if d["type"] == "GPU" or os.environ["DEVICES"] == "all"]
     sets = [[p] for p in gp] + ([gp] if len(gp) > 1 else [])
+    if os.environ.get("SETS") == "first":  # the first GPU, then all
+        sets = [sets[0], sets[-1]]
+
 for cm, devs in [(c, s) for c in chunks_mib for s in sets]:
     step = int(cm * (1 << 20)) // 4
     x = gd.to_device(da.from_array(host, chunks=step), devices=devs).persist()
