@@ -59,7 +59,10 @@
  * ABI differs between the clones).  No -ffast-math anywhere: TwoSum depends
  * on IEEE rounding of each operation (and -std=c99 turns FP contraction off).
  * The column sums with TwoSum have a third clone, x86-64-v3, where four of
- * TwoSum's seven adds run as exact fmas (TWOSUM_F: the same bits).
+ * TwoSum's seven adds run as exact fmas (TWOSUM_F: the same bits).  Where
+ * the CPU has AVX-512 (F, DQ, VL), float64 and (wide) float32 column sums
+ * run 512-bit kernels instead, picked at run time (colz: Fast2Sum ordered
+ * by vrangepd for float64, the same sums).
  *
  * One thread.  Splitting a large call over the 2 cores of the machine this
  * was tuned on measured slower, not faster (2026-11-26: pthread_create +
@@ -99,6 +102,13 @@
 #define CH 1024        /* elements per gathered chunk (generic layouts)     */
 #define COLB 512       /* columns folded together with stack scratch        */
 #define COLB_MAX 8192  /* ... with heap scratch (wider: whole rows)         */
+#define COLZ_STACK 1024 /* columns of the AVX-512 sums with stack scratch  */
+#define COLZ_ROWS_HEAP 16 /* ... wider with heap scratch from this many rows */
+/* float32 (wide) column sums take the AVX-512 kernel from this many
+ * columns: narrower, fsumwc_f32's 4-column vectors measured faster (2-core
+ * Zen 4, us: 32768 x 32 73 against 99, 16384 x 64 74 against 87, 10923 x
+ * 96 74 against 84; 8192 x 128 88-95 against 84-86). */
+#define COLZ_F32_MIN 128
 
 /* ------------------------------------------------------------------ types
  * One short name per dtype: s_X is the scalar, v_X a 32-byte vector of it,
@@ -702,6 +712,339 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
 DEF_FCOMP(f32)
 DEF_FCOMP(f64)
 
+/* ------------------------------------- column sums on AVX-512 (colz)
+ * float64: the sums of fcompc_f64 (TwoSum's state (v, x) per column), with
+ * fewer operations.  Dekker's Fast2Sum t = a + b, e = b - (t - a) is exact
+ * when |a| >= |b|, and vrangepd orders (v, y) by magnitude in one
+ * instruction each way.  t is computed as v + y (the same value; a NaN in
+ * y, which vrangepd drops, still reaches v), so every step has TwoSum's t,
+ * and e is the exact error whenever t is finite, as TwoSum's is: v and x
+ * are TwoSum's wherever the result v + x is used (a non-finite v is the
+ * result on its own; only a NaN result's sign bit may differ, as it does
+ * with the order of an add's operands).  The subtractions and x's add run
+ * as fmas by 1 (the same bits), so 8 columns take 2 ranges and 1 add on
+ * the add pipes and 3 fmas on the multiply pipes: 6 operations against
+ * TwoSum's 7, and one instruction per 8 columns, not 4.  Accuracy is
+ * unchanged: every add still compensated.  (Summing a block of rows
+ * plainly, then compensating the block's sum, is not: it misses the
+ * correctly rounded sum of wide-range columns even for blocks of 2 rows.)
+ * 2-core Zen 4, the C call alone on arrays 16 bytes into a line (as
+ * NumPy's large ones), us, fcompc_f64 (x86-64-v3 clone) -> this: 512 x
+ * 1024 96-98 -> 80-86; 1024 x 512 95-100 -> 79-87; 4096 x 128 116-121 ->
+ * 89-103.
+ *
+ * Rows that span more than COLZ_PF_MIN (out of the caches) are prefetched
+ * COLZ_PF_BYTES ahead, at least 4 rows: the fold keeps so many operations
+ * in flight per cache line that the core's own misses are too few to
+ * stream from memory (16384 x 128 float64: 1730-1870 -> 380-430 us;
+ * 65536 x 128: 8800 -> 2900-3000 us).
+ *
+ * The kernels write finished results, 8 columns at a time: no per-segment
+ * states, no finish call per column (2 x 8192 float64: 31.6 -> 6.0 us,
+ * 8 x 1024: 4.8 -> 1.6 us). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GR_HOST_NO_CLONES) && \
+    (defined(__clang__) || __GNUC__ >= 8)
+#define GR_HAVE_COLZ 1
+#include <immintrin.h>
+
+#define GR_TARGET_Z __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#define COLZ_PF_MIN ((size_t)8 << 20)
+#define COLZ_PF_BYTES ((size_t)16 << 10)
+/* scratch of fcompz_f64 for B columns: v and x, each placed in its page */
+#define COLZ_SCRATCH(B) (16 * (B) + 8192 + 512)
+
+typedef void (*colz_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
+                        void *out, void *scratch);
+
+static volatile const double POS_ONE = 1.0;
+
+/* (v, x) += y for 8 columns, one = 1.0 in every lane. */
+#define F2SUM_Z(v, x, y, one)                                                \
+    do {                                                                     \
+        const __m512d y_ = (y);                                              \
+        const __m512d a_ = _mm512_range_pd((v), y_, 0x7); /* |.| larger  */ \
+        const __m512d b_ = _mm512_range_pd((v), y_, 0x6); /* |.| smaller */ \
+        const __m512d t_ = _mm512_add_pd((v), y_);                           \
+        const __m512d z_ = _mm512_fnmadd_pd(a_, (one), t_); /* t - a */     \
+        (x) = _mm512_fmadd_pd(_mm512_fnmadd_pd(z_, (one), b_), (one), (x));  \
+        (v) = t_;                                                            \
+    } while (0)
+/* 4 rows of the vector of columns k (mask m: its lanes, LOAD(m, p) the
+ * load) into its accumulators. */
+#define COLZ_STEP4(k, m, LOAD)                                               \
+    do {                                                                     \
+        __m512d tv_ = _mm512_load_pd(v + 8 * (k));                           \
+        __m512d tx_ = _mm512_load_pd(x + 8 * (k));                           \
+        PF_Z(r0 + 8 * (k), pf);                                              \
+        PF_Z(r1 + 8 * (k), pf);                                              \
+        PF_Z(r2 + 8 * (k), pf);                                              \
+        PF_Z(r3 + 8 * (k), pf);                                              \
+        F2SUM_Z(tv_, tx_, LOAD((m), r0 + 8 * (k)), one);                     \
+        F2SUM_Z(tv_, tx_, LOAD((m), r1 + 8 * (k)), one);                     \
+        F2SUM_Z(tv_, tx_, LOAD((m), r2 + 8 * (k)), one);                     \
+        F2SUM_Z(tv_, tx_, LOAD((m), r3 + 8 * (k)), one);                     \
+        _mm512_store_pd(v + 8 * (k), tv_);                                   \
+        _mm512_store_pd(x + 8 * (k), tx_);                                   \
+    } while (0)
+/* Prefetch of the line at p into L2 (pf: 0, none). */
+#define PF_Z(p, pf)                                                          \
+    do {                                                                     \
+        if (pf) {                                                            \
+            _mm_prefetch((const char *)((p) + (pf)), _MM_HINT_T1);           \
+        }                                                                    \
+    } while (0)
+
+/* Where in a 4 KiB page, relative to the rows' own phase, the kernel's
+ * accumulators go: a multiple of 256 as far as possible from the phases of
+ * the 4 rows it reads together (0, rb, 2 rb, 3 rb mod 4096) and from
+ * `other` (4096: none).  A load whose address matches an earlier store's
+ * in its low 12 bits waits for that store (4K aliasing): rows starting 16
+ * bytes into a line with the accumulators at their phase took 0.81-1.03 ns
+ * per 4 elements (4096 x 128 ... 512 x 1024), 0.59-0.68 ns placed so. */
+static size_t colz_phase(size_t rb, size_t other)
+{
+    size_t best = 0, at = 0, o, j;
+    for (o = 0; o < 4096; o += 256) {
+        size_t near = 4096;
+        for (j = 0; j < 5; ++j) {
+            const size_t ph = j < 4 ? (j * rb) & 4095 : other;
+            size_t d = (o - ph) & 4095;
+            if (j == 4 && other >= 4096) {
+                break;
+            }
+            d = d < 4096 - d ? d : 4096 - d;
+            near = d < near ? d : near;
+        }
+        if (near > best) {
+            best = near;
+            at = o;
+        }
+    }
+    return at;
+}
+
+static GR_TARGET_Z void fcompz_f64(const void *vp, size_t B, size_t L,
+                                   ptrdiff_t es, void *outp, void *scratch)
+{
+    /* Lanes are columns counted from the start of p's cache line: the
+     * first vector's lanes below s and the last one's past B are masked
+     * off (masked loads do not touch memory, masked lanes stay 0), so
+     * rows that start on a line load whole lines (NumPy's large arrays
+     * start 16 bytes into one: 1.4x slower unaligned). */
+    const size_t s = ((uintptr_t)vp & 63) / sizeof(double);
+    const double *p = (const double *)((uintptr_t)vp - s * sizeof(double));
+    const size_t nv = (B + s + 7) / 8;
+    const __mmask8 mt = (__mmask8)(0xFFu >> (8 * nv - (B + s)));
+    const __mmask8 m0 = (__mmask8)((0xFFu << s) & (nv == 1 ? mt : 0xFFu));
+    const __m512d one = _mm512_set1_pd(POS_ONE);
+    const size_t rb = (size_t)(es < 0 ? -es : es) * sizeof(double);
+    const size_t o = colz_phase(rb, 4096); /* v's phase, x's next */
+    const size_t o2 = colz_phase(rb, o);
+    /* the accumulators, 64-byte aligned, each placed in its 4 KiB page
+     * o (o2) bytes after the rows' phase */
+    const uintptr_t base = ((uintptr_t)scratch + 63) & ~(uintptr_t)63;
+    const uintptr_t ph = (uintptr_t)p & ~(uintptr_t)63;
+    double *v = (double *)(base + ((ph + o - base) & 4095));
+    double *x = (double *)((uintptr_t)(v + 8 * nv) +
+                           ((ph + o2 - (uintptr_t)(v + 8 * nv)) & 4095));
+    uintptr_t out = (uintptr_t)outp - s * sizeof(double);
+    size_t ahead = 0, i, k, n4;
+    ptrdiff_t pf;
+    if (rb != 0 && L * rb > COLZ_PF_MIN) {
+        ahead = (COLZ_PF_BYTES + rb - 1) / rb;
+        ahead = ahead < 4 ? 4 : ahead;
+    }
+    pf = (ptrdiff_t)ahead * es;
+    for (k = 0; k < nv; ++k) {
+        _mm512_store_pd(v + 8 * k, _mm512_setzero_pd());
+        _mm512_store_pd(x + 8 * k, _mm512_setzero_pd());
+    }
+    /* 4 rows a step, two vectors of columns at a time (as fcompc), the
+     * masked first and last vectors alone, the last rows one at a time */
+    for (i = 0; i < L; i += n4) {
+        const double *r0 = p + (ptrdiff_t)i * es;
+        n4 = i + 4 <= L ? 4 : 1;
+        if (n4 == 4) {
+            const double *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;
+            const size_t last = nv - 1;
+            COLZ_STEP4(0, m0, _mm512_maskz_loadu_pd);
+            for (k = 1; k + 2 <= last; k += 2) {
+                const double *c0 = r0 + 8 * k, *c1 = r1 + 8 * k;
+                const double *c2 = r2 + 8 * k, *c3 = r3 + 8 * k;
+                __m512d tv = _mm512_load_pd(v + 8 * k);
+                __m512d tx = _mm512_load_pd(x + 8 * k);
+                __m512d uv = _mm512_load_pd(v + 8 * k + 8);
+                __m512d ux = _mm512_load_pd(x + 8 * k + 8);
+                PF_Z(c0, pf);
+                PF_Z(c0 + 8, pf);
+                PF_Z(c1, pf);
+                PF_Z(c1 + 8, pf);
+                PF_Z(c2, pf);
+                PF_Z(c2 + 8, pf);
+                PF_Z(c3, pf);
+                PF_Z(c3 + 8, pf);
+                F2SUM_Z(tv, tx, _mm512_loadu_pd(c0), one);
+                F2SUM_Z(uv, ux, _mm512_loadu_pd(c0 + 8), one);
+                F2SUM_Z(tv, tx, _mm512_loadu_pd(c1), one);
+                F2SUM_Z(uv, ux, _mm512_loadu_pd(c1 + 8), one);
+                F2SUM_Z(tv, tx, _mm512_loadu_pd(c2), one);
+                F2SUM_Z(uv, ux, _mm512_loadu_pd(c2 + 8), one);
+                F2SUM_Z(tv, tx, _mm512_loadu_pd(c3), one);
+                F2SUM_Z(uv, ux, _mm512_loadu_pd(c3 + 8), one);
+                _mm512_store_pd(v + 8 * k, tv);
+                _mm512_store_pd(x + 8 * k, tx);
+                _mm512_store_pd(v + 8 * k + 8, uv);
+                _mm512_store_pd(x + 8 * k + 8, ux);
+            }
+            for (; k < last; ++k) {
+                COLZ_STEP4(k, 0xFF, _mm512_maskz_loadu_pd);
+            }
+            if (last > 0) {
+                COLZ_STEP4(last, mt, _mm512_maskz_loadu_pd);
+            }
+        } else {
+            for (k = 0; k < nv; ++k) {
+                const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+                __m512d tv = _mm512_load_pd(v + 8 * k);
+                __m512d tx = _mm512_load_pd(x + 8 * k);
+                F2SUM_Z(tv, tx, _mm512_maskz_loadu_pd(m, r0 + 8 * k), one);
+                _mm512_store_pd(v + 8 * k, tv);
+                _mm512_store_pd(x + 8 * k, tx);
+            }
+        }
+    }
+    /* finished: v + x, or v where v is infinite (FIN_F64C; a NaN v gives
+     * NaN either way) */
+    for (k = 0; k < nv; ++k) {
+        const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+        const __m512d tv = _mm512_load_pd(v + 8 * k);
+        const __m512d sum = _mm512_add_pd(tv, _mm512_load_pd(x + 8 * k));
+        const __mmask8 inf = _mm512_fpclass_pd_mask(tv, 0x18); /* +-inf */
+        _mm512_mask_storeu_pd((void *)(out + 64 * k), m,
+                              _mm512_mask_blend_pd(inf, sum, tv));
+    }
+}
+
+/* float32 column sums in double (wide), 8 columns a vector at 512 bits:
+ * fsumwc_f32's sums (each column's elements added in row order to a
+ * double, rounded once to float), bit for bit, with fcompz_f64's masked
+ * first and last vectors (lanes from p's 32-byte boundary), two vectors at
+ * a time between them, accumulator placement and prefetch (of every
+ * vector's 32 bytes: the rows' lines hold two).  2-core Zen 4, the C call
+ * alone on float32 arrays 16 bytes into a line, us, fsumwc_f32 (avx2
+ * clone, per-column finish) -> this: 2 x 8192 23.5 -> 3.5; 8 x 2048 6.6
+ * -> 1.8; 8192 x 512 900-1500 -> 310-340; 131072 x 128 7800-9300 ->
+ * 3400-4000; from the caches (512 x 2048, 1024 x 1024, 4096 x 128) 45-88
+ * -> 42-82. */
+static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
+                                   ptrdiff_t es, void *outp, void *scratch)
+{
+    const size_t s = ((uintptr_t)vp & 31) / sizeof(float);
+    const float *p = (const float *)((uintptr_t)vp - s * sizeof(float));
+    const size_t nv = (B + s + 7) / 8;
+    const __mmask8 mt = (__mmask8)(0xFFu >> (8 * nv - (B + s)));
+    const __mmask8 m0 = (__mmask8)((0xFFu << s) & (nv == 1 ? mt : 0xFFu));
+    const size_t rb = (size_t)(es < 0 ? -es : es) * sizeof(float);
+    const size_t o = colz_phase(rb, 4096);
+    const uintptr_t base = ((uintptr_t)scratch + 63) & ~(uintptr_t)63;
+    const uintptr_t ph = (uintptr_t)p & ~(uintptr_t)63;
+    double *a = (double *)(base + ((ph + o - base) & 4095));
+    uintptr_t out = (uintptr_t)outp - s * sizeof(float);
+    size_t ahead = 0, i, k, n4;
+    ptrdiff_t pf;
+    if (rb != 0 && L * rb > COLZ_PF_MIN) {
+        ahead = (COLZ_PF_BYTES + rb - 1) / rb;
+        ahead = ahead < 4 ? 4 : ahead;
+    }
+    pf = (ptrdiff_t)ahead * es;
+    for (k = 0; k < nv; ++k) {
+        _mm512_store_pd(a + 8 * k, _mm512_setzero_pd());
+    }
+#define LDW(m, q) _mm512_cvtps_pd(_mm256_maskz_loadu_ps((m), (q)))
+#define LDU(q) _mm512_cvtps_pd(_mm256_loadu_ps(q))
+#define SUMW_STEP4(k, m, LOAD)                                               \
+    do {                                                                     \
+        __m512d t_ = _mm512_load_pd(a + 8 * (k));                            \
+        PF_Z(r0 + 8 * (k), pf);                                              \
+        PF_Z(r1 + 8 * (k), pf);                                              \
+        PF_Z(r2 + 8 * (k), pf);                                              \
+        PF_Z(r3 + 8 * (k), pf);                                              \
+        t_ = _mm512_add_pd(t_, LOAD((m), r0 + 8 * (k)));                     \
+        t_ = _mm512_add_pd(t_, LOAD((m), r1 + 8 * (k)));                     \
+        t_ = _mm512_add_pd(t_, LOAD((m), r2 + 8 * (k)));                     \
+        t_ = _mm512_add_pd(t_, LOAD((m), r3 + 8 * (k)));                     \
+        _mm512_store_pd(a + 8 * (k), t_);                                    \
+    } while (0)
+    for (i = 0; i < L; i += n4) {
+        const float *r0 = p + (ptrdiff_t)i * es;
+        n4 = i + 4 <= L ? 4 : 1;
+        if (n4 == 4) {
+            const float *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;
+            const size_t last = nv - 1;
+            SUMW_STEP4(0, m0, LDW);
+            for (k = 1; k + 2 <= last; k += 2) {
+                const float *c0 = r0 + 8 * k, *c1 = r1 + 8 * k;
+                const float *c2 = r2 + 8 * k, *c3 = r3 + 8 * k;
+                __m512d t = _mm512_load_pd(a + 8 * k);
+                __m512d u = _mm512_load_pd(a + 8 * k + 8);
+                PF_Z(c0, pf);
+                PF_Z(c0 + 8, pf);
+                PF_Z(c1, pf);
+                PF_Z(c1 + 8, pf);
+                PF_Z(c2, pf);
+                PF_Z(c2 + 8, pf);
+                PF_Z(c3, pf);
+                PF_Z(c3 + 8, pf);
+                t = _mm512_add_pd(t, LDU(c0));
+                u = _mm512_add_pd(u, LDU(c0 + 8));
+                t = _mm512_add_pd(t, LDU(c1));
+                u = _mm512_add_pd(u, LDU(c1 + 8));
+                t = _mm512_add_pd(t, LDU(c2));
+                u = _mm512_add_pd(u, LDU(c2 + 8));
+                t = _mm512_add_pd(t, LDU(c3));
+                u = _mm512_add_pd(u, LDU(c3 + 8));
+                _mm512_store_pd(a + 8 * k, t);
+                _mm512_store_pd(a + 8 * k + 8, u);
+            }
+            for (; k < last; ++k) {
+                SUMW_STEP4(k, 0xFF, LDW);
+            }
+            if (last > 0) {
+                SUMW_STEP4(last, mt, LDW);
+            }
+        } else {
+            for (k = 0; k < nv; ++k) {
+                const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+                _mm512_store_pd(a + 8 * k,
+                                _mm512_add_pd(_mm512_load_pd(a + 8 * k),
+                                              LDW(m, r0 + 8 * k)));
+            }
+        }
+    }
+#undef LDW
+#undef LDU
+#undef SUMW_STEP4
+    for (k = 0; k < nv; ++k) {
+        const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+        _mm256_mask_storeu_ps((void *)(out + 32 * k), m,
+                              _mm512_cvtpd_ps(_mm512_load_pd(a + 8 * k)));
+    }
+}
+
+/* The AVX-512 kernels where the CPU (and the OS) has AVX-512F, DQ and VL. */
+static int have_colz(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") &&
+               __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vl");
+    }
+    return have;
+}
+#endif
+
 /* float32 into a compensated float64 sum (mean of float32, sum with
  * dtype=float64): each float widened as it is loaded, no gathered copy in
  * chunks of CH. */
@@ -1218,6 +1561,9 @@ typedef enum {
 typedef struct {
     fold_fn fold;
     col_fn col;       /* NULL: no column kernel                          */
+#ifdef GR_HAVE_COLZ
+    colz_fn colz;     /* NULL, or a column kernel writing finished results */
+#endif
     int kt;           /* KT_*: the kernel's input                        */
     int ksize;        /* bytes of the kernel's input elements            */
     gr_finish_kind fin;
@@ -1256,10 +1602,20 @@ static int red_impl(const gr_host_op *o, gr_red_impl *k)
                 k->fold = fsumw_f32;
                 k->col = fsumwc_f32;
                 k->fin = FIN_F32W;
+#ifdef GR_HAVE_COLZ
+                if (t == GR_FLOAT32 && have_colz()) {
+                    k->colz = fsumwz_f32;
+                }
+#endif
             } else {
                 k->fold = f64 ? fcomp_f64 : fcomp_f32;
                 k->col = f64 ? fcompc_f64 : fcompc_f32;
                 k->fin = f64 ? FIN_F64C : FIN_F32C;
+#ifdef GR_HAVE_COLZ
+                if (f64 && t == GR_FLOAT64 && have_colz()) {
+                    k->colz = fcompz_f64;
+                }
+#endif
             }
             if (o->op == GR_ADD && f64 && t == GR_FLOAT32) {
                 /* floats read as they are, widened in the fold (columns:
@@ -1426,6 +1782,46 @@ static void red_finish(const gr_red_impl *k, const gr_host_op *o,
     }
 }
 
+/* Writes the results of B adjacent column segments from their states st
+ * (segment m + j at p + j elements): one loop per finish kind, not a call
+ * per segment (column sums of a few rows are mostly this). */
+static void col_finish(const gr_red_impl *k, const gr_host_op *o,
+                       const gr_hstate *st, size_t B, const char *p, size_t L,
+                       ptrdiff_t es, void *out, size_t m)
+{
+    const int tsize = gr_dtypes[o->t].size;
+    size_t j;
+    switch (k->fin) {
+    case FIN_F32W: {
+        float *y = (float *)out + m;
+        for (j = 0; j < B; ++j) {
+            y[j] = (float)st[j].v.f64;
+        }
+        return;
+    }
+    case FIN_F64C: {
+        double *y = (double *)out + m;
+        for (j = 0; j < B; ++j) {
+            const double v = st[j].v.f64;
+            y[j] = isinf(v) ? v : v + st[j].x.f64;
+        }
+        return;
+    }
+    case FIN_F32C: {
+        float *y = (float *)out + m;
+        for (j = 0; j < B; ++j) {
+            const float v = st[j].v.f32;
+            y[j] = isinf(v) ? v : v + st[j].x.f32;
+        }
+        return;
+    }
+    default:
+        for (j = 0; j < B; ++j) {
+            red_finish(k, o, &st[j], p + j * tsize, L, es, out, m + j);
+        }
+    }
+}
+
 /* Folds one segment (p, L, es) into s: directly where the kernel can read
  * it (contiguous, no cast), else chunk by chunk through a buffer. */
 static void red_segment(const gr_red_impl *k, const gr_host_op *o,
@@ -1516,6 +1912,35 @@ int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
         return 0;
     }
     tsize = gr_dtypes[o->t].size;
+#ifdef GR_HAVE_COLZ
+    if (M > 1 && seg_stride == 1 && k.colz != NULL && k.kt == KT_SAME &&
+        (size_t)(elem_stride < 0 ? -elem_stride : elem_stride) >= M &&
+        (o->t != GR_FLOAT32 || M >= COLZ_F32_MIN)) {
+        /* columns, finished by the kernel: no states, only scratch */
+        v_u64 zs[COLZ_SCRATCH(COLZ_STACK) / sizeof(v_u64) + 1];
+        void *scratch = zs, *heap = NULL;
+        size_t W = M < COLZ_STACK ? M : COLZ_STACK;
+        /* whole rows (up to COLB_MAX columns, read in order) where there
+         * are rows enough for it to matter; a few rows (2 x 8192) go by
+         * blocks of the stack's width, not zeroing and freeing a heap
+         * block for each call */
+        if (M > COLZ_STACK && L >= COLZ_ROWS_HEAP) {
+            const size_t B = M < COLB_MAX ? M : COLB_MAX;
+            heap = malloc(COLZ_SCRATCH(B) + 32);
+            if (heap != NULL) {
+                scratch = (void *)(((uintptr_t)heap + 31) & ~(uintptr_t)31);
+                W = B;
+            }
+        }
+        for (m = 0; m < M; m += W) {
+            const size_t B = M - m < W ? M - m : W;
+            k.colz(base + m * tsize, B, L, elem_stride,
+                   (char *)out + m * gr_dtypes[o->r].size, scratch);
+        }
+        free(heap);
+        return 0;
+    }
+#endif
     if (M > 1 && seg_stride == 1 && k.col != NULL && k.kt == KT_SAME &&
         (size_t)(elem_stride < 0 ? -elem_stride : elem_stride) >= M) {
         /* columns: blocks of adjacent segments, row by row */
@@ -1525,12 +1950,9 @@ int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
         const size_t W = col_room(M, &sb, &st, &scratch, &heap);
         for (m = 0; m < M; m += W) {
             const size_t B = M - m < W ? M - m : W;
-            size_t j;
             k.col(base + m * tsize, B, L, elem_stride, st, scratch);
-            for (j = 0; j < B; ++j) {
-                red_finish(&k, o, &st[j], base + (m + j) * tsize, L,
-                           elem_stride, out, m + j);
-            }
+            col_finish(&k, o, st, B, base + m * tsize, L, elem_stride, out,
+                       m);
         }
         free(heap);
         return 0;

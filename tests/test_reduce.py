@@ -472,6 +472,57 @@ def test_axis_sum_accuracy_not_worse_than_numpy(dtype, axis):
             f"[{i}] gpured error {ours:.3g} > max(numpy {theirs:.3g}, half ulp {half_ulp:.3g})"
 
 
+def _hard_columns(rows, cols, seed):
+    """float64 columns of small terms (halves and small integers: every
+    column's exact sum is representable) among pairs of huge ones (+-1e16,
+    +-2**60) that cancel within the column: a plain sum loses the small
+    terms added while a huge one is in it, a compensated one keeps them."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice([1.0, -1.0, 0.5, 3.0, -2.5], size=(rows, cols))
+    for j in range(cols):
+        for _ in range(rng.integers(1, 4)):
+            i, k = rng.choice(rows, 2, replace=False)
+            big = rng.choice([1e16, -1e16, 2.0 ** 60, -(2.0 ** 60)])
+            a[i, j], a[k, j] = big, -big
+    return a
+
+
+@pytest.mark.parametrize("rows,cols", [(1000, 37), (257, 512), (64, 1030),
+                                       (1001, 8), (9, 8300)])
+def test_column_sums_compensated_vs_fsum(rows, cols):
+    """Issue 15: float64 column sums (axis 0 of a C-ordered matrix: the host
+    path's column kernels, the AVX-512 Fast2Sum one where the CPU has it)
+    are compensated: every column equals math.fsum of it, where NumPy's
+    row-by-row sum does not; also for a view that starts inside a cache
+    line ([:, 1:]) and one read bottom-up ([::-1])."""
+    base = _hard_columns(rows, cols + 1, 1000 * rows + cols)
+    for label, a in (("C", np.ascontiguousarray(base[:, :cols])),
+                     ("[:, 1:]", base[:, 1:]), ("[::-1]", base[::-1, :cols])):
+        exact = np.array([math.fsum(a[:, j].tolist()) for j in range(cols)])
+        got = gpured.sum(a, axis=0)
+        assert got.dtype == np.float64 and got.shape == (cols,)
+        bad = np.flatnonzero(got != exact)
+        assert bad.size == 0, (label, bad[:5], got[bad[:5]], exact[bad[:5]])
+        if label == "C":  # the data is hard: NumPy's plain sum misses
+            assert (np.sum(a, axis=0) != exact).any()
+
+
+@pytest.mark.parametrize("rows,cols", [(700, 1001), (2000, 64), (33, 2051)])
+def test_column_sums_correctly_rounded_wide_range(rows, cols):
+    """float64 column sums of terms spread over 16 decades, with
+    cancellation: the correctly rounded sum (math.fsum) of every column,
+    and never further from it than NumPy's."""
+    rng = np.random.default_rng(rows + cols)
+    a = rng.standard_normal((rows, cols)) * 10.0 ** rng.uniform(-8, 8, (rows, cols))
+    got = gpured.sum(a, axis=0)
+    exp = np.sum(a, axis=0)
+    for j in range(cols):
+        col = a[:, j].tolist()
+        exact = math.fsum(col)
+        assert got[j] == exact, (j, got[j], exact)
+        assert _sum_error(col, got[j]) <= _sum_error(col, exp[j])
+
+
 # --------------------------------------------------------------------------
 # large arrays
 # --------------------------------------------------------------------------
