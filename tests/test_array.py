@@ -14,6 +14,8 @@ import subprocess
 import sys
 import textwrap
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -443,6 +445,56 @@ def test_registration_past_the_cap_evicts_the_least_recent(tiny_staging,
         assert gpured.staging()["direct_chunks"] > d
     finally:
         gpured.set_staging(register="auto")
+
+
+def test_registration_withdrawn_while_a_stream_copies_from_it():
+    """A registration withdrawn while writes from it are in flight (here:
+    its note pushed out of gpured's table of 16 by other arrays while a
+    stream from it waits behind a shut queue, gr_lock released) stays
+    until its last write is done, then goes; the stream's result is
+    right."""
+    from gpured import _core
+    old_place = gpured.placement("auto")
+    old = gpured.set_staging(chunk_bytes=4096, buffers=2, min_bytes=0,
+                             force=True, register="always")
+    try:
+        x = np.arange(400_000, dtype=np.int64)
+        for _ in range(3):
+            assert gpured.sum(x, device=0) == x.sum()
+        before = gpured.staging()["registered"]
+        assert before >= 1
+        box = {}
+        c0 = gpured.staging()["chunks"]
+        gate = _core._gate(0)
+        t = threading.Thread(
+            target=lambda: box.setdefault("sum", gpured.sum(x, device=0)))
+        try:
+            t.start()
+            for _ in range(400):  # its first writes are in flight
+                if gpured.staging()["chunks"] >= c0 + 2:
+                    break
+                t.join(0.025)
+            t.join(0.2)
+            assert t.is_alive()  # mid-stream, waiting behind the gate
+            smalls = [np.full(64, k, np.int64) for k in range(20)]
+            for k, a in enumerate(smalls):  # the host path: no device work
+                assert gpured.sum(a) == 64 * k
+            # x's note was pushed out: its registration waits for its writes
+            assert gpured.staging()["registered"] == before
+        finally:
+            _core._gate_open(gate)
+            t.join()
+        assert box["sum"] == x.sum()
+        assert gpured.staging()["registered"] == before - 1
+        for _ in range(4):  # noted again, registered again
+            assert gpured.sum(x, device=0) == x.sum()
+        assert gpured.staging()["registered"] == before
+    finally:
+        gpured.placement(old_place)
+        gpured.set_staging(register="auto",
+                           **{k: old[k] for k in ("chunk_bytes", "buffers",
+                                                  "min_bytes", "force",
+                                                  "threads")})
 
 
 def test_registered_array_freed_under_the_device_lock(tiny_staging):
