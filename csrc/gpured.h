@@ -192,7 +192,6 @@ void gr_status_fail(gr_status *st, const char *fmt, ...);
 void gr_status_kind(gr_status *st, int kind, const char *fmt, ...);
 void gr_lock(void);                        /* serialises device work       */
 void gr_unlock(void);
-int gr_lock_held(void);                     /* by this thread              */
 /* Waits on cv with gr_lock released (held on entry and on return). */
 void gr_lock_wait(pthread_cond_t *cv);
 /* A host-side wait without gr_lock: held = gr_unlock_for_wait(); wait;
@@ -562,8 +561,9 @@ int gr_stream_peak(void);   /* the most streams in flight at once so far */
  * memory of a host array it saw in several calls, while its owner lives
  * (id, or -1: the table is full); streams to an eligible device (GR_REG_AUTO:
  * NVIDIA GPUs; GR_REG_ALWAYS: any, for tests) register it on first use and
- * copy from it directly.  withdraw (gr_lock held) releases the
- * registration before the owner's memory is freed. */
+ * copy from it directly.  withdraw releases the registration before the
+ * owner's memory is freed (or marks it, and the last write in flight from
+ * it releases it: no lock needed). */
 int gr_hostreg_offer(void *base, size_t len);
 void gr_hostreg_withdraw(int id);
 void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes);

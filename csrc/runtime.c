@@ -38,9 +38,8 @@ static int initialised = 0;
 static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int forked = 0;
 
-/* Whether this thread holds the lock: Python code may run under it
- * (api.c's interrupt check takes the GIL and runs signal handlers), and
- * what it frees must not wait for the lock then (api.c's withdraw). */
+/* Whether this thread holds the lock (gr_unlock_for_wait drops it only
+ * then). */
 static __thread int lock_held;
 void gr_lock(void)
 {
@@ -52,7 +51,6 @@ void gr_unlock(void)
     lock_held = 0;
     pthread_mutex_unlock(&device_lock);
 }
-int gr_lock_held(void) { return lock_held; }
 void gr_lock_wait(pthread_cond_t *cv)
 {
     lock_held = 0;
