@@ -31,8 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
-#include <time.h>
 
 #define MAX_PIECES 256
 #define ZC_ALIGN 128
@@ -2077,7 +2075,7 @@ static int scan_streamed(gr_device *d, const gr_request *req, gr_op op,
     gr_scan_plan plan2;
     gr_layout lay2 = {1, 0, 0, 1};
     size_t chunk = 0;
-    int nbuf = 0, rc = -1, held = 0;
+    int nbuf = 0, rc = -1;
     char err[256];
     cl_int e = CL_SUCCESS;
     if (gr_accum_for(d, GR_FAM_SCAN, op, r, r, &acc2, err, sizeof err) != 0) {
@@ -2178,9 +2176,7 @@ static int scan_streamed(gr_device *d, const gr_request *req, gr_op op,
     }
     rc = 0;
 fail:
-    held = gr_unlock_for_wait();
-    clFinish(d->queue);
-    gr_relock(held);
+    gr_finish_unlocked(d->queue);
     if (gr_stream_idle(p, st) != 0) {
         rc = -1;
     }

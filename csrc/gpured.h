@@ -200,6 +200,7 @@ void gr_lock_wait(pthread_cond_t *cv);
  * meanwhile, on this device too. */
 int gr_unlock_for_wait(void);
 void gr_relock(int held);
+cl_int gr_finish_unlocked(cl_command_queue q); /* clFinish, so */
 /* Wait for ev, spinning first as CUDA's synchronise does; intr (or NULL)
  * polled every ~50 ms: GR_E_INTERRUPT.  0, or -1 with st set.  Called
  * without gr_lock. */

@@ -823,6 +823,50 @@ static size_t colz_phase(size_t rb, size_t other)
     return at;
 }
 
+/* The lanes and prefetch of a colz kernel over B columns of esz-byte
+ * elements at vp, L rows es elements apart: lanes count from vp's
+ * `align`-byte boundary (p), s of them before vp; nv vectors of 8 lanes,
+ * the first masked by m0 and the last by mt; rb bytes a row; pf the
+ * prefetch distance in elements (0: data in the caches). */
+typedef struct {
+    size_t s, nv, rb;
+    unsigned m0, mt;
+    ptrdiff_t pf;
+} colz_geom;
+
+static colz_geom colz_geom_of(const void *vp, size_t B, size_t L,
+                              ptrdiff_t es, size_t esz, size_t align)
+{
+    colz_geom g;
+    size_t ahead = 0;
+    g.s = ((uintptr_t)vp & (align - 1)) / esz;
+    g.nv = (B + g.s + 7) / 8;
+    g.mt = 0xFFu >> (8 * g.nv - (B + g.s));
+    g.m0 = (0xFFu << g.s) & (g.nv == 1 ? g.mt : 0xFFu);
+    g.rb = (size_t)(es < 0 ? -es : es) * esz;
+    if (g.rb != 0 && L * g.rb > COLZ_PF_MIN) {
+        ahead = (COLZ_PF_BYTES + g.rb - 1) / g.rb;
+        ahead = ahead < 4 ? 4 : ahead;
+    }
+    g.pf = (ptrdiff_t)ahead * es;
+    return g;
+}
+
+/* Vector k's mask. */
+static unsigned colz_mask(const colz_geom *g, size_t k)
+{
+    return k == 0 ? g->m0 : k == g->nv - 1 ? g->mt : 0xFFu;
+}
+
+/* Accumulators in scratch (64-byte aligned from `from`), o bytes after
+ * the phase of p's line in their 4 KiB page. */
+static double *colz_place(uintptr_t from, const void *p, size_t o)
+{
+    const uintptr_t base = (from + 63) & ~(uintptr_t)63;
+    const uintptr_t ph = (uintptr_t)p & ~(uintptr_t)63;
+    return (double *)(base + ((ph + o - base) & 4095));
+}
+
 static GR_TARGET_Z void fcompz_f64(const void *vp, size_t B, size_t L,
                                    ptrdiff_t es, void *outp, void *scratch)
 {
@@ -831,30 +875,19 @@ static GR_TARGET_Z void fcompz_f64(const void *vp, size_t B, size_t L,
      * off (masked loads do not touch memory, masked lanes stay 0), so
      * rows that start on a line load whole lines (NumPy's large arrays
      * start 16 bytes into one: 1.4x slower unaligned). */
-    const size_t s = ((uintptr_t)vp & 63) / sizeof(double);
-    const double *p = (const double *)((uintptr_t)vp - s * sizeof(double));
-    const size_t nv = (B + s + 7) / 8;
-    const __mmask8 mt = (__mmask8)(0xFFu >> (8 * nv - (B + s)));
-    const __mmask8 m0 = (__mmask8)((0xFFu << s) & (nv == 1 ? mt : 0xFFu));
+    const colz_geom g = colz_geom_of(vp, B, L, es, sizeof(double), 64);
+    const size_t nv = g.nv;
+    const __mmask8 mt = (__mmask8)g.mt, m0 = (__mmask8)g.m0;
+    const ptrdiff_t pf = g.pf;
+    const double *p = (const double *)((uintptr_t)vp - g.s * sizeof(double));
     const __m512d one = _mm512_set1_pd(POS_ONE);
-    const size_t rb = (size_t)(es < 0 ? -es : es) * sizeof(double);
-    const size_t o = colz_phase(rb, 4096); /* v's phase, x's next */
-    const size_t o2 = colz_phase(rb, o);
-    /* the accumulators, 64-byte aligned, each placed in its 4 KiB page
-     * o (o2) bytes after the rows' phase */
-    const uintptr_t base = ((uintptr_t)scratch + 63) & ~(uintptr_t)63;
-    const uintptr_t ph = (uintptr_t)p & ~(uintptr_t)63;
-    double *v = (double *)(base + ((ph + o - base) & 4095));
-    double *x = (double *)((uintptr_t)(v + 8 * nv) +
-                           ((ph + o2 - (uintptr_t)(v + 8 * nv)) & 4095));
-    uintptr_t out = (uintptr_t)outp - s * sizeof(double);
-    size_t ahead = 0, i, k, n4;
-    ptrdiff_t pf;
-    if (rb != 0 && L * rb > COLZ_PF_MIN) {
-        ahead = (COLZ_PF_BYTES + rb - 1) / rb;
-        ahead = ahead < 4 ? 4 : ahead;
-    }
-    pf = (ptrdiff_t)ahead * es;
+    const size_t o = colz_phase(g.rb, 4096); /* v's phase, x's next */
+    /* the accumulators, each placed in its 4 KiB page o (o2) bytes after
+     * the rows' phase */
+    double *v = colz_place((uintptr_t)scratch, p, o);
+    double *x = colz_place((uintptr_t)(v + 8 * nv), p, colz_phase(g.rb, o));
+    uintptr_t out = (uintptr_t)outp - g.s * sizeof(double);
+    size_t i, k, n4;
     for (k = 0; k < nv; ++k) {
         _mm512_store_pd(v + 8 * k, _mm512_setzero_pd());
         _mm512_store_pd(x + 8 * k, _mm512_setzero_pd());
@@ -904,7 +937,7 @@ static GR_TARGET_Z void fcompz_f64(const void *vp, size_t B, size_t L,
             }
         } else {
             for (k = 0; k < nv; ++k) {
-                const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+                const __mmask8 m = (__mmask8)colz_mask(&g, k);
                 __m512d tv = _mm512_load_pd(v + 8 * k);
                 __m512d tx = _mm512_load_pd(x + 8 * k);
                 F2SUM_Z(tv, tx, _mm512_maskz_loadu_pd(m, r0 + 8 * k), one);
@@ -916,7 +949,7 @@ static GR_TARGET_Z void fcompz_f64(const void *vp, size_t B, size_t L,
     /* finished: v + x, or v where v is infinite (FIN_F64C; a NaN v gives
      * NaN either way) */
     for (k = 0; k < nv; ++k) {
-        const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+        const __mmask8 m = (__mmask8)colz_mask(&g, k);
         const __m512d tv = _mm512_load_pd(v + 8 * k);
         const __m512d sum = _mm512_add_pd(tv, _mm512_load_pd(x + 8 * k));
         const __mmask8 inf = _mm512_fpclass_pd_mask(tv, 0x18); /* +-inf */
@@ -939,24 +972,14 @@ static GR_TARGET_Z void fcompz_f64(const void *vp, size_t B, size_t L,
 static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
                                    ptrdiff_t es, void *outp, void *scratch)
 {
-    const size_t s = ((uintptr_t)vp & 31) / sizeof(float);
-    const float *p = (const float *)((uintptr_t)vp - s * sizeof(float));
-    const size_t nv = (B + s + 7) / 8;
-    const __mmask8 mt = (__mmask8)(0xFFu >> (8 * nv - (B + s)));
-    const __mmask8 m0 = (__mmask8)((0xFFu << s) & (nv == 1 ? mt : 0xFFu));
-    const size_t rb = (size_t)(es < 0 ? -es : es) * sizeof(float);
-    const size_t o = colz_phase(rb, 4096);
-    const uintptr_t base = ((uintptr_t)scratch + 63) & ~(uintptr_t)63;
-    const uintptr_t ph = (uintptr_t)p & ~(uintptr_t)63;
-    double *a = (double *)(base + ((ph + o - base) & 4095));
-    uintptr_t out = (uintptr_t)outp - s * sizeof(float);
-    size_t ahead = 0, i, k, n4;
-    ptrdiff_t pf;
-    if (rb != 0 && L * rb > COLZ_PF_MIN) {
-        ahead = (COLZ_PF_BYTES + rb - 1) / rb;
-        ahead = ahead < 4 ? 4 : ahead;
-    }
-    pf = (ptrdiff_t)ahead * es;
+    const colz_geom g = colz_geom_of(vp, B, L, es, sizeof(float), 32);
+    const size_t nv = g.nv;
+    const __mmask8 mt = (__mmask8)g.mt, m0 = (__mmask8)g.m0;
+    const ptrdiff_t pf = g.pf;
+    const float *p = (const float *)((uintptr_t)vp - g.s * sizeof(float));
+    double *a = colz_place((uintptr_t)scratch, p, colz_phase(g.rb, 4096));
+    uintptr_t out = (uintptr_t)outp - g.s * sizeof(float);
+    size_t i, k, n4;
     for (k = 0; k < nv; ++k) {
         _mm512_store_pd(a + 8 * k, _mm512_setzero_pd());
     }
@@ -1014,7 +1037,7 @@ static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
             }
         } else {
             for (k = 0; k < nv; ++k) {
-                const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+                const __mmask8 m = (__mmask8)colz_mask(&g, k);
                 _mm512_store_pd(a + 8 * k,
                                 _mm512_add_pd(_mm512_load_pd(a + 8 * k),
                                               LDW(m, r0 + 8 * k)));
@@ -1025,7 +1048,7 @@ static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
 #undef LDU
 #undef SUMW_STEP4
     for (k = 0; k < nv; ++k) {
-        const __mmask8 m = k == 0 ? m0 : k == nv - 1 ? mt : 0xFF;
+        const __mmask8 m = (__mmask8)colz_mask(&g, k);
         _mm256_mask_storeu_ps((void *)(out + 32 * k), m,
                               _mm512_cvtpd_ps(_mm512_load_pd(a + 8 * k)));
     }

@@ -74,6 +74,13 @@ void gr_relock(int held)
         gr_lock();
     }
 }
+cl_int gr_finish_unlocked(cl_command_queue q)
+{
+    const int held = gr_unlock_for_wait();
+    const cl_int e = clFinish(q);
+    gr_relock(held);
+    return e;
+}
 
 static double now_ns(void)
 {
@@ -93,7 +100,7 @@ static double now_ns(void)
  * GR_E_INTERRUPT when it fires; the work goes on on the device, and
  * whatever it uses must outlive it (the caller's *pending event). */
 int gr_event_wait_intr(const gr_device *d, cl_event ev,
-                           int (*intr)(void *), void *ictx, gr_status *st)
+                       int (*intr)(void *), void *ictx, gr_status *st)
 {
     cl_int s = CL_QUEUED;
     const double t0 = now_ns();

@@ -176,11 +176,10 @@ static void reg_unpin(int i) /* reg_mu held; no users */
 static void reg_release(int i, int then)
 {
     if (regs[i].users > 0) {
-        if (regs[i].state == REG_RELEASING && regs[i].then == REG_FREE) {
-            return; /* withdrawn already */
+        if (regs[i].state != REG_RELEASING || then == REG_FREE) {
+            regs[i].then = then; /* a withdrawal stands */
         }
         regs[i].state = REG_RELEASING;
-        regs[i].then = then;
         return;
     }
     const int was_pinned = regs[i].state == REG_PINNED ||
@@ -263,11 +262,17 @@ static int reg_eligible(const gr_device *d)
            (cfg.reg == GR_REG_AUTO && d->is_gpu && d->nvidia_ptx);
 }
 
+/* A byte count from the environment (tests), or 0. */
+static size_t env_bytes(const char *name)
+{
+    const char *env = getenv(name);
+    return env != NULL ? (size_t)strtoull(env, NULL, 10) : 0;
+}
+
 static size_t reg_cap(void)
 {
-    const char *env = getenv("GPURED_REG_CAP_BYTES"); /* tests */
-    if (env != NULL && strtoull(env, NULL, 10) > 0) {
-        return (size_t)strtoull(env, NULL, 10);
+    if (env_bytes("GPURED_REG_CAP_BYTES") > 0) {
+        return env_bytes("GPURED_REG_CAP_BYTES");
     }
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2
@@ -281,10 +286,9 @@ static void reg_pin(int i, gr_device *d)
     size_t piece = (size_t)d->max_alloc;
     int count;
     size_t used = reg_pinned(&count);
-    const char *env = getenv("GPURED_REG_PIECE_BYTES");
     cl_int err = CL_SUCCESS;
-    if (env != NULL && strtoull(env, NULL, 10) > 0) {
-        piece = (size_t)strtoull(env, NULL, 10);
+    if (env_bytes("GPURED_REG_PIECE_BYTES") > 0) {
+        piece = env_bytes("GPURED_REG_PIECE_BYTES");
     } else if (piece >= ((size_t)1 << 30)) {
         piece &= ~(((size_t)1 << 30) - 1);
     }
@@ -362,14 +366,13 @@ static int reg_use(gr_device *d, const void *p, size_t n)
     return hit;
 }
 
+/* A pool freed is idle (every write settled: no registration in use). */
 static void pool_free(pool *p)
 {
     if (p == NULL) {
         return;
     }
     for (int i = 0; i < p->nbuf; ++i) {
-        if (p->written[i]) clWaitForEvents(1, &p->written[i]);
-        reg_unuse(p->reg[i]);
         if (p->written[i]) clReleaseEvent(p->written[i]);
         if (p->consumed[i]) clReleaseEvent(p->consumed[i]);
         if (p->pin_ptr[i]) {
@@ -760,11 +763,9 @@ int gr_stream_source_end(gr_stream_src *s, gr_status *st)
     }
     /* Leave the pool idle: later calls start from empty slots (the
      * kernels that read them done). */
-    const int held = gr_unlock_for_wait();
-    if (clFinish(s->d->queue) != CL_SUCCESS) {
+    if (gr_finish_unlocked(s->d->queue) != CL_SUCCESS) {
         rc = -1;
     }
-    gr_relock(held);
     if (slots_settle(s->p, st) != 0) {
         rc = -1;
     }
