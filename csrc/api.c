@@ -3538,6 +3538,108 @@ static PyObject *array_get(gr_array *a)
     return host;
 }
 
+/* get_many(arrays) -> [numpy.ndarray]: the reads of all of them enqueued
+ * before the first wait (one round trip per device, not one per array:
+ * gpured.dask's partials).  Non-contiguous views go through get(). */
+static PyObject *py_get_many(PyObject *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "get_many takes a sequence of Arrays");
+    if (seq == NULL || forked_check() != 0) {
+        Py_XDECREF(seq);
+        return NULL;
+    }
+    const Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyList_New(m);
+    gr_block **blk = calloc((size_t)m + 1, sizeof *blk);
+    size_t *off = calloc((size_t)m + 1, sizeof *off);
+    size_t *len = calloc((size_t)m + 1, sizeof *len);
+    void **dst = calloc((size_t)m + 1, sizeof *dst);
+    PyObject **host = calloc((size_t)m + 1, sizeof *host);
+    cl_event *evs = calloc((size_t)m + 1, sizeof *evs);
+    gr_status st = {0};
+    int k = 0, rc = 0;
+    if (out == NULL || !blk || !off || !len || !dst || !host || !evs) {
+        if (out != NULL) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < m; ++i) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        gr_array *a = gr_array_of(item);
+        gr_operand o;
+        int dev = -1;
+        if (a == NULL) {
+            PyErr_SetString(PyExc_TypeError, "get_many takes device arrays");
+            goto done;
+        }
+        if (gr_array_operand(a, &o, &dev) != 0) {
+            goto done;
+        }
+        const size_t isz = (size_t)gr_dtypes[o.t].size, n = operand_size(&o);
+        ptrdiff_t acc = (ptrdiff_t)isz;
+        int contiguous = 1;
+        for (int d = o.nd - 1; d >= 0; --d) {
+            contiguous &= o.shape[d] == 1 || o.strides[d] == acc;
+            acc *= (ptrdiff_t)o.shape[d];
+        }
+        PyObject *h;
+        if (!contiguous || n == 0) {
+            gr_block_put(o.blk);
+            h = array_get(a);
+        } else {
+            h = PyArray_Empty(a->nd, a->shape,
+                              (PyArray_Descr *)Py_NewRef(a->descr), 0);
+            if (h != NULL) {
+                blk[k] = o.blk;
+                off[k] = o.off;
+                len[k] = n * isz;
+                dst[k] = PyArray_DATA((PyArrayObject *)h);
+                host[k++] = h;
+            } else {
+                gr_block_put(o.blk);
+            }
+        }
+        if (h == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, h);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_blocks_read(k, blk, off, dst, len, signals_pending, NULL, evs,
+                        &st);
+    Py_END_ALLOW_THREADS
+    for (int j = 0; j < k; ++j) {
+        if (evs[j] == NULL) {
+            continue;
+        }
+        if (rc != 0 && !gr_event_done(evs[j])) {
+            pending_add(evs[j], host[j], NULL, NULL); /* keeps it alive */
+        } else {
+            clReleaseEvent(evs[j]);
+        }
+    }
+    if (rc != 0) {
+        gr_raise(&st);
+    }
+done:
+    for (int j = 0; j < k; ++j) {
+        gr_block_put(blk[j]);
+    }
+    free(blk);
+    free(off);
+    free(len);
+    free(dst);
+    free(host);
+    free(evs);
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
 static PyObject *py_get(PyObject *self, PyObject *arg)
 {
     gr_array *a = gr_array_of(arg);
@@ -4343,6 +4445,8 @@ static PyMethodDef methods[] = {
     {"to_device", py_to_device, METH_VARARGS,
      "to_device(obj, dtype=None, device=None) -> Array."},
     {"get", py_get, METH_O, "get(array) -> numpy.ndarray."},
+    {"get_many", py_get_many, METH_O,
+     "get_many(arrays) -> [numpy.ndarray]: every read enqueued first."},
     {"finish", py_finish, METH_VARARGS,
      "finish(device=None): wait for the device's queue."},
     {"copy_bandwidth", py_copy_bandwidth, METH_VARARGS,

@@ -3217,6 +3217,52 @@ int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
     return rc;
 }
 
+/* Reads of many blocks at once: every read enqueued (each device's queue
+ * flushed after each run of its reads), then one wait per read with
+ * gr_lock released, in order
+ * (in-order queues: after the first read of a device the others of that
+ * device are mostly done).  evs[i] gets read i's event; on return the
+ * caller releases them, or keeps the host memory of those not complete
+ * (an interruption, a failure) alive until they are. */
+int gr_blocks_read(int count, gr_block *const *b, const size_t *off,
+                   void *const *dst, const size_t *n, int (*intr)(void *),
+                   void *ictx, cl_event *evs, gr_status *st)
+{
+    int rc = 0, i;
+    for (i = 0; i < count; ++i) {
+        evs[i] = NULL;
+    }
+    gr_lock();
+    for (i = 0; i < count && rc == 0; ++i) {
+        gr_device *d = gr_device_get(b[i]->dev);
+        if (gr_device_open(d, st) != 0) {
+            rc = -1;
+            break;
+        }
+        cl_int e = clEnqueueReadBuffer(d->queue, b[i]->mem, CL_FALSE, off[i],
+                                       n[i], dst[i], 0, NULL, &evs[i]);
+        if (e != CL_SUCCESS) {
+            st->call = "clEnqueueReadBuffer";
+            st->err = e;
+            evs[i] = NULL;
+            rc = -1;
+        }
+    }
+    for (int j = 0; j < i; ++j) { /* each run of one device's reads */
+        if (j + 1 == i || b[j + 1]->dev != b[j]->dev) {
+            clFlush(gr_device_get(b[j]->dev)->queue);
+        }
+    }
+    gr_unlock();
+    for (int j = 0; j < i && rc == 0; ++j) {
+        if (evs[j] != NULL) {
+            rc = gr_event_wait_intr(gr_device_get(b[j]->dev), evs[j], intr,
+                                    ictx, st);
+        }
+    }
+    return rc;
+}
+
 int gr_block_fill(gr_block *b, size_t off, size_t n, const void *pat,
                   size_t plen, gr_status *st)
 {

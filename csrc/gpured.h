@@ -845,6 +845,12 @@ int gr_block_write(gr_block *b, size_t off, const void *src, size_t n,
 int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
                   int (*interrupted)(void *), void *ictx, cl_event *pending,
                   gr_status *st);
+/* Many reads at once (one wait per device's queue, mostly): evs[count]
+ * gets each read's event, for the caller to release or keep pending. */
+int gr_blocks_read(int count, gr_block *const *b, const size_t *off,
+                   void *const *dst, const size_t *n,
+                   int (*interrupted)(void *), void *ictx, cl_event *evs,
+                   gr_status *st);
 int gr_event_done(cl_event ev);            /* complete (or failed)?       */
 int gr_block_fill(gr_block *b, size_t off, size_t n, const void *pat,
                   size_t plen, gr_status *st);

@@ -22,11 +22,13 @@ gpured's compensated ones per chunk, combined in float64.
 How the work is split
 ---------------------
 * **Reductions of persisted device-resident arrays** (every block a
-  ``gpured.Array`` in the graph, no ``split_every=``): one task per device
-  and output block reduces all of that device's blocks (enqueued, no
-  wait), and one task combines them: Dask's per-task host time (~0.3 ms
-  on the H100 host, as long as a GiB chunk's kernel) is paid per device,
-  not per chunk.
+  ``gpured.Array`` in the graph, no ``split_every=``): one task per output
+  block enqueues every block's reduction on its own device (the devices
+  in turn, so all start at once), reads the partials back with one wait
+  per device and combines them.  The task holds the blocks themselves,
+  not their keys: Dask's host time (~0.3 ms a task on the H100 host, as
+  long as a GiB chunk's kernel, and more for a graph of many keys) is
+  paid once per call, not per chunk.
 * **Other reductions** go through ``dask.array.reduction``: each chunk is reduced
   by gpured (keepdims) on one device, the small partials are combined on
   the host by Dask's tree reduction (``split_every``).  ``mean`` carries a
@@ -872,19 +874,36 @@ def _resident_blocks(x):
         return None
 
 
-def _resident_part(blocks, *, row, res, kw, axis):
-    """The partials of one device's blocks, enqueued one after another
-    (device-resident: no wait)."""
-    return [_on_device(b, None, lambda call, pos, b=b: row.fields(
-        call, b, axis, res, pos, kw)) for b in blocks]
+class _Blocks:
+    """A persisted array's blocks for one output block, held by its task
+    (opaque to Dask: no dependency on the 64 or 6400 keys of x's graph,
+    whose scheduling cost more host time than the kernels of GiB chunks)."""
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items  # [(reduced block index, gpured.Array)]
 
 
-def _resident_agg(*groups, order, shape, axis, keepdims, row, res, kw, ndim):
-    """One output block from its devices' partials: nested lists over the
-    reduced axes (Dask's layout), then _red_agg."""
+def _resident_one(blocks, *, shape, axis, keepdims, row, res, kw, ndim):
+    """One output block: every block's partial enqueued on its own device,
+    the devices taken in turn (each starts at once), all partials read
+    back with one wait per device (_core.get_many), then _red_agg over
+    them nested as Dask's reduction would."""
+    by_dev = {}
+    for ridx, b in blocks.items:
+        by_dev.setdefault(b.device_index, []).append((ridx, b))
+    queues = [by_dev[d] for d in sorted(by_dev)]
     at = {}
-    for parts, idxs in zip(groups, order):
-        at.update(zip(idxs, parts))
+    for k in range(builtins.max(len(q) for q in queues)):
+        for q in queues:
+            if k < len(q):
+                ridx, b = q[k]
+                at[ridx] = _on_device(b, None, lambda call, pos, b=b: row.fields(
+                    call, b, axis, res, pos, kw))
+    leaves = [(r, f) for r, p in at.items() for f, v in p.items()
+              if isinstance(v, Array)]
+    for (r, f), h in zip(leaves, _core.get_many([at[r][f] for r, f in leaves])):
+        at[r] = dict(at[r], **{f: h})
 
     def nest(prefix):
         if len(prefix) == len(shape):
@@ -895,10 +914,10 @@ def _resident_agg(*groups, order, shape, axis, keepdims, row, res, kw, ndim):
 
 
 def _run_resident(row, x, ax, res, keepdims, kw, blocks):
-    """A persisted device-resident x: per output block, one task per
-    device reducing all of its blocks there (no Dask task per chunk: a
-    task costs ~0.3 ms of host time, a GiB chunk 0.36 ms of an H100), and
-    one task combining them."""
+    """A persisted device-resident x: one task per output block reduces
+    all of its blocks where they live and combines the partials (no Dask
+    task per chunk: a task costs ~0.3 ms of host time, a GiB chunk 0.36 ms
+    of an H100)."""
     from dask.base import tokenize
     name = "gpured-%s-%s" % (row.name, tokenize(x.name, ax, keepdims, res,
                                                  kw, row))
@@ -906,30 +925,22 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
     rshape = tuple(x.numblocks[i] for i in ax)
     dsk = {}
     for oidx in product(*(range(x.numblocks[i]) for i in kept)):
-        by_dev = {}
+        items = []
         for ridx in product(*(range(n) for n in rshape)):
             full = [0] * x.ndim
             for i, v in zip(kept, oidx):
                 full[i] = v
             for i, v in zip(ax, ridx):
                 full[i] = v
-            b = blocks[tuple(full)]
-            by_dev.setdefault(b.device_index, []).append((ridx, tuple(full)))
-        deps, order = [], []
-        for d, items in sorted(by_dev.items()):
-            k = ("%s-d%d" % (name, d),) + oidx
-            dsk[k] = (partial(_resident_part, row=row, res=res, kw=kw,
-                              axis=ax), [(x.name,) + f for _, f in items])
-            deps.append(k)
-            order.append([r for r, _ in items])
+            items.append((ridx, blocks[tuple(full)]))
         okey = (name,) + (tuple(0 if i in ax else oidx[kept.index(i)]
                                 for i in range(x.ndim)) if keepdims else oidx)
-        dsk[okey] = (partial(_resident_agg, order=order, shape=rshape,
+        dsk[okey] = (partial(_resident_one, _Blocks(items), shape=rshape,
                              axis=ax, keepdims=keepdims, row=row, res=res,
-                             kw=kw, ndim=x.ndim), *deps)
+                             kw=kw, ndim=x.ndim),)
     chunks = tuple((1,) if i in ax else x.chunks[i] for i in range(x.ndim)) \
         if keepdims else tuple(x.chunks[i] for i in kept)
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[x])
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[])
     return da.Array(graph, name, chunks,
                     meta=np.empty((0,) * len(chunks), res))
 

@@ -119,6 +119,37 @@ def test_views(i):
     np.testing.assert_array_equal(v.get(), VIEWS[i](a))
 
 
+def test_get_many_equals_get():
+    """_core.get_many (gpured.dask's partials: every read enqueued before
+    one wait) returns what get() returns, for contiguous arrays of every
+    dtype, 0-d and empty ones, non-contiguous views, repeats; and refuses
+    what is not an Array."""
+    from gpured import _core
+    base = _data(np.float32, (13, 17))
+    d = gpured.to_device(base)
+    arrays, expect = [], []
+    for dt in DTYPES:
+        a = _data(dt, (5, 3), seed=3)
+        arrays.append(gpured.to_device(a))
+        expect.append(a)
+    for view in VIEWS:
+        arrays.append(view(d))
+        expect.append(view(base))
+    arrays += [d[2, 3], d[:0], gpured.sum(d, axis=0, keepdims=True), d]
+    expect += [base[2, 3], base[:0], None, base]
+    got = _core.get_many(arrays)
+    assert len(got) == len(arrays)
+    for g, a, e in zip(got, arrays, expect):
+        ref = a.get()
+        assert g.dtype == ref.dtype and g.shape == ref.shape
+        np.testing.assert_array_equal(g, ref)
+        if e is not None:
+            np.testing.assert_array_equal(g, e)
+    assert _core.get_many([]) == []
+    with pytest.raises(TypeError):
+        _core.get_many([d, base])
+
+
 def test_views_share_the_buffer():
     d = gpured.to_device(np.arange(20, dtype=np.int32))
     assert d[5:].buffer is d.buffer

@@ -253,20 +253,30 @@ def test_where_device_resident(monkeypatch):
            _scale("nanmean", a, 0, False, m))
 
 
-def test_resident_one_task_per_device():
-    """A persisted device-resident array reduces with one task per device
-    and output block (every block of that device, no wait), then one
-    combining task: NumPy's results and Dask's output chunks; with
-    split_every= Dask's tree of a task per chunk."""
+def test_resident_one_task_per_output_block(monkeypatch):
+    """A persisted device-resident array reduces with one task per output
+    block (every block's partial enqueued where it lives, read back with
+    one get_many, combined), holding the blocks rather than depending on
+    x's keys: NumPy's results and Dask's output chunks; with split_every=
+    Dask's tree of a task per chunk."""
     a = make_data(np.float32, (40, 18), "general")
     x = gd.to_device(da.from_array(a, chunks=(8, 9))).persist()  # 5 x 2 blocks
+    batches = []
+    real = gd._core.get_many
+
+    def spy(arrays):
+        batches.append({b.device_index for b in arrays})
+        return real(arrays)
+    monkeypatch.setattr(gd._core, "get_many", spy)
     for op in ("sum", "max", "mean", "var", "nanstd", "ptp", "all"):
         for axis in (None, 0, 1, (0, 1)):
             for keepdims in (False, True):
                 r = getattr(gd, op)(x, axis=axis, keepdims=keepdims)
-                tasks = [k for k in dict(r.__dask_graph__()) if k[0] != x.name]
+                keys = list(dict(r.__dask_graph__()))
+                assert not [k for k in keys if k[0] == x.name], (op, axis)
                 nout = int(np.prod(r.numblocks))
-                assert len(tasks) == nout * (1 + _ndev_used(x)), (op, axis, tasks)
+                assert len(keys) == nout, (op, axis, keys)
+                del batches[:]
                 got = _quiet(r.compute)
                 exp = _quiet(getattr(np, op), a.astype(np.float64), axis=axis,
                              keepdims=keepdims)
@@ -274,6 +284,12 @@ def test_resident_one_task_per_device():
                     exp = np.all(a, axis=axis, keepdims=keepdims)
                 np.testing.assert_allclose(got, exp, rtol=2e-5, atol=1e-6,
                                            err_msg="%s %s" % (op, axis))
+                # one batch of reads per output block, from every device
+                # holding its blocks (two with POCL_DEVICES="pthread pthread")
+                assert len(batches) == nout, (op, axis, batches)
+                if axis in (None, (0, 1)):
+                    assert batches[0] == {b.device_index for b in
+                                          _blocks(x)}, batches
                 if op not in ("ptp",):
                     ref = getattr(da, op)(da.from_array(a, chunks=(8, 9)),
                                           axis=axis, keepdims=keepdims)
@@ -284,9 +300,8 @@ def test_resident_one_task_per_device():
                                rtol=1e-5)
 
 
-def _ndev_used(x):
-    return len({v.device_index for k, v in dict(x.__dask_graph__()).items()
-                if k[0] == x.name})
+def _blocks(x):
+    return [v for k, v in dict(x.__dask_graph__()).items() if k[0] == x.name]
 
 
 # ------------------------------------------------------------ average
