@@ -22,13 +22,15 @@ gpured's compensated ones per chunk, combined in float64.
 How the work is split
 ---------------------
 * **Reductions of persisted device-resident arrays** (every block a
-  ``gpured.Array`` in the graph, no ``split_every=``): one task per output
-  block enqueues every block's reduction on its own device (the devices
-  in turn, so all start at once), reads the partials back with one wait
-  per device and combines them.  The task holds the blocks themselves,
-  not their keys: Dask's host time (~0.3 ms a task on the H100 host, as
-  long as a GiB chunk's kernel, and more for a graph of many keys) is
-  paid once per call, not per chunk.
+  ``gpured.Array`` in the graph, no ``split_every=``): every block's
+  reduction is enqueued on its own device when the reduction is built
+  (the devices in turn, so all start at once; persisted blocks are values,
+  which Dask never changes in place), and one task per output block reads
+  the partials back (one wait per device, each device's partials
+  gathered there first) and combines them.  The task holds the partials,
+  not x's keys: Dask's host time (~0.3 ms a task on the H100 host, as
+  long as a GiB chunk's kernel; ~2 ms to compute any graph) is not paid
+  per chunk, and overlaps the kernels.
 * **Other reductions** go through ``dask.array.reduction``: each chunk is reduced
   by gpured (keepdims) on one device, the small partials are combined on
   the host by Dask's tree reduction (``split_every``).  ``mean`` carries a
@@ -874,23 +876,21 @@ def _resident_blocks(x):
         return None
 
 
-class _Blocks:
-    """A persisted array's blocks for one output block, held by its task
-    (opaque to Dask: no dependency on the 64 or 6400 keys of x's graph,
-    whose scheduling cost more host time than the kernels of GiB chunks)."""
-    __slots__ = ("items",)
+class _Partials:
+    """One output block's partials, enqueued on the blocks' devices when
+    the reduction is built (opaque to Dask: its task depends on none of
+    x's keys, and the devices work while Dask schedules)."""
+    __slots__ = ("at",)
 
-    def __init__(self, items):
-        self.items = items  # [(reduced block index, gpured.Array)]
+    def __init__(self, at):
+        self.at = at  # {reduced block index: {field: Array or ndarray}}
 
 
-def _resident_one(blocks, *, shape, axis, keepdims, row, res, kw, ndim):
-    """One output block: every block's partial enqueued on its own device,
-    the devices taken in turn (each starts at once), all partials read
-    back with one wait per device (_core.get_many), then _red_agg over
-    them nested as Dask's reduction would."""
+def _resident_enqueue(items, *, row, res, kw, axis):
+    """Every block's partial enqueued on its own device, the devices taken
+    in turn (each starts at once); no wait."""
     by_dev = {}
-    for ridx, b in blocks.items:
+    for ridx, b in items:
         by_dev.setdefault(b.device_index, []).append((ridx, b))
     queues = [by_dev[d] for d in sorted(by_dev)]
     at = {}
@@ -900,6 +900,14 @@ def _resident_one(blocks, *, shape, axis, keepdims, row, res, kw, ndim):
                 ridx, b = q[k]
                 at[ridx] = _on_device(b, None, lambda call, pos, b=b: row.fields(
                     call, b, axis, res, pos, kw))
+    return _Partials(at)
+
+
+def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):
+    """One output block from its partials: all read back with one wait
+    per device (_core.get_many), nested as Dask's reduction would nest
+    them, then _red_agg."""
+    at = dict(held.at)
     leaves = [(r, f) for r, p in at.items() for f, v in p.items()
               if isinstance(v, Array)]
     for (r, f), h in zip(leaves, _core.get_many([at[r][f] for r, f in leaves])):
@@ -914,10 +922,12 @@ def _resident_one(blocks, *, shape, axis, keepdims, row, res, kw, ndim):
 
 
 def _run_resident(row, x, ax, res, keepdims, kw, blocks):
-    """A persisted device-resident x: one task per output block reduces
-    all of its blocks where they live and combines the partials (no Dask
-    task per chunk: a task costs ~0.3 ms of host time, a GiB chunk 0.36 ms
-    of an H100)."""
+    """A persisted device-resident x: its blocks' partials are enqueued
+    where they live now (persisted blocks are values: Dask's arrays are
+    not changed in place), and one task per output block reads them back
+    and combines them.  No Dask task per chunk (a task costs ~0.3 ms of
+    host time, a GiB chunk 0.36 ms of an H100), and Dask's own host time
+    for the compute (~2 ms on the H100 host) overlaps the kernels."""
     from dask.base import tokenize
     name = "gpured-%s-%s" % (row.name, tokenize(x.name, ax, keepdims, res,
                                                  kw, row))
@@ -933,11 +943,12 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
             for i, v in zip(ax, ridx):
                 full[i] = v
             items.append((ridx, blocks[tuple(full)]))
+        held = _resident_enqueue(items, row=row, res=res, kw=kw, axis=ax)
         okey = (name,) + (tuple(0 if i in ax else oidx[kept.index(i)]
                                 for i in range(x.ndim)) if keepdims else oidx)
-        dsk[okey] = (partial(_resident_one, _Blocks(items), shape=rshape,
-                             axis=ax, keepdims=keepdims, row=row, res=res,
-                             kw=kw, ndim=x.ndim),)
+        dsk[okey] = (partial(_resident_agg, held, shape=rshape, axis=ax,
+                             keepdims=keepdims, row=row, res=res, kw=kw,
+                             ndim=x.ndim),)
     chunks = tuple((1,) if i in ax else x.chunks[i] for i in range(x.ndim)) \
         if keepdims else tuple(x.chunks[i] for i in kept)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[])

@@ -135,8 +135,10 @@ def test_get_many_equals_get():
     for view in VIEWS:
         arrays.append(view(d))
         expect.append(view(base))
-    arrays += [d[2, 3], d[:0], gpured.sum(d, axis=0, keepdims=True), d]
-    expect += [base[2, 3], base[:0], None, base]
+    big = _data(np.float32, (20000,), seed=4)  # past the gather's 64 KiB
+    arrays += [d[2, 3], d[:0], gpured.sum(d, axis=0, keepdims=True), d,
+               gpured.to_device(big)]
+    expect += [base[2, 3], base[:0], None, base, big]
     got = _core.get_many(arrays)
     assert len(got) == len(arrays)
     for g, a, e in zip(got, arrays, expect):

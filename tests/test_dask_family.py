@@ -551,6 +551,35 @@ def test_two_devices_family():
             st[1]["chunks"] == 6, st
 
 
+@two_devices
+def test_two_devices_resident(monkeypatch):
+    """A device-resident array over two devices (round robin): one task,
+    both devices' partials enqueued in turn, read back in one get_many
+    (each device's gathered on it: float64 partials of float32 blocks,
+    means' counts, var's three fields), NumPy's results."""
+    a = make_data(np.float32, (96, 20), "general")
+    x = gd.to_device(da.from_array(a, chunks=(8, 20)), devices=[0, 1],
+                     policy="round_robin").persist()
+    assert sorted({b.device_index for b in _blocks(x)}) == [0, 1]
+    batches = []
+    real = gd._core.get_many
+
+    def spy(arrays):
+        batches.append(sorted(b.device_index for b in arrays))
+        return real(arrays)
+    monkeypatch.setattr(gd._core, "get_many", spy)
+    for op in ("sum", "mean", "var", "max", "argmin"):
+        for axis in (None, 0):
+            del batches[:]
+            got = _quiet(getattr(gd, op)(x, axis=axis).compute)
+            exp = _quiet(getattr(np, op), a.astype(np.float64), axis=axis)
+            np.testing.assert_allclose(got, exp, rtol=2e-5, atol=1e-6,
+                                       err_msg="%s %s" % (op, axis))
+            if op != "argmin":  # (Dask's arg_reduction: a task per chunk)
+                assert batches and batches[0].count(0) >= 6 and \
+                    batches[0].count(1) >= 6, (op, axis, batches)
+
+
 def test_two_devices_in_child():
     """Where this process sees one device, run the two-device tests in a
     child with two PoCL CPU devices."""
