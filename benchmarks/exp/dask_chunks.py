@@ -89,11 +89,26 @@ for cm, devs in [(c, s) for c in chunks_mib for s in sets]:
             return float(gd.sum(x, split_every=4).compute())
 
     assert abs(gd_threads() - n) <= 1e-6 * n
+    def loop_turns():  # the devices in turn, as gd.sum enqueues them
+        by = {}
+        for c in parts:
+            by.setdefault(c.device_index, []).append(c)
+        qs = list(by.values())
+        for k in range(max(len(q) for q in qs)):
+            for q in qs:
+                if k < len(q):
+                    gpured.sum(q[k], axis=(0,), keepdims=True,
+                               dtype=np.float64)
+        for q in devs or [None]:
+            gpured.synchronize(q)
+
     cases = [("gd.sum threads", gd_threads), ("gd.sum sync", gd_sync),
              ("gd.sum split 4 (Dask tree)", gd_split4)]
     if devs is None or len(devs) == 1:
         cases[:0] = [("loop, no wait", loop_nowait),
                      ("loop, each read", loop_read)]
+    else:
+        cases[:0] = [("loop, devices in turn, no wait", loop_turns)]
     for name, f in cases:
         name = label + name
         ms = med(f)
