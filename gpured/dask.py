@@ -751,7 +751,11 @@ def _red_agg(parts, axis=None, keepdims=False, *, row, res, kw, ndim,
              computing_meta=False):
     if computing_meta:
         return np.empty((0,) * (ndim if keepdims else ndim - len(axis)), res)
-    f = _gather(parts, axis)
+    return _red_final(_gather(parts, axis), axis, keepdims, row, res, kw)
+
+
+def _red_final(f, axis, keepdims, row, res, kw):
+    """The result from the partials' fields, each one host array."""
     if not callable(row.merge):
         # the final ufunc.reduce sees every partial (initial applies once)
         return row.final(f, axis, keepdims, res, kw)
@@ -865,6 +869,9 @@ def _resident_blocks(x):
         return None
     try:
         g = x.__dask_graph__()
+        # a persisted array: one layer holds its blocks (its lookups are
+        # a third of the graph's)
+        g = getattr(g, "layers", {}).get(x.name, g)
         out = {}
         for idx in product(*(range(n) for n in x.numblocks)):
             v = g[(x.name,) + idx]
@@ -912,6 +919,13 @@ def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):
               if isinstance(v, Array)]
     for (r, f), h in zip(leaves, _core.get_many([at[r][f] for r, f in leaves])):
         at[r] = dict(at[r], **{f: h})
+    if len(shape) == 1 and axis:
+        # one reduced axis of blocks: the partials side by side along it
+        # (what _gather's nesting and deepmap give, without them)
+        parts = [at[(i,)] for i in range(shape[0])]
+        return _red_final({f: np.concatenate([np.asarray(p[f]) for p in parts],
+                                             axis=axis[0]) for f in parts[0]},
+                          axis, keepdims, row, res, kw)
 
     def nest(prefix):
         if len(prefix) == len(shape):
@@ -929,11 +943,9 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
     host time, a GiB chunk 0.36 ms of an H100), and Dask's own host time
     for the compute (~2 ms on the H100 host) overlaps the kernels."""
     from dask.base import tokenize
-    name = "gpured-%s-%s" % (row.name, tokenize(x.name, ax, keepdims, res,
-                                                 kw, row))
     kept = [i for i in range(x.ndim) if i not in ax]
     rshape = tuple(x.numblocks[i] for i in ax)
-    dsk = {}
+    tasks = []
     for oidx in product(*(range(x.numblocks[i]) for i in kept)):
         items = []
         for ridx in product(*(range(n) for n in rshape)):
@@ -943,7 +955,13 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
             for i, v in zip(ax, ridx):
                 full[i] = v
             items.append((ridx, blocks[tuple(full)]))
-        held = _resident_enqueue(items, row=row, res=res, kw=kw, axis=ax)
+        tasks.append((oidx, _resident_enqueue(items, row=row, res=res,
+                                              kw=kw, axis=ax)))
+    # (named once the devices work)
+    name = "gpured-%s-%s" % (row.name, tokenize(x.name, ax, keepdims, res,
+                                                 kw, row))
+    dsk = {}
+    for oidx, held in tasks:
         okey = (name,) + (tuple(0 if i in ax else oidx[kept.index(i)]
                                 for i in range(x.ndim)) if keepdims else oidx)
         dsk[okey] = (partial(_resident_agg, held, shape=rshape, axis=ax,
