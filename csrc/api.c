@@ -4092,6 +4092,82 @@ static PyObject *py_set_rates(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* split_rates() -> {family: GB/s} of two devices together (0: never
+ * split); split_rates({family: GB/s}) replaces them (tune, tuned.json). */
+static PyObject *py_split_rates(PyObject *self, PyObject *args)
+{
+    PyObject *in = NULL;
+    double gbs[GR_NRATES];
+    if (!PyArg_ParseTuple(args, "|O!", &PyDict_Type, &in)) {
+        return NULL;
+    }
+    gr_split_get(gbs);
+    if (in != NULL) {
+        for (int i = 0; i < GR_NRATES; ++i) {
+            PyObject *v = PyDict_GetItemString(in, rate_names[i]); /* borrowed */
+            if (v != NULL) {
+                const double x = PyFloat_AsDouble(v);
+                if (PyErr_Occurred()) {
+                    return NULL;
+                }
+                if (!(x >= 0)) {
+                    PyErr_Format(PyExc_ValueError, "split rate for '%s' must "
+                                 "be >= 0", rate_names[i]);
+                    return NULL;
+                }
+                gbs[i] = x;
+            }
+        }
+        gr_split_set(gbs);
+    }
+    PyObject *d = PyDict_New();
+    for (int i = 0; d != NULL && i < GR_NRATES; ++i) {
+        PyObject *v = PyFloat_FromDouble(gbs[i]);
+        if (v == NULL || PyDict_SetItemString(d, rate_names[i], v) != 0) {
+            Py_CLEAR(d);
+        }
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+/* split_plan(family, nbytes) -> (dev0, dev1, frac0, why, go): the pair of
+ * devices a call of that family on nbytes of contiguous host memory (a
+ * full reduction) would split between, and whether it is expected to
+ * finish first that way (go); (None, None, 0.0, why, False) where no pair
+ * is considered.  Placement "auto" with no device pinned only. */
+static PyObject *py_split_plan(PyObject *self, PyObject *args)
+{
+    const char *fam = NULL;
+    Py_ssize_t nbytes = 0;
+    char why[512];
+    gr_split sp;
+    if (!PyArg_ParseTuple(args, "sn", &fam, &nbytes)) {
+        return NULL;
+    }
+    const int arg = strcmp(fam, "arg") == 0;
+    if (!arg && strcmp(fam, "reduce") != 0) {
+        PyErr_Format(PyExc_ValueError, "split_plan: family 'reduce' or 'arg' "
+                     "(got '%s')", fam);
+        return NULL;
+    }
+    gr_layout lay;
+    memset(&lay, 0, sizeof lay);
+    lay.M = 1;
+    lay.L = (size_t)nbytes;
+    lay.elem_stride = 1;
+    const int cur = gr_current_index();
+    const int roam = gr_placement_auto() && !gr_device_pinned();
+    const int go = gr_split_plan(cur, roam, GR_FAM_REDUCE,
+                                 arg ? GR_ARGMAX : GR_ADD, &lay,
+                                 (size_t)nbytes, &sp, why, sizeof why);
+    if (sp.frac > 0) { /* a pair: what it would do (go: whether it does) */
+        return Py_BuildValue("iidsO", sp.dev[0], sp.dev[1], sp.frac, why,
+                             go ? Py_True : Py_False);
+    }
+    return Py_BuildValue("OOdsO", Py_None, Py_None, 0.0, why, Py_False);
+}
+
 /* device_index(device=None) -> its position in devices(). */
 static PyObject *py_device_index(PyObject *self, PyObject *arg)
 {
@@ -4464,6 +4540,10 @@ static PyMethodDef methods[] = {
      "Staging settings and counters (streams, chunks)."},
     {"placement", py_placement, METH_VARARGS,
      "placement(mode=None): 'auto' (host path or device) or 'current'."},
+    {"split_rates", py_split_rates, METH_VARARGS,
+     "split_rates(rates=None) -> GB/s of two devices together, per family."},
+    {"split_plan", py_split_plan, METH_VARARGS,
+     "split_plan(family, nbytes) -> (dev0, dev1, frac0, why, go)."},
     {"rates", py_rates, METH_VARARGS,
      "rates(device=None): the placement model's rates for a device."},
     {"set_rates", py_set_rates, METH_VARARGS,

@@ -432,6 +432,20 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
              const gr_layout *lay, size_t nbytes, double slow,
              const char *slow_why, char *why, size_t n);
 
+/* A call on host memory split between two devices (policy.c): the pair's
+ * rate together per family (0: never split), and the plan for a call:
+ * dev[0] takes the first frac of the elements, dev[1] the rest.  1 if the
+ * split is expected to finish first (why: the figures). */
+typedef struct {
+    int dev[2];
+    double frac, ns, single_ns;
+} gr_split;
+void gr_split_set(const double *gbs);   /* GR_NRATES GB/s              */
+void gr_split_get(double *gbs);
+int gr_split_plan(int cur, int roam, gr_family fam, gr_op op,
+                  const gr_layout *lay, size_t nbytes, gr_split *sp,
+                  char *why, size_t n);
+
 /* gpured.tune()'s winners: auto uses them for full reductions. */
 typedef struct {
     char device[256];

@@ -34,6 +34,7 @@
  */
 #include "gpured.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1443,6 +1444,105 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
                  b->name, best_ns / 1e3, on_host ? "" : ": it runs there");
     }
     return on_host;
+}
+
+/* ------------------------------------------------------------ splits */
+
+/* One call on host memory split between two devices at once (issue 12):
+ * each reads its share (a CPU device in place, a GPU through its pinned
+ * pipeline or the registered array), the partials are combined on the
+ * host.  Both shares come out of the host's memory, so their own rates do
+ * not add: the pair's rate together (GB/s per family, measured by
+ * gpured.tune() on a machine with two devices, gr_split_set) is what the
+ * model uses, and 0 -- the default, nothing measured -- never splits. */
+static double split_gbs[GR_NRATES];
+
+void gr_split_set(const double *gbs)
+{
+    memcpy(split_gbs, gbs, sizeof split_gbs);
+}
+
+void gr_split_get(double *gbs)
+{
+    memcpy(gbs, split_gbs, sizeof split_gbs);
+}
+
+/* The host path's time and every device's, by their rates: the fastest
+ * single place (host: -1) and its time; the two fastest devices. */
+static double single_best(int cur, int roam, int f, size_t nbytes,
+                          int *best, int *d1, int *d2)
+{
+    const gr_device *d = gr_device_get(cur);
+    gr_rates r;
+    int measured = 0;
+    gr_rates_get(d, &r, &measured);
+    double best_ns = r.host_call_ns + (double)nbytes / r.host_gbs[f];
+    double t1 = INFINITY, t2 = INFINITY;
+    *best = -1;
+    *d1 = *d2 = -1;
+    for (int i = 0; i < gr_device_count(); ++i) {
+        const gr_device *c = gr_device_get(i);
+        if ((i != cur && !roam) || (!c->fp64 && d->fp64)) {
+            continue;
+        }
+        const double t = place_dev_ns(c, f, nbytes);
+        if (t < best_ns) {
+            best_ns = t;
+            *best = i;
+        }
+        if (t < t1) {
+            t2 = t1;
+            *d2 = *d1;
+            t1 = t;
+            *d1 = i;
+        } else if (t < t2) {
+            t2 = t;
+            *d2 = i;
+        }
+    }
+    return best_ns;
+}
+
+int gr_split_plan(int cur, int roam, gr_family fam, gr_op op,
+                  const gr_layout *lay, size_t nbytes, gr_split *sp,
+                  char *why, size_t n)
+{
+    const int f = gr_rate_family(fam, op, lay);
+    int best, d1, d2;
+    const double one = single_best(cur, roam, f, nbytes, &best, &d1, &d2);
+    memset(sp, 0, sizeof *sp);
+    if (!roam || d2 < 0 || split_gbs[f] <= 0) {
+        if (why != NULL) {
+            snprintf(why, n, "%s", !roam ? "placement pinned to one device"
+                                 : d2 < 0 ? "one device"
+                                          : "no rate measured for two "
+                                            "devices together (gpured.tune)");
+        }
+        return 0;
+    }
+    gr_rates r1, r2;
+    int m1 = 0, m2 = 0;
+    gr_rates_get(gr_device_get(d1), &r1, &m1);
+    gr_rates_get(gr_device_get(d2), &r2, &m2);
+    const double call = r1.dev_call_ns > r2.dev_call_ns ? r1.dev_call_ns
+                                                        : r2.dev_call_ns;
+    const double both = call + (double)nbytes / split_gbs[f];
+    sp->dev[0] = d1 < d2 ? d1 : d2; /* (the first share: the lower index) */
+    sp->dev[1] = d1 < d2 ? d2 : d1;
+    const gr_rates *ra = d1 < d2 ? &r1 : &r2, *rb = d1 < d2 ? &r2 : &r1;
+    sp->frac = ra->dev_gbs[f] / (ra->dev_gbs[f] + rb->dev_gbs[f]);
+    sp->ns = both;
+    sp->single_ns = one;
+    const int go = both < 0.95 * one;
+    if (why != NULL) {
+        snprintf(why, n, "split %.3f / %.3f between devices %d and %d: "
+                 "%.1f us together (%.1f GB/s measured) vs %.1f us on %s%s",
+                 sp->frac, 1.0 - sp->frac, sp->dev[0], sp->dev[1], both / 1e3,
+                 split_gbs[f], one / 1e3, best < 0 ? "the host path"
+                                                    : "the fastest device",
+                 go ? "" : ": not split");
+    }
+    return go;
 }
 
 /* ------------------------------------------------- segments by offsets */

@@ -33,7 +33,8 @@ from ._tune import tune
 from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, nancumprod,
                     nancumsum)
-from ._place import measure_rates, placement, rates, set_rates
+from ._place import (measure_rates, measure_split, placement, rates,
+                     set_rates, set_split_rates, split_rates)
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
@@ -52,6 +53,7 @@ __all__ = [
     "set_staging", "staging", "memory_info", "empty_cache",
     "set_memory_limit", "from_dlpack", "use_queue", "handles",
     "placement", "rates", "set_rates", "measure_rates",
+    "split_rates", "set_split_rates", "measure_split",
 ]
 
 

@@ -148,6 +148,73 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None, save=False):
     return _core.rates()
 
 
+def split_rates():
+    """The rate (GB/s, per family: reduce, arg, column, scan) at which two
+    devices together read a NumPy array, one share each (a CPU device in
+    place and a GPU, say): what the model weighs a split call by.  0 (the
+    default, until :func:`measure_split` or :func:`gpured.tune` measures
+    it on a machine with two devices): never split."""
+    return _core.split_rates()
+
+
+def set_split_rates(**gbs):
+    """Replace some of the split rates (``reduce=``, ``arg=``, GB/s; 0
+    turns splitting off for that family)."""
+    return _core.split_rates({k: float(v) for k, v in gbs.items()})
+
+
+def measure_split(sizes=(1 << 24, 1 << 28), reps=None, save=False):
+    """Measure the split rates: sums and argmax of float32 NumPy arrays of
+    two sizes (bytes) split between the two devices the model would pair
+    (a two-point fit: bytes over the difference of the times), stored
+    (:func:`split_rates`) and returned; ``save=True`` keeps them in the
+    tuning table.  None where there is one device, or placement is pinned
+    to one."""
+    from . import _split
+    if len(_core.devices()) < 2 or _core.placement() != "auto" or \
+            _core.device_pinned():
+        return None
+    saved = _core.split_rates()
+    rng = np.random.default_rng(0)
+    data = {n: rng.standard_normal(n // 4).astype(np.float32) for n in sizes}
+    got = {}
+    try:
+        _core.split_rates({"reduce": 1e6, "arg": 1e6})  # a pair, always
+        for fam, op in (("reduce", "sum"), ("arg", "argmax")):
+            t = {}
+            for n in sizes:
+                a = data[n]
+
+                def fn(a=a, op=op):
+                    return _split.reduce(op, a, None, False, force=True)
+                if fn() is None:
+                    return None
+                t[n] = _calls(fn, reps or max(3, min(50, (1 << 26) // n)))
+            small, large = sizes
+            got[fam] = (large - small) / max(t[large] - t[small], 1e-9) / 1e9
+    finally:
+        _core.split_rates(saved)
+    r = _core.split_rates(got)
+    if save:
+        table = _read()
+        table["_split"] = dict(r)
+        _write(table)
+    return r
+
+
+def load_split(saved):
+    """Set the split rates kept in the table (its ``"_split"`` entry); a
+    damaged entry is ignored."""
+    try:
+        gbs = {k: float(v) for k, v in saved.items()}
+        if all(v >= 0 for v in gbs.values()):
+            _core.split_rates(gbs)
+            return True
+    except (AttributeError, TypeError, ValueError):
+        pass
+    return False
+
+
 def _save_rates(device_name, r):
     """Keep a device's measured rates in the tuning table."""
     table = _read()

@@ -13,10 +13,12 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _split
 
 _NoValue = np._NoValue
 _reduce = _core.reduce
+_ndarray = np.ndarray
+_SPLIT_MIN = _split.MIN_BYTES
 
 
 def _bool_check(where, kinds=(np.ndarray, _core.ArrayBase)):
@@ -70,8 +72,14 @@ def _extreme(name, ufunc, a, axis, out, keepdims, initial, where, kw):
 
 
 def _where_reduce(name, a, axis, dtype, out, keepdims, initial, kw, m):
-    """One core call; m: _mask's answer (None: no mask)."""
+    """One core call (or a call split between two devices where placement
+    says so: _split); m: _mask's answer (None: no mask)."""
     if m is None:
+        if type(a) is _ndarray and a.nbytes >= _SPLIT_MIN and \
+                _split.eligible(name, a, axis, out, initial, kw, dtype):
+            res = _split.reduce(name, a, dtype, keepdims)
+            if res is not None:
+                return res
         return _reduce(name, a, axis, dtype, out, keepdims, initial, kw)
     return _reduce(name, a, axis, dtype, out, keepdims, initial, kw, m)
 
@@ -559,13 +567,15 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True,
 def argmin(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first minimum (of the first NaN, if any), as
     :func:`numpy.argmin`."""
-    return _reduce("argmin", a, axis, None, out, keepdims, _NoValue, kw)
+    return _where_reduce("argmin", a, axis, None, out, keepdims, _NoValue, kw,
+                         None)
 
 
 def argmax(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first maximum (of the first NaN, if any), as
     :func:`numpy.argmax`."""
-    return _reduce("argmax", a, axis, None, out, keepdims, _NoValue, kw)
+    return _where_reduce("argmax", a, axis, None, out, keepdims, _NoValue, kw,
+                         None)
 
 
 # ----------------------------------------------------------------- reduceat
@@ -658,8 +668,18 @@ def explain(op, a, axis=None, dtype=None, **kw):
                               _at_op(kw.pop("ufunc", "add")), dtype, None, kw,
                               1)
     op, m = _second(op, a, kw)
-    return _core.reduce(op, a, axis, dtype, None, False,
-                        kw.pop("initial", _NoValue), kw, m, 1)
+    initial = kw.pop("initial", _NoValue)
+    if m is None and _split.eligible(op, a, axis, None, initial, kw, dtype):
+        d0, d1, frac, why, go = _split.plan(op, a.nbytes)
+        k = _split.cut(a, frac) if go else 0
+        if k:
+            flat = a.reshape(-1)
+            return {"placement": "split", "placement_why": why,
+                    "device": [d0, d1], "shares": [k, flat.size - k],
+                    "plans": [_core.reduce(op, part, None, dtype, None, False,
+                                           initial, {"device": d}, None, 1)
+                              for d, part in ((d0, flat[:k]), (d1, flat[k:]))]}
+    return _core.reduce(op, a, axis, dtype, None, False, initial, kw, m, 1)
 
 
 def timeit(op, a, axis=None, dtype=None, reps=10, **kw):

@@ -12,7 +12,7 @@ rules otherwise.  ``gpured.explain`` says ``tuned: True`` when it applies.
 import numpy as np
 
 from . import _core
-from ._place import load_rates, measure_rates
+from ._place import load_rates, load_split, measure_rates, measure_split
 from ._reduce import timeit, variants
 from ._table import read as _read, write as _write
 
@@ -51,6 +51,8 @@ def load():
     rows = []
     data = _read()
     load_rates(data.get("_rates"))
+    if "_split" in data:
+        load_split(data["_split"])
     for device, entries in data.items():
         for e in entries if isinstance(entries, list) else []:
             try:
@@ -122,6 +124,7 @@ def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
          e["variant"], e["wg_size"], e["ilp"], e["vw"], e["groups"]) for e in mine])
     if rates:
         measure_rates(save=save)
+        measure_split(save=save)  # (two devices or more)
     return results
 
 

@@ -283,3 +283,145 @@ def test_numpy_call_moves_to_the_fastest_device(tmp_path):
     again = json.loads([x for x in r.stdout.splitlines() if x.startswith("OUT ")][-1][4:])
     for k in ("host_call_us", "device_call_us", "host_gbs", "device_gbs"):
         assert again[k] == pytest.approx(o["saved"][k]), (k, again, o["saved"])
+
+
+_SPLIT_CHILD = r'''
+import json, numpy as np, gpured
+from gpured import _core
+out = {"n": len(gpured.devices())}
+if out["n"] < 2:
+    print("ONE " + json.dumps(out)); raise SystemExit
+rng = np.random.default_rng(7)
+f32 = rng.standard_normal(1 << 20).astype(np.float32)     # 4 MiB
+out["unmeasured"] = [gpured.explain("sum", f32)["placement"],
+                     _core.split_plan("reduce", f32.nbytes)[3]]
+gpured.set_split_rates(reduce=1e4, arg=1e4)
+for d in (0, 1):  # (calls of 1 us: the split wins from 1 MiB on)
+    gpured.set_rates(d, device_call_us=1.0)
+e = gpured.explain("sum", f32)
+out["explain"] = [e["placement"], e["device"], e["shares"],
+                  "between devices 0 and 1" in e["placement_why"],
+                  [p["device"] for p in e["plans"]]]
+seen = []
+real = _core.reduce
+def spy(name, a, *args):
+    if len(args) >= 6 and isinstance(args[5], dict) and "device" in args[5]:
+        seen.append((name, args[5]["device"], int(np.size(a))))
+    return real(name, a, *args)
+_core.reduce = spy
+cases = {
+    "f32": f32,
+    "f64": rng.standard_normal(1 << 18) * 1e3,
+    "f64 cancel": np.concatenate([np.full(1 << 17, 1e16), np.arange(1 << 17) * 1.0,
+                                  np.full(1 << 17, -1e16)]),
+    "i32": rng.integers(-2**31, 2**31 - 1, 1 << 19, dtype=np.int32),
+    "u8": rng.integers(0, 255, 1 << 21, dtype=np.uint8),
+    "bool": rng.random(1 << 21) < 0.5,
+    "f32 2d": f32.reshape(1024, 1024),
+}
+nan = f32.copy(); nan[700_000] = np.nan; nan[900_000] = np.nan
+cases["f32 nan late"] = nan
+nan2 = f32.copy(); nan2[5] = np.nan
+cases["f32 nan early"] = nan2
+ties = np.zeros(1 << 20, np.float32); ties[[3, 600_000]] = 5; ties[[9, 800_000]] = -5
+cases["ties"] = ties
+res = {}
+for key, a in cases.items():
+    for op in ("sum", "prod", "min", "max", "all", "any", "argmin", "argmax"):
+        if op == "prod" and a.dtype.kind == "f" and "cancel" not in key:
+            continue  # (overflows to inf either way)
+        del seen[:]
+        g = getattr(gpured, op)(a)
+        devs = sorted({d for _, d, _ in seen})
+        n = getattr(np, op)(a)
+        if op == "sum" and a.dtype.kind == "f" and not np.isnan(n):
+            import math
+            exact = math.fsum(a.reshape(-1).astype(np.float64).tolist())
+            ok = abs(float(g) - exact) <= 2 * np.finfo(a.dtype).eps * max(
+                abs(exact), float(np.abs(a).sum()) * 1e-7)
+        else:
+            ok = (np.isnan(g) and np.isnan(n)) if (
+                np.asarray(n).dtype.kind == "f" and np.isnan(n)) else bool(g == n)
+        res["%s %s" % (key, op)] = [bool(ok), str(np.asarray(g).dtype),
+                                    str(np.asarray(n).dtype), devs,
+                                    sum(s for _, _, s in seen)]
+out["res"] = res
+out["keepdims"] = [list(np.shape(gpured.sum(cases["f32 2d"], keepdims=True))),
+                   list(np.shape(gpured.argmax(f32, keepdims=True)))]
+del seen[:]
+gpured.sum(cases["f32 2d"], axis=0)
+gpured.sum(f32[:1000])
+out["not split"] = len(seen)
+try:
+    gpured.sum(f32, axis=3)
+except Exception as ex:
+    out["axis error"] = type(ex).__name__
+gpured.set_device(0)
+out["pinned"] = gpured.explain("sum", f32)["placement"]
+gpured.set_device(None)
+gpured.placement("current")
+out["current"] = gpured.explain("sum", f32)["placement"]
+gpured.placement("auto")
+_core.reduce = real
+gpured.set_split_rates(reduce=0, arg=0)
+m = gpured.measure_split(sizes=(1 << 20, 1 << 22), save=True)
+out["measured"] = [m["reduce"] > 0, m["arg"] > 0, gpured.split_rates() == m]
+print("OUT " + json.dumps(out))
+'''
+
+
+def test_split_between_two_devices(tmp_path):
+    """Two PoCL devices (POCL_DEVICES="pthread pthread"), no
+    GPURED_DEVICE: with no split rate measured nothing splits; with one,
+    full reductions of large NumPy arrays (sum, prod, min, max, all, any,
+    argmin, argmax; float, int, bool; NaNs early and late, ties across the
+    cut) run on both devices at once, each its share, with NumPy's
+    answers, dtypes and first-index rules, and explain() says so (float64
+    sums stay one call: a cancelling one keeps its exact answer); column
+    reductions, small arrays, a pinned device and placement("current") do
+    not split; measure_split() measures the rates and keeps them for the
+    next process."""
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, POCL_DEVICES="pthread pthread",
+               GPURED_CACHE_DIR=str(tmp_path))
+    env.pop("GPURED_DEVICE", None)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", _SPLIT_CHILD], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    line = [x for x in r.stdout.splitlines() if x.startswith(("OUT ", "ONE "))][-1]
+    if line.startswith("ONE "):
+        pytest.skip("POCL_DEVICES='pthread pthread' gave one device (no "
+                    "PoCL?): " + line[4:])
+    o = json.loads(line[4:])
+    assert o["unmeasured"][0] != "split", o
+    assert "no rate measured" in o["unmeasured"][1], o
+    place, devs, shares, names_pair, plan_devs = o["explain"]
+    assert place == "split" and devs == [0, 1] and names_pair, o
+    assert sum(shares) == 1 << 20 and min(shares) > 0, o
+    assert len(plan_devs) == 2, o
+    for key, (ok, got_dt, np_dt, used, elems) in o["res"].items():
+        assert ok, (key, o["res"][key])
+        assert got_dt == np_dt, (key, got_dt, np_dt)
+        if key.startswith("f64") and key.endswith("sum"):
+            # float64 sums stay one call (their compensation)
+            assert used == [], (key, used)
+            continue
+        assert used == [0, 1], (key, used)  # both devices, one share each
+        n = 1 << 20 if key.startswith(("f32", "ties")) else None
+        assert n is None or elems == n, (key, elems)
+    assert o["keepdims"] == [[1, 1], [1]], o
+    assert o["not split"] == 0, o
+    assert o["axis error"] in ("AxisError", "ValueError", "IndexError"), o
+    assert o["pinned"] != "split" and o["current"] != "split", o
+    assert o["measured"] == [True, True, True], o
+    r = subprocess.run([sys.executable, "-c", "import json, gpured; print('OUT ' + "
+                        "json.dumps(gpured.split_rates()))"], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    again = json.loads([x for x in r.stdout.splitlines() if x.startswith("OUT ")][-1][4:])
+    assert again["reduce"] > 0 and again["arg"] > 0, again
