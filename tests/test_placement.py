@@ -3,6 +3,11 @@ model says it finishes first, the host path (C, no OpenCL call) or the
 current device; the answer is the same either way; explain() says which
 and why; placement("current") and knobs switch the rule off; device
 Arrays stay on their device."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -237,6 +242,26 @@ print("OUT " + json.dumps(out))
 '''
 
 
+def _two_device_child(script, pocl_devices, tmp_path, skip_why):
+    """Run script in a child seeing two PoCL devices (POCL_DEVICES, no
+    GPURED_DEVICE, its own cache dir); its "OUT <json>" line, parsed (a
+    skip where it printed "ONE ...": PoCL gave one device), the repository
+    root and the environment (for another child of the same kind)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, POCL_DEVICES=pocl_devices,
+               GPURED_CACHE_DIR=str(tmp_path))
+    env.pop("GPURED_DEVICE", None)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", script], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    line = [x for x in r.stdout.splitlines() if x.startswith(("OUT ", "ONE "))][-1]
+    if line.startswith("ONE "):
+        pytest.skip("%s with POCL_DEVICES='%s' (no PoCL?): %s"
+                    % (skip_why, pocl_devices, line[4:]))
+    return json.loads(line[4:]), root, env
+
+
 def test_numpy_call_moves_to_the_fastest_device(tmp_path):
     """Two PoCL devices (POCL_DEVICES="pthread basic"; on a GPU host the
     GPU too), no GPURED_DEVICE: with rates that make a device other than
@@ -246,22 +271,9 @@ def test_numpy_call_moves_to_the_fastest_device(tmp_path):
     (set_device(None) unpins), as placement("current"), knobs and device=
     do; measure_rates(device=, save=True) measures another device, unpins
     again and keeps the rates for the next process."""
-    import json
-    import os
-    import subprocess
-    import sys
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, POCL_DEVICES="pthread basic", GPURED_CACHE_DIR=str(tmp_path))
-    env.pop("GPURED_DEVICE", None)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", _ROAM_CHILD], cwd=root, env=env,
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
-    line = [x for x in r.stdout.splitlines() if x.startswith(("OUT ", "ONE "))][-1]
-    if line.startswith("ONE "):
-        pytest.skip("no two devices with names of their own (rates are kept by "
-                    "name) with POCL_DEVICES='pthread basic' (no PoCL?): " + line[4:])
-    o = json.loads(line[4:])
+    o, root, env = _two_device_child(
+        _ROAM_CHILD, "pthread basic", tmp_path,
+        "no two devices with names of their own (rates are kept by name)")
     t, cur, names = o["t"], o["cur"], o["names"]
     assert t != cur, o
     place, dev, why, scan_dev = o["roam"]
@@ -381,23 +393,8 @@ def test_split_between_two_devices(tmp_path):
     reductions, small arrays, a pinned device and placement("current") do
     not split; measure_split() measures the rates and keeps them for the
     next process."""
-    import json
-    import os
-    import subprocess
-    import sys
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, POCL_DEVICES="pthread pthread",
-               GPURED_CACHE_DIR=str(tmp_path))
-    env.pop("GPURED_DEVICE", None)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", _SPLIT_CHILD], cwd=root, env=env,
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
-    line = [x for x in r.stdout.splitlines() if x.startswith(("OUT ", "ONE "))][-1]
-    if line.startswith("ONE "):
-        pytest.skip("POCL_DEVICES='pthread pthread' gave one device (no "
-                    "PoCL?): " + line[4:])
-    o = json.loads(line[4:])
+    o, root, env = _two_device_child(
+        _SPLIT_CHILD, "pthread pthread", tmp_path, "one device")
     assert o["unmeasured"][0] != "split", o
     assert "no rate measured" in o["unmeasured"][1], o
     place, devs, shares, names_pair, plan_devs = o["explain"]

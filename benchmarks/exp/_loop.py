@@ -15,3 +15,21 @@ def loop_ms(fn, sync, calls=10, loops=5):
         sync()
         ts.append((time.perf_counter() - t0) / calls)
     return statistics.median(ts) * 1e3
+
+
+def sum_in_turns(parts, devices):
+    """gpured.dask's partials of device-resident chunks (float64 sums,
+    keepdims), the devices taken in turn as gd.sum enqueues them, then
+    one synchronisation per device (dask_chunks.py, dask_phases.py)."""
+    import numpy as np
+    import gpured
+    by = {}
+    for c in parts:
+        by.setdefault(c.device_index, []).append(c)
+    qs = list(by.values())
+    for k in range(max(len(q) for q in qs)):
+        for q in qs:
+            if k < len(q):
+                gpured.sum(q[k], axis=(0,), keepdims=True, dtype=np.float64)
+    for d in devices:
+        gpured.synchronize(d)

@@ -25,6 +25,9 @@ import dask.array as da
 import gpured
 import gpured.dask as gd
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _loop import sum_in_turns  # noqa: E402
+
 args = [float(x) for x in sys.argv[1:]]
 gib = args[0] if args else 8
 chunks_mib = args[1:] or [1024, 256, 64]
@@ -90,17 +93,7 @@ for cm, devs in [(c, s) for c in chunks_mib for s in sets]:
 
     assert abs(gd_threads() - n) <= 1e-6 * n
     def loop_turns():  # the devices in turn, as gd.sum enqueues them
-        by = {}
-        for c in parts:
-            by.setdefault(c.device_index, []).append(c)
-        qs = list(by.values())
-        for k in range(max(len(q) for q in qs)):
-            for q in qs:
-                if k < len(q):
-                    gpured.sum(q[k], axis=(0,), keepdims=True,
-                               dtype=np.float64)
-        for q in devs or [None]:
-            gpured.synchronize(q)
+        sum_in_turns(parts, devs or [None])
 
     cases = [("gd.sum threads", gd_threads), ("gd.sum sync", gd_sync),
              ("gd.sum split 4 (Dask tree)", gd_split4)]

@@ -5,6 +5,7 @@ calls, the devices in turn.
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask_phases.py [GiB] [chunk MiB]
 """
+import os
 import statistics
 import sys
 import time
@@ -14,6 +15,9 @@ import dask
 import dask.array as da
 import gpured
 import gpured.dask as gd
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _loop import sum_in_turns  # noqa: E402
 
 gib = float(sys.argv[1]) if len(sys.argv) > 1 else 32
 cmib = float(sys.argv[2]) if len(sys.argv) > 2 else 1024
@@ -54,16 +58,7 @@ gd._on_device, gd._resident_agg, gd._core.get_many = on_device, agg, gm
 
 
 def loop_turns():
-    by = {}
-    for c in parts:
-        by.setdefault(c.device_index, []).append(c)
-    qs = list(by.values())
-    for k in range(max(len(q) for q in qs)):
-        for q in qs:
-            if k < len(q):
-                gpured.sum(q[k], axis=(0,), keepdims=True, dtype=np.float64)
-    for q in gp:
-        gpured.synchronize(q)
+    sum_in_turns(parts, gp)
 
 
 rows = {}
