@@ -167,9 +167,10 @@ def measure_split(sizes=(1 << 24, 1 << 28), reps=None, save=False):
     """Measure the split rates: sums and argmax of float32 NumPy arrays of
     two sizes (bytes) split between the two devices the model would pair
     (a two-point fit: bytes over the difference of the times), stored
-    (:func:`split_rates`) and returned; ``save=True`` keeps them in the
-    tuning table.  None where there is one device, or placement is pinned
-    to one."""
+    (:func:`split_rates`) and returned; 0 for a family whose split at the
+    larger size was not faster than its call placed as now (one place),
+    so it never splits.  ``save=True`` keeps them in the tuning table.
+    None where there is one device, or placement is pinned to one."""
     from . import _split
     if len(_core.devices()) < 2 or _core.placement() != "auto" or \
             _core.device_pinned():
@@ -178,10 +179,16 @@ def measure_split(sizes=(1 << 24, 1 << 28), reps=None, save=False):
     rng = np.random.default_rng(0)
     data = {n: rng.standard_normal(n // 4).astype(np.float32) for n in sizes}
     got = {}
+    small, large = sizes
     try:
-        _core.split_rates({"reduce": 1e6, "arg": 1e6})  # a pair, always
         for fam, op in (("reduce", "sum"), ("arg", "argmax")):
             t = {}
+            # one place, as the model places it now: a split must beat it
+            _core.split_rates({fam: 0.0})
+            one = _calls(lambda op=op: getattr(_core, "reduce")(
+                op, data[large], None, None, None, False, np._NoValue, {}),
+                reps or max(3, min(50, (1 << 26) // large)))
+            _core.split_rates({fam: 1e6})  # a pair, always
             for n in sizes:
                 a = data[n]
 
@@ -190,8 +197,9 @@ def measure_split(sizes=(1 << 24, 1 << 28), reps=None, save=False):
                 if fn() is None:
                     return None
                 t[n] = _calls(fn, reps or max(3, min(50, (1 << 26) // n)))
-            small, large = sizes
             got[fam] = (large - small) / max(t[large] - t[small], 1e-9) / 1e9
+            if t[large] >= 0.95 * one:
+                got[fam] = 0.0  # measured no faster: never split
     finally:
         _core.split_rates(saved)
     r = _core.split_rates(got)
