@@ -50,6 +50,15 @@ row("gpured.sum, one place (%s %s)" % (e["placement"], e.get("device")),
 for i, d in enumerate(devs):
     row("gpured.sum device=%d (%s)" % (i, d["type"]),
         lambda i=i: gpured.sum(a, device=i))
+for i, d in enumerate(devs):
+    row("gpured.argmax device=%d (%s)" % (i, d["type"]),
+        lambda i=i: gpured.argmax(a, device=i))
+from gpured import _split  # noqa: E402
+gpured.set_split_rates(reduce=1e6, arg=1e6)
+for op in ("sum", "argmax"):
+    sp = _split.plan(op, a.nbytes)
+    row("%s split %.3f / %.3f, forced" % (op, sp[2], 1 - sp[2]),
+        lambda op=op: _split.reduce(op, a, None, False, force=True))
 m = gpured.measure_split(sizes=(n * 4 // 16, n * 4))
 print("  split rates measured: %s" % m, flush=True)
 for op in ("sum", "argmax"):
