@@ -554,6 +554,42 @@ def test_zero_signs_and_nan():
     assert host_reduce(ALL, np.array([[1.0, np.nan]]), np.bool_)[0] == 1
 
 
+def test_minmax_nan_at_every_position():
+    """min/max and argmin/argmax rows (the AVX-512 folds where the CPU has
+    them: one vmaxps a vector, NaNs found two vectors at a time): a NaN at
+    every position of rows around the 4-vector step and the tail, beside
+    +-inf, the extreme at every position and ties, equal NumPy's."""
+    rng = np.random.default_rng(3)
+    for dt in FLOATS:
+        for n in (1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129,
+                  200):
+            base = rng.standard_normal(n).astype(dt)
+            rows = []
+            for i in range(n):
+                a = base.copy()
+                a[i] = np.nan
+                rows.append(a)
+                b = base.copy()
+                b[i] = np.inf if i % 2 else -np.inf
+                rows.append(b)
+                c = base.copy()
+                c[i] = 1e30 if i % 2 else -1e30
+                rows.append(c)
+            a2 = np.ascontiguousarray(np.stack(rows))
+            for op, uf in ((MIN, np.minimum), (MAX, np.maximum)):
+                ref = uf.reduce(a2, axis=1)
+                got = host_reduce(op, a2, dt)
+                assert same(got, ref, zero_sign=False), (dt, n, op)
+            # ties too: the extreme twice, the first index wins
+            t2 = np.concatenate([a2, np.ascontiguousarray(
+                np.stack([np.where(np.arange(n) % 5 == 0, 9.0, base)
+                          .astype(dt)] * 2))])
+            for op, fn in ((ARGMIN, np.argmin), (ARGMAX, np.argmax)):
+                for x in (a2, t2, -t2):
+                    got = host_reduce(op, np.ascontiguousarray(x), np.int64)
+                    assert (got == fn(x, axis=1)).all(), (dt, n, op)
+
+
 def test_unsupported_writes_nothing():
     x = np.arange(10, dtype=np.int32).reshape(1, 10)
     assert host_reduce(MIN, x, np.int64) is None         # min keeps t
