@@ -1061,6 +1061,32 @@ static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
  * compare each (the AVX2 clone: ~20 instructions per 32 floats, compute-
  * bound at 1-16 MiB where NumPy was faster).  Zero signs and NaNs are
  * settled from memory afterwards (FIN_MINMAX), as for DEF_MM. */
+/* The AVX-512 min/max loop of DEF_MMZ and DEF_ARGZ: whole vectors of
+ * p[i..n), four accumulators, NaNs two vectors at a time into nn. */
+#define MMZ_LANES(V, W, SFX, OP, p, n, i, a0, a1, a2, a3, nn)                \
+    do {                                                                     \
+        for (; (i) + 4 * (W) <= (n); (i) += 4 * (W)) {                       \
+            const V y0 = _mm512_loadu_##SFX((p) + (i));                      \
+            const V y1 = _mm512_loadu_##SFX((p) + (i) + (W));                \
+            const V y2 = _mm512_loadu_##SFX((p) + (i) + 2 * (W));            \
+            const V y3 = _mm512_loadu_##SFX((p) + (i) + 3 * (W));            \
+            a0 = _mm512_##OP##_##SFX(y0, a0);                                \
+            a1 = _mm512_##OP##_##SFX(y1, a1);                                \
+            a2 = _mm512_##OP##_##SFX(y2, a2);                                \
+            a3 = _mm512_##OP##_##SFX(y3, a3);                                \
+            nn |= _mm512_cmp_##SFX##_mask(y0, y1, _CMP_UNORD_Q) |            \
+                  _mm512_cmp_##SFX##_mask(y2, y3, _CMP_UNORD_Q);             \
+        }                                                                    \
+        for (; (i) + (W) <= (n); (i) += (W)) {                               \
+            const V y0 = _mm512_loadu_##SFX((p) + (i));                      \
+            a0 = _mm512_##OP##_##SFX(y0, a0);                                \
+            nn |= _mm512_cmp_##SFX##_mask(y0, y0, _CMP_UNORD_Q);             \
+        }                                                                    \
+        a0 = _mm512_##OP##_##SFX(a1, a0);                                    \
+        a2 = _mm512_##OP##_##SFX(a3, a2);                                    \
+        a0 = _mm512_##OP##_##SFX(a2, a0);                                    \
+    } while (0)
+
 #define DEF_MMZ(NAME, T, X, V, W, SFX, MT, OP, CMP, IDENT)                    \
     static GR_TARGET_Z void NAME(const void *vp, size_t n, size_t base,      \
                                  gr_hstate *s)                               \
@@ -1071,26 +1097,7 @@ static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
         T r = s->v.X, lanes[W];                                              \
         size_t i = 0;                                                        \
         (void)base;                                                          \
-        for (; i + 4 * W <= n; i += 4 * W) {                                 \
-            const V y0 = _mm512_loadu_##SFX(p + i);                          \
-            const V y1 = _mm512_loadu_##SFX(p + i + W);                      \
-            const V y2 = _mm512_loadu_##SFX(p + i + 2 * W);                  \
-            const V y3 = _mm512_loadu_##SFX(p + i + 3 * W);                  \
-            a0 = _mm512_##OP##_##SFX(y0, a0);                                \
-            a1 = _mm512_##OP##_##SFX(y1, a1);                                \
-            a2 = _mm512_##OP##_##SFX(y2, a2);                                \
-            a3 = _mm512_##OP##_##SFX(y3, a3);                                \
-            nn |= _mm512_cmp_##SFX##_mask(y0, y1, _CMP_UNORD_Q) |            \
-                  _mm512_cmp_##SFX##_mask(y2, y3, _CMP_UNORD_Q);             \
-        }                                                                    \
-        for (; i + W <= n; i += W) {                                         \
-            const V y0 = _mm512_loadu_##SFX(p + i);                          \
-            a0 = _mm512_##OP##_##SFX(y0, a0);                                \
-            nn |= _mm512_cmp_##SFX##_mask(y0, y0, _CMP_UNORD_Q);             \
-        }                                                                    \
-        a0 = _mm512_##OP##_##SFX(a1, a0);                                    \
-        a2 = _mm512_##OP##_##SFX(a3, a2);                                    \
-        a0 = _mm512_##OP##_##SFX(a2, a0);                                    \
+        MMZ_LANES(V, W, SFX, OP, p, n, i, a0, a1, a2, a3, nn);               \
         _mm512_storeu_##SFX(lanes, a0);                                      \
         int nan = nn != 0;                                                   \
         for (int l = 0; l < W; ++l) {                                        \
@@ -1352,6 +1359,32 @@ DEF_FMUL(f64)
  * floats go on: a later NaN would win). */
 #define ARG_BYTES 4096 /* a block: one lane test, L1-resident second look  */
 #define IS_INT(X) ((s_##X)0.5 == 0)
+/* Pieces of DEF_ARG and DEF_ARGZ.  ARG_BEGIN: nothing left to do, or the
+ * first element starts the state.  ARG_BLOCK: the block of q = p + b0,
+ * ending at a multiple of ARG_BYTES in memory (aligned loads after the
+ * first; numpy aligns to 16 bytes only).  ARG_FIRST_NAN: the block's
+ * first NaN is the answer (leaves the block loop). */
+#define ARG_BEGIN(X, TOP)                                                    \
+    if (s->flag || n == 0) {                                                 \
+        return;                                                              \
+    }                                                                        \
+    if (s->i < 0) {                                                          \
+        s->v.X = p[0];                                                       \
+        s->i = (int64_t)base;                                                \
+        s->flag = NANS_##X(p[0]) || (IS_INT(X) && p[0] == (s_##X)(TOP));     \
+        b0 = 1;                                                              \
+    }
+#define ARG_BLOCK(X, q, nb)                                                  \
+    const s_##X *q = p + b0;                                                 \
+    const size_t to = (ARG_BYTES - (uintptr_t)q % ARG_BYTES) / sizeof(s_##X); \
+    nb = n - b0 < to ? n - b0 : to ? to : NB
+#define ARG_FIRST_NAN(X, q)                                                  \
+    for (j = 0; !NANS_##X(q[j]); ++j) {                                      \
+    }                                                                        \
+    s->v.X = q[j];                                                           \
+    s->i = (int64_t)(base + b0 + j);                                         \
+    s->flag = 1;                                                             \
+    break
 #define DEF_ARG(NAME, X, FIND, CMP, TOP)                                     \
     static GR_CLONES void NAME(const void *vp, size_t n, size_t base,        \
                                gr_hstate *s)                                 \
@@ -1359,24 +1392,9 @@ DEF_FMUL(f64)
         const s_##X *p = (const s_##X *)vp;                                  \
         enum { W = LANES(X), NB = ARG_BYTES / sizeof(s_##X) };               \
         size_t b0 = 0, i, j, nb;                                             \
-        if (s->flag || n == 0) {                                             \
-            return;                                                          \
-        }                                                                    \
-        if (s->i < 0) {                                                      \
-            /* the first element starts the state */                        \
-            s->v.X = p[0];                                                   \
-            s->i = (int64_t)base;                                            \
-            s->flag = NANS_##X(p[0]) ||                                      \
-                      (IS_INT(X) && p[0] == (s_##X)(TOP));                   \
-            b0 = 1;                                                          \
-        }                                                                    \
+        ARG_BEGIN(X, TOP)                                                    \
         for (; b0 < n && !s->flag; b0 += nb) {                               \
-            const s_##X *q = p + b0;                                         \
-            /* blocks end at multiples of ARG_BYTES in memory (aligned    \
-             * loads after the first; numpy aligns to 16 bytes only) */    \
-            const size_t to = (ARG_BYTES - (uintptr_t)q % ARG_BYTES) /       \
-                              sizeof(s_##X);                                 \
-            nb = n - b0 < to ? n - b0 : to ? to : NB;                        \
+            ARG_BLOCK(X, q, nb);                                             \
             const v_##X bv = (v_##X){0} + s->v.X;                            \
             v_##X a0 = bv, a1 = bv, a2 = bv, a3 = bv;                        \
             m_##X nn = {0};                                                  \
@@ -1401,13 +1419,7 @@ DEF_FMUL(f64)
             }                                                                \
             u = (v_u64)nn;                                                   \
             if (nan || (u[0] | u[1] | u[2] | u[3])) {                        \
-                /* the block's first NaN is the answer */                   \
-                for (j = 0; !NANS_##X(q[j]); ++j) {                          \
-                }                                                            \
-                s->v.X = q[j];                                               \
-                s->i = (int64_t)(base + b0 + j);                             \
-                s->flag = 1;                                                 \
-                break;                                                       \
+                ARG_FIRST_NAN(X, q);                                         \
             }                                                                \
             /* the block's extreme (lanes and tail), at its first index */  \
             for (j = 0; j < (size_t)W; ++j) {                                \
@@ -1510,62 +1522,27 @@ DEF_MINMAX_KERNELS(f64)
         enum { NB = ARG_BYTES / sizeof(T) };                                 \
         size_t b0 = 0, i, j, nb;                                             \
         T lanes[W];                                                          \
-        if (s->flag || n == 0) {                                             \
-            return;                                                          \
-        }                                                                    \
-        if (s->i < 0) {                                                      \
-            s->v.X = p[0];                                                   \
-            s->i = (int64_t)base;                                            \
-            s->flag = p[0] != p[0];                                          \
-            b0 = 1;                                                          \
-        }                                                                    \
+        ARG_BEGIN(X, 0)                                                      \
         for (; b0 < n && !s->flag; b0 += nb) {                               \
-            const T *q = p + b0;                                             \
-            const size_t to = (ARG_BYTES - (uintptr_t)q % ARG_BYTES) /       \
-                              sizeof(T);                                     \
-            nb = n - b0 < to ? n - b0 : to ? to : NB;                        \
+            ARG_BLOCK(X, q, nb);                                             \
             const V bv = _mm512_set1_##SFX(s->v.X);                          \
             V a0 = bv, a1 = bv, a2 = bv, a3 = bv;                            \
             MT nn = 0;                                                       \
             T e = s->v.X;                                                    \
             int nan = 0;                                                     \
-            for (i = 0; i + 4 * W <= nb; i += 4 * W) {                       \
-                const V y0 = _mm512_loadu_##SFX(q + i);                      \
-                const V y1 = _mm512_loadu_##SFX(q + i + W);                  \
-                const V y2 = _mm512_loadu_##SFX(q + i + 2 * W);              \
-                const V y3 = _mm512_loadu_##SFX(q + i + 3 * W);              \
-                a0 = _mm512_##OP##_##SFX(y0, a0);                            \
-                a1 = _mm512_##OP##_##SFX(y1, a1);                            \
-                a2 = _mm512_##OP##_##SFX(y2, a2);                            \
-                a3 = _mm512_##OP##_##SFX(y3, a3);                            \
-                nn |= _mm512_cmp_##SFX##_mask(y0, y1, _CMP_UNORD_Q) |        \
-                      _mm512_cmp_##SFX##_mask(y2, y3, _CMP_UNORD_Q);         \
-            }                                                                \
-            for (; i + W <= nb; i += W) {                                    \
-                const V y0 = _mm512_loadu_##SFX(q + i);                      \
-                a0 = _mm512_##OP##_##SFX(y0, a0);                            \
-                nn |= _mm512_cmp_##SFX##_mask(y0, y0, _CMP_UNORD_Q);         \
-            }                                                                \
+            i = 0;                                                           \
+            MMZ_LANES(V, W, SFX, OP, q, nb, i, a0, a1, a2, a3, nn);          \
             for (j = i; j < nb; ++j) {                                       \
                 e = q[j] CMP e ? q[j] : e;                                   \
                 nan |= q[j] != q[j];                                         \
             }                                                                \
-            a0 = _mm512_##OP##_##SFX(a1, a0);                                \
-            a2 = _mm512_##OP##_##SFX(a3, a2);                                \
-            a0 = _mm512_##OP##_##SFX(a2, a0);                                \
             /* the one test: a lane better than the state, a NaN, a tail */ \
             const int hit = _mm512_cmp_##SFX##_mask(a0, bv, PRED) != 0;      \
             if (!hit && !nan && !nn && !(e CMP s->v.X)) {                    \
                 continue;                                                    \
             }                                                                \
             if (nan || nn) {                                                 \
-                /* the block's first NaN is the answer */                   \
-                for (j = 0; q[j] == q[j]; ++j) {                             \
-                }                                                            \
-                s->v.X = q[j];                                               \
-                s->i = (int64_t)(base + b0 + j);                             \
-                s->flag = 1;                                                 \
-                break;                                                       \
+                ARG_FIRST_NAN(X, q);                                         \
             }                                                                \
             _mm512_storeu_##SFX(lanes, a0);                                  \
             for (j = 0; j < (size_t)W; ++j) {                                \
