@@ -674,8 +674,10 @@ def explain(op, a, axis=None, dtype=None, **kw):
         k = _split.cut(a, frac) if go else 0
         if k:
             flat = a.reshape(-1)
+            names = [_core.devices()[d]["name"] for d in (d0, d1)]
             return {"placement": "split", "placement_why": why,
-                    "device": [d0, d1], "shares": [k, flat.size - k],
+                    "device": names, "device_index": [d0, d1],
+                    "shares": [k, flat.size - k],
                     "plans": [_core.reduce(op, part, None, dtype, None, False,
                                            initial, {"device": d}, None, 1)
                               for d, part in ((d0, flat[:k]), (d1, flat[k:]))]}

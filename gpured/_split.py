@@ -14,9 +14,11 @@ run at once), the second on the caller's thread, then the partials are
 combined with NumPy's rules:
 
 * ``sum``: float32 in float64 partials where both devices have fp64 (the
-  result rounded once, as one call's); float64 sums are not split (each
-  device's compensation would be lost in its partial); integer partials
-  in the result dtype (wrapping as NumPy's); ``prod`` in the result dtype;
+  result rounded once, as one call's); not split: float64 sums (each
+  device's compensation would be lost in its partial) and other inputs
+  summed as float32 (each element is rounded to float32 first); integer
+  partials in the result dtype (wrapping as NumPy's);
+* ``prod`` in the result dtype;
 * ``min``/``max``: NaN propagates;
 * ``argmin``/``argmax``: the first index of the extreme or of the first
   NaN, the second share's index offset by the first share's size;
@@ -124,8 +126,8 @@ def reduce(name, a, dtype, keepdims, force=False):
         # float32 sums: float64 partials, rounded once at the end, as one
         # call's.  A float64 sum stays one call: its compensation (the
         # low part each device carries) would be lost in its partial.
-        if rt != np.float32 or not _fp64((d0, d1)):
-            return None
+        if rt != np.float32 or a.dtype != np.float32 or not _fp64((d0, d1)):
+            return None  # (an int summed as float32 is rounded first)
         pd = np.float64
     elif name in ("sum", "prod"):
         pd = rt

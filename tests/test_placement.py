@@ -311,9 +311,10 @@ gpured.set_split_rates(reduce=1e4, arg=1e4)
 for d in (0, 1):  # (calls of 1 us: the split wins from 1 MiB on)
     gpured.set_rates(d, device_call_us=1.0)
 e = gpured.explain("sum", f32)
-out["explain"] = [e["placement"], e["device"], e["shares"],
+out["explain"] = [e["placement"], e["device_index"], e["shares"],
                   "between devices 0 and 1" in e["placement_why"],
-                  [p["device"] for p in e["plans"]]]
+                  [p["device"] for p in e["plans"]],
+                  e["device"] == [gpured.devices()[i]["name"] for i in (0, 1)]]
 seen = []
 real = _core.reduce
 def spy(name, a, *args):
@@ -358,6 +359,14 @@ for key, a in cases.items():
                                     str(np.asarray(n).dtype), devs,
                                     sum(s for _, _, s in seen)]
 out["res"] = res
+del seen[:]
+i32 = cases["i32"]
+got = gpured.sum(i32, dtype=np.float32)
+n_calls = len(seen)
+gpured.set_split_rates(reduce=0)
+one = gpured.sum(i32, dtype=np.float32)
+gpured.set_split_rates(reduce=1e4)
+out["int as float32"] = [bool(got == one), n_calls]
 out["keepdims"] = [list(np.shape(gpured.sum(cases["f32 2d"], keepdims=True))),
                    list(np.shape(gpured.argmax(f32, keepdims=True)))]
 del seen[:]
@@ -398,8 +407,8 @@ def test_split_between_two_devices(tmp_path):
         _SPLIT_CHILD, "pthread pthread", tmp_path, "one device")
     assert o["unmeasured"][0] != "split", o
     assert "no rate measured" in o["unmeasured"][1], o
-    place, devs, shares, names_pair, plan_devs = o["explain"]
-    assert place == "split" and devs == [0, 1] and names_pair, o
+    place, devs, shares, names_pair, plan_devs, names = o["explain"]
+    assert place == "split" and devs == [0, 1] and names_pair and names, o
     assert sum(shares) == 1 << 20 and min(shares) > 0, o
     assert len(plan_devs) == 2, o
     for key, (ok, got_dt, np_dt, used, elems) in o["res"].items():
@@ -413,6 +422,7 @@ def test_split_between_two_devices(tmp_path):
         n = 1 << 20 if key.startswith(("f32", "ties")) else None
         assert n is None or elems == n, (key, elems)
     assert o["keepdims"] == [[1, 1], [1]], o
+    assert o["int as float32"] == [True, 0], o  # not split (rounded first)
     assert o["not split"] == 0, o
     assert o["axis error"] in ("AxisError", "ValueError", "IndexError"), o
     assert o["pinned"] != "split" and o["current"] != "split", o
