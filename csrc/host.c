@@ -62,7 +62,8 @@
  * TwoSum's seven adds run as exact fmas (TWOSUM_F: the same bits).  Where
  * the CPU has AVX-512 (F, DQ, VL), float64 and (wide) float32 column sums
  * run 512-bit kernels instead, picked at run time (colz: Fast2Sum ordered
- * by vrangepd for float64, the same sums).
+ * by vrangepd for float64, the same sums), and so do float rows' min, max,
+ * argmin and argmax (DEF_MMZ, DEF_ARGZ: one vmaxps/vminps a vector).
  *
  * One thread.  Splitting a large call over the 2 cores of the machine this
  * was tuned on measured slower, not faster (2026-11-26: pthread_create +
