@@ -794,6 +794,45 @@ static volatile const double POS_ONE = 1.0;
             _mm_prefetch((const char *)((p) + (pf)), _MM_HINT_T1);           \
         }                                                                    \
     } while (0)
+/* The row loop of the colz kernels (in scope: p, L, es, nv, g, m0, mt, pf,
+ * i, k, n4): 4 rows a step -- the masked first vector of columns
+ * (STEP4(k, m), rows r0..r3), two vectors at a time between (PAIR(k, c0,
+ * c1, c2, c3) after their prefetch), the rest one at a time and the masked
+ * last -- and the last rows one at a time (ONE(k, m, r0), every vector
+ * masked as colz_mask says). */
+#define COLZ_ROWS(T, STEP4, PAIR, ONE)                                       \
+    for (i = 0; i < L; i += n4) {                                            \
+        const T *r0 = p + (ptrdiff_t)i * es;                                 \
+        n4 = i + 4 <= L ? 4 : 1;                                             \
+        if (n4 == 4) {                                                       \
+            const T *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;             \
+            const size_t last = nv - 1;                                      \
+            STEP4(0, m0);                                                    \
+            for (k = 1; k + 2 <= last; k += 2) {                             \
+                const T *c0 = r0 + 8 * k, *c1 = r1 + 8 * k;                  \
+                const T *c2 = r2 + 8 * k, *c3 = r3 + 8 * k;                  \
+                PF_Z(c0, pf);                                                \
+                PF_Z(c0 + 8, pf);                                            \
+                PF_Z(c1, pf);                                                \
+                PF_Z(c1 + 8, pf);                                            \
+                PF_Z(c2, pf);                                                \
+                PF_Z(c2 + 8, pf);                                            \
+                PF_Z(c3, pf);                                                \
+                PF_Z(c3 + 8, pf);                                            \
+                PAIR(k, c0, c1, c2, c3);                                     \
+            }                                                                \
+            for (; k < last; ++k) {                                          \
+                STEP4(k, 0xFF);                                              \
+            }                                                                \
+            if (last > 0) {                                                  \
+                STEP4(last, mt);                                             \
+            }                                                                \
+        } else {                                                             \
+            for (k = 0; k < nv; ++k) {                                       \
+                ONE(k, (__mmask8)colz_mask(&g, k), r0);                      \
+            }                                                                \
+        }                                                                    \
+    }
 
 /* Where in a 4 KiB page, relative to the rows' own phase, the kernel's
  * accumulators go: a multiple of 256 as far as possible from the phases of
@@ -895,58 +934,38 @@ static GR_TARGET_Z void fcompz_f64(const void *vp, size_t B, size_t L,
     }
     /* 4 rows a step, two vectors of columns at a time (as fcompc), the
      * masked first and last vectors alone, the last rows one at a time */
-    for (i = 0; i < L; i += n4) {
-        const double *r0 = p + (ptrdiff_t)i * es;
-        n4 = i + 4 <= L ? 4 : 1;
-        if (n4 == 4) {
-            const double *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;
-            const size_t last = nv - 1;
-            COLZ_STEP4(0, m0, _mm512_maskz_loadu_pd);
-            for (k = 1; k + 2 <= last; k += 2) {
-                const double *c0 = r0 + 8 * k, *c1 = r1 + 8 * k;
-                const double *c2 = r2 + 8 * k, *c3 = r3 + 8 * k;
-                __m512d tv = _mm512_load_pd(v + 8 * k);
-                __m512d tx = _mm512_load_pd(x + 8 * k);
-                __m512d uv = _mm512_load_pd(v + 8 * k + 8);
-                __m512d ux = _mm512_load_pd(x + 8 * k + 8);
-                PF_Z(c0, pf);
-                PF_Z(c0 + 8, pf);
-                PF_Z(c1, pf);
-                PF_Z(c1 + 8, pf);
-                PF_Z(c2, pf);
-                PF_Z(c2 + 8, pf);
-                PF_Z(c3, pf);
-                PF_Z(c3 + 8, pf);
-                F2SUM_Z(tv, tx, _mm512_loadu_pd(c0), one);
-                F2SUM_Z(uv, ux, _mm512_loadu_pd(c0 + 8), one);
-                F2SUM_Z(tv, tx, _mm512_loadu_pd(c1), one);
-                F2SUM_Z(uv, ux, _mm512_loadu_pd(c1 + 8), one);
-                F2SUM_Z(tv, tx, _mm512_loadu_pd(c2), one);
-                F2SUM_Z(uv, ux, _mm512_loadu_pd(c2 + 8), one);
-                F2SUM_Z(tv, tx, _mm512_loadu_pd(c3), one);
-                F2SUM_Z(uv, ux, _mm512_loadu_pd(c3 + 8), one);
-                _mm512_store_pd(v + 8 * k, tv);
-                _mm512_store_pd(x + 8 * k, tx);
-                _mm512_store_pd(v + 8 * k + 8, uv);
-                _mm512_store_pd(x + 8 * k + 8, ux);
-            }
-            for (; k < last; ++k) {
-                COLZ_STEP4(k, 0xFF, _mm512_maskz_loadu_pd);
-            }
-            if (last > 0) {
-                COLZ_STEP4(last, mt, _mm512_maskz_loadu_pd);
-            }
-        } else {
-            for (k = 0; k < nv; ++k) {
-                const __mmask8 m = (__mmask8)colz_mask(&g, k);
-                __m512d tv = _mm512_load_pd(v + 8 * k);
-                __m512d tx = _mm512_load_pd(x + 8 * k);
-                F2SUM_Z(tv, tx, _mm512_maskz_loadu_pd(m, r0 + 8 * k), one);
-                _mm512_store_pd(v + 8 * k, tv);
-                _mm512_store_pd(x + 8 * k, tx);
-            }
-        }
-    }
+#define F64_STEP4(k, m) COLZ_STEP4(k, m, _mm512_maskz_loadu_pd)
+#define F64_PAIR(k, c0, c1, c2, c3)                                          \
+    do {                                                                     \
+        __m512d tv = _mm512_load_pd(v + 8 * k);                              \
+        __m512d tx = _mm512_load_pd(x + 8 * k);                              \
+        __m512d uv = _mm512_load_pd(v + 8 * k + 8);                          \
+        __m512d ux = _mm512_load_pd(x + 8 * k + 8);                          \
+        F2SUM_Z(tv, tx, _mm512_loadu_pd(c0), one);                           \
+        F2SUM_Z(uv, ux, _mm512_loadu_pd(c0 + 8), one);                       \
+        F2SUM_Z(tv, tx, _mm512_loadu_pd(c1), one);                           \
+        F2SUM_Z(uv, ux, _mm512_loadu_pd(c1 + 8), one);                       \
+        F2SUM_Z(tv, tx, _mm512_loadu_pd(c2), one);                           \
+        F2SUM_Z(uv, ux, _mm512_loadu_pd(c2 + 8), one);                       \
+        F2SUM_Z(tv, tx, _mm512_loadu_pd(c3), one);                           \
+        F2SUM_Z(uv, ux, _mm512_loadu_pd(c3 + 8), one);                       \
+        _mm512_store_pd(v + 8 * k, tv);                                      \
+        _mm512_store_pd(x + 8 * k, tx);                                      \
+        _mm512_store_pd(v + 8 * k + 8, uv);                                  \
+        _mm512_store_pd(x + 8 * k + 8, ux);                                  \
+    } while (0)
+#define F64_ONE(k, m, r0)                                                    \
+    do {                                                                     \
+        __m512d tv = _mm512_load_pd(v + 8 * k);                              \
+        __m512d tx = _mm512_load_pd(x + 8 * k);                              \
+        F2SUM_Z(tv, tx, _mm512_maskz_loadu_pd(m, r0 + 8 * k), one);          \
+        _mm512_store_pd(v + 8 * k, tv);                                      \
+        _mm512_store_pd(x + 8 * k, tx);                                      \
+    } while (0)
+    COLZ_ROWS(double, F64_STEP4, F64_PAIR, F64_ONE)
+#undef F64_STEP4
+#undef F64_PAIR
+#undef F64_ONE
     /* finished: v + x, or v where v is infinite (FIN_F64C; a NaN v gives
      * NaN either way) */
     for (k = 0; k < nv; ++k) {
@@ -986,68 +1005,43 @@ static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
     }
 #define LDW(m, q) _mm512_cvtps_pd(_mm256_maskz_loadu_ps((m), (q)))
 #define LDU(q) _mm512_cvtps_pd(_mm256_loadu_ps(q))
-#define SUMW_STEP4(k, m, LOAD)                                               \
+#define SUMW_STEP4(k, m)                                                     \
     do {                                                                     \
         __m512d t_ = _mm512_load_pd(a + 8 * (k));                            \
         PF_Z(r0 + 8 * (k), pf);                                              \
         PF_Z(r1 + 8 * (k), pf);                                              \
         PF_Z(r2 + 8 * (k), pf);                                              \
         PF_Z(r3 + 8 * (k), pf);                                              \
-        t_ = _mm512_add_pd(t_, LOAD((m), r0 + 8 * (k)));                     \
-        t_ = _mm512_add_pd(t_, LOAD((m), r1 + 8 * (k)));                     \
-        t_ = _mm512_add_pd(t_, LOAD((m), r2 + 8 * (k)));                     \
-        t_ = _mm512_add_pd(t_, LOAD((m), r3 + 8 * (k)));                     \
+        t_ = _mm512_add_pd(t_, LDW((m), r0 + 8 * (k)));                      \
+        t_ = _mm512_add_pd(t_, LDW((m), r1 + 8 * (k)));                      \
+        t_ = _mm512_add_pd(t_, LDW((m), r2 + 8 * (k)));                      \
+        t_ = _mm512_add_pd(t_, LDW((m), r3 + 8 * (k)));                      \
         _mm512_store_pd(a + 8 * (k), t_);                                    \
     } while (0)
-    for (i = 0; i < L; i += n4) {
-        const float *r0 = p + (ptrdiff_t)i * es;
-        n4 = i + 4 <= L ? 4 : 1;
-        if (n4 == 4) {
-            const float *r1 = r0 + es, *r2 = r1 + es, *r3 = r2 + es;
-            const size_t last = nv - 1;
-            SUMW_STEP4(0, m0, LDW);
-            for (k = 1; k + 2 <= last; k += 2) {
-                const float *c0 = r0 + 8 * k, *c1 = r1 + 8 * k;
-                const float *c2 = r2 + 8 * k, *c3 = r3 + 8 * k;
-                __m512d t = _mm512_load_pd(a + 8 * k);
-                __m512d u = _mm512_load_pd(a + 8 * k + 8);
-                PF_Z(c0, pf);
-                PF_Z(c0 + 8, pf);
-                PF_Z(c1, pf);
-                PF_Z(c1 + 8, pf);
-                PF_Z(c2, pf);
-                PF_Z(c2 + 8, pf);
-                PF_Z(c3, pf);
-                PF_Z(c3 + 8, pf);
-                t = _mm512_add_pd(t, LDU(c0));
-                u = _mm512_add_pd(u, LDU(c0 + 8));
-                t = _mm512_add_pd(t, LDU(c1));
-                u = _mm512_add_pd(u, LDU(c1 + 8));
-                t = _mm512_add_pd(t, LDU(c2));
-                u = _mm512_add_pd(u, LDU(c2 + 8));
-                t = _mm512_add_pd(t, LDU(c3));
-                u = _mm512_add_pd(u, LDU(c3 + 8));
-                _mm512_store_pd(a + 8 * k, t);
-                _mm512_store_pd(a + 8 * k + 8, u);
-            }
-            for (; k < last; ++k) {
-                SUMW_STEP4(k, 0xFF, LDW);
-            }
-            if (last > 0) {
-                SUMW_STEP4(last, mt, LDW);
-            }
-        } else {
-            for (k = 0; k < nv; ++k) {
-                const __mmask8 m = (__mmask8)colz_mask(&g, k);
-                _mm512_store_pd(a + 8 * k,
-                                _mm512_add_pd(_mm512_load_pd(a + 8 * k),
-                                              LDW(m, r0 + 8 * k)));
-            }
-        }
-    }
+#define SUMW_PAIR(k, c0, c1, c2, c3)                                         \
+    do {                                                                     \
+        __m512d t = _mm512_load_pd(a + 8 * k);                               \
+        __m512d u = _mm512_load_pd(a + 8 * k + 8);                           \
+        t = _mm512_add_pd(t, LDU(c0));                                       \
+        u = _mm512_add_pd(u, LDU(c0 + 8));                                   \
+        t = _mm512_add_pd(t, LDU(c1));                                       \
+        u = _mm512_add_pd(u, LDU(c1 + 8));                                   \
+        t = _mm512_add_pd(t, LDU(c2));                                       \
+        u = _mm512_add_pd(u, LDU(c2 + 8));                                   \
+        t = _mm512_add_pd(t, LDU(c3));                                       \
+        u = _mm512_add_pd(u, LDU(c3 + 8));                                   \
+        _mm512_store_pd(a + 8 * k, t);                                       \
+        _mm512_store_pd(a + 8 * k + 8, u);                                   \
+    } while (0)
+#define SUMW_ONE(k, m, r0)                                                   \
+    _mm512_store_pd(a + 8 * k,                                               \
+                    _mm512_add_pd(_mm512_load_pd(a + 8 * k), LDW(m, r0 + 8 * k)))
+    COLZ_ROWS(float, SUMW_STEP4, SUMW_PAIR, SUMW_ONE)
 #undef LDW
 #undef LDU
 #undef SUMW_STEP4
+#undef SUMW_PAIR
+#undef SUMW_ONE
     for (k = 0; k < nv; ++k) {
         const __mmask8 m = (__mmask8)colz_mask(&g, k);
         _mm256_mask_storeu_ps((void *)(out + 32 * k), m,

@@ -185,7 +185,7 @@ def measure_split(sizes=(1 << 24, 1 << 28), reps=None, save=False):
             t = {}
             # one place, as the model places it now: a split must beat it
             _core.split_rates({fam: 0.0})
-            one = _calls(lambda op=op: getattr(_core, "reduce")(
+            one = _calls(lambda op=op: _core.reduce(
                 op, data[large], None, None, None, False, np._NoValue, {}),
                 reps or max(3, min(50, (1 << 26) // large)))
             _core.split_rates({fam: 1e6})  # a pair, always
