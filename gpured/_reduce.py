@@ -669,18 +669,17 @@ def explain(op, a, axis=None, dtype=None, **kw):
                               1)
     op, m = _second(op, a, kw)
     initial = kw.pop("initial", _NoValue)
-    if m is None and _split.eligible(op, a, axis, None, initial, kw, dtype):
-        d0, d1, frac, why, go = _split.plan(op, a.nbytes)
-        k = _split.cut(a, frac) if go else 0
-        if k:
-            flat = a.reshape(-1)
-            names = [_core.devices()[d]["name"] for d in (d0, d1)]
-            return {"placement": "split", "placement_why": why,
-                    "device": names, "device_index": [d0, d1],
-                    "shares": [k, flat.size - k],
-                    "plans": [_core.reduce(op, part, None, dtype, None, False,
-                                           initial, {"device": d}, None, 1)
-                              for d, part in ((d0, flat[:k]), (d1, flat[k:]))]}
+    sp = _split.shares(op, a, dtype) if m is None and _split.eligible(
+        op, a, axis, None, initial, kw, dtype) else None
+    if sp is not None:
+        d0, d1, k, why = sp[:4]
+        flat = a.reshape(-1)
+        return {"placement": "split", "placement_why": why,
+                "device": [_core.devices()[d]["name"] for d in (d0, d1)],
+                "device_index": [d0, d1], "shares": [k, flat.size - k],
+                "plans": [_core.reduce(op, part, None, dtype, None, False,
+                                       initial, {"device": d}, None, 1)
+                          for d, part in ((d0, flat[:k]), (d1, flat[k:]))]}
     return _core.reduce(op, a, axis, dtype, None, False, initial, kw, m, 1)
 
 

@@ -112,14 +112,14 @@ def cut(a, frac):
     return k if 0 < k < a.size else 0
 
 
-def reduce(name, a, dtype, keepdims, force=False):
-    """The split call, or None where the plan keeps it on one device
-    (force: split wherever there is a pair: measure_split)."""
-    d0, d1, frac, _why, go = plan(name, a.nbytes)
+def shares(name, a, dtype, force=False):
+    """The split of this call, or None where it stays one call: (device 0,
+    device 1, elements of device 0, why, partial dtype, result dtype).
+    force: split wherever there is a pair (measure_split)."""
+    d0, d1, frac, why, go = plan(name, a.nbytes)
     k = cut(a, frac) if d0 is not None and (go or force) else 0
     if not k:
         return None
-    flat = a.reshape(-1)
     rt = _result_dtype(name, a, dtype)
     pd = None
     if name == "sum" and rt.kind == "f":
@@ -131,6 +131,16 @@ def reduce(name, a, dtype, keepdims, force=False):
         pd = np.float64
     elif name in ("sum", "prod"):
         pd = rt
+    return d0, d1, k, why, pd, rt
+
+
+def reduce(name, a, dtype, keepdims, force=False):
+    """The split call, or None where it stays one call (shares)."""
+    sp = shares(name, a, dtype, force)
+    if sp is None:
+        return None
+    d0, d1, k, _why, pd, rt = sp
+    flat = a.reshape(-1)
     first = _worker().submit(_core.reduce, name, flat[:k], None, pd, None,
                              False, _NoValue, {"device": d0})
     try:

@@ -367,6 +367,12 @@ gpured.set_split_rates(reduce=0)
 one = gpured.sum(i32, dtype=np.float32)
 gpured.set_split_rates(reduce=1e4)
 out["int as float32"] = [bool(got == one), n_calls]
+# explain() agrees with what runs: float64 sums and ints summed as float32
+# stay one call
+out["explain one call"] = [
+    gpured.explain("sum", cases["f64"])["placement"],
+    gpured.explain("sum", i32, dtype=np.float32)["placement"],
+    gpured.explain("max", cases["f64"])["placement"]]
 out["keepdims"] = [list(np.shape(gpured.sum(cases["f32 2d"], keepdims=True))),
                    list(np.shape(gpured.argmax(f32, keepdims=True)))]
 del seen[:]
@@ -423,6 +429,8 @@ def test_split_between_two_devices(tmp_path):
         assert n is None or elems == n, (key, elems)
     assert o["keepdims"] == [[1, 1], [1]], o
     assert o["int as float32"] == [True, 0], o  # not split (rounded first)
+    assert o["explain one call"][2] == "split", o
+    assert "split" not in o["explain one call"][:2], o
     assert o["not split"] == 0, o
     assert o["axis error"] in ("AxisError", "ValueError", "IndexError"), o
     assert o["pinned"] != "split" and o["current"] != "split", o
