@@ -1392,6 +1392,47 @@ static double place_dev_ns(const gr_device *d, int f, size_t nbytes)
     return r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
 }
 
+/* The model's times for a call of family f on nbytes of host memory with
+ * the current device cur: the host path's (slow: how much slower than
+ * its plain form it runs this request), the current device's, and the
+ * fastest device's, d1 (the current one first: ties keep it; with roam
+ * every device, those without fp64 left out where cur has it), and the
+ * next fastest, d2 (-1: none), for a split. */
+typedef struct {
+    double host, here, dev_ns; /* dev_ns: d1's */
+    int d1, d2;
+} place_times;
+
+static void place_times_of(int cur, int roam, int f, size_t nbytes,
+                           double slow, place_times *pt)
+{
+    const gr_device *d = gr_device_get(cur);
+    gr_rates r;
+    int measured = 0;
+    gr_rates_get(d, &r, &measured);
+    pt->host = r.host_call_ns + slow * (double)nbytes / r.host_gbs[f];
+    pt->here = pt->dev_ns = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+    pt->d1 = cur;
+    pt->d2 = -1;
+    double t2 = INFINITY;
+    for (int i = 0; roam && i < gr_device_count(); ++i) {
+        const gr_device *c = gr_device_get(i);
+        if (i == cur || (!c->fp64 && d->fp64)) {
+            continue;
+        }
+        const double t = place_dev_ns(c, f, nbytes);
+        if (t < pt->dev_ns) {
+            t2 = pt->dev_ns;
+            pt->d2 = pt->d1;
+            pt->dev_ns = t;
+            pt->d1 = i;
+        } else if (t < t2) {
+            t2 = t;
+            pt->d2 = i;
+        }
+    }
+}
+
 int gr_place(int *dev, int roam, gr_family fam, gr_op op,
              const gr_layout *lay, size_t nbytes, double slow,
              const char *slow_why, char *why, size_t n)
@@ -1405,22 +1446,12 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
      * request (nan*, count: a copy rewritten first; var/std: two passes;
      * dispatch.c) */
     const int copies = slow > 1.0;
-    const double host = r.host_call_ns + slow * (double)nbytes / r.host_gbs[f];
-    const double here = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
     /* another device, by its own rates (a CPU device reads host memory in
      * place; a GPU's rates include the transfers) */
-    int best = *dev;
-    double best_ns = here;
-    for (int i = 0; roam && i < gr_device_count(); ++i) {
-        const gr_device *c = gr_device_get(i);
-        if (i != *dev && (c->fp64 || !d->fp64)) {
-            const double t = place_dev_ns(c, f, nbytes);
-            if (t < best_ns) {
-                best = i;
-                best_ns = t;
-            }
-        }
-    }
+    place_times pt;
+    place_times_of(*dev, roam, f, nbytes, slow, &pt);
+    const double host = pt.host, here = pt.here, best_ns = pt.dev_ns;
+    const int best = pt.d1;
     const int on_host = host <= best_ns;
     if (!on_host) {
         *dev = best;
@@ -1467,49 +1498,15 @@ void gr_split_get(double *gbs)
     memcpy(gbs, split_gbs, sizeof split_gbs);
 }
 
-/* The host path's time and every device's, by their rates: the fastest
- * single place (host: -1) and its time; the two fastest devices. */
-static double single_best(int cur, int roam, int f, size_t nbytes,
-                          int *best, int *d1, int *d2)
-{
-    const gr_device *d = gr_device_get(cur);
-    gr_rates r;
-    int measured = 0;
-    gr_rates_get(d, &r, &measured);
-    double best_ns = r.host_call_ns + (double)nbytes / r.host_gbs[f];
-    double t1 = INFINITY, t2 = INFINITY;
-    *best = -1;
-    *d1 = *d2 = -1;
-    for (int i = 0; i < gr_device_count(); ++i) {
-        const gr_device *c = gr_device_get(i);
-        if ((i != cur && !roam) || (!c->fp64 && d->fp64)) {
-            continue;
-        }
-        const double t = place_dev_ns(c, f, nbytes);
-        if (t < best_ns) {
-            best_ns = t;
-            *best = i;
-        }
-        if (t < t1) {
-            t2 = t1;
-            *d2 = *d1;
-            t1 = t;
-            *d1 = i;
-        } else if (t < t2) {
-            t2 = t;
-            *d2 = i;
-        }
-    }
-    return best_ns;
-}
-
 int gr_split_plan(int cur, int roam, gr_family fam, gr_op op,
                   const gr_layout *lay, size_t nbytes, gr_split *sp,
                   char *why, size_t n)
 {
     const int f = gr_rate_family(fam, op, lay);
-    int best, d1, d2;
-    const double one = single_best(cur, roam, f, nbytes, &best, &d1, &d2);
+    place_times pt;
+    place_times_of(cur, roam, f, nbytes, 1.0, &pt);
+    const int on_host = pt.host <= pt.dev_ns, d1 = pt.d1, d2 = pt.d2;
+    const double one = on_host ? pt.host : pt.dev_ns;
     memset(sp, 0, sizeof *sp);
     if (!roam || d2 < 0 || split_gbs[f] <= 0) {
         if (why != NULL) {
@@ -1538,8 +1535,8 @@ int gr_split_plan(int cur, int roam, gr_family fam, gr_op op,
         snprintf(why, n, "split %.3f / %.3f between devices %d and %d: "
                  "%.1f us together (%.1f GB/s measured) vs %.1f us on %s%s",
                  sp->frac, 1.0 - sp->frac, sp->dev[0], sp->dev[1], both / 1e3,
-                 split_gbs[f], one / 1e3, best < 0 ? "the host path"
-                                                    : "the fastest device",
+                 split_gbs[f], one / 1e3, on_host ? "the host path"
+                                                  : "the fastest device",
                  go ? "" : ": not split");
     }
     return go;
