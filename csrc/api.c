@@ -21,6 +21,7 @@
 #define GR_MODULE_MAIN
 #include "gpured.h"
 #include "array.h"
+#include "hostpar.h"
 
 #include <numpy/arrayobject.h>
 #include <string.h>
@@ -4131,6 +4132,93 @@ static PyObject *py_split_rates(PyObject *self, PyObject *args)
     return d;
 }
 
+/* host_threads(threads=None, grain=None, call_us=None, gbs=None) -> the
+ * host path's threads and their rates (policy.c gr_hpar), after setting
+ * those given: threads 0 is automatic; gbs {family: GB/s}, 0 the
+ * model's default; measured=True marks rates as measured (tuned.json). */
+static PyObject *py_host_threads(PyObject *self, PyObject *args,
+                                 PyObject *kw)
+{
+    static char *names[] = {"threads", "grain", "call_us", "gbs", "measured",
+                            NULL};
+    PyObject *th = Py_None, *gr = Py_None, *cu = Py_None, *gb = Py_None,
+             *me = Py_None;
+    gr_hpar p;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOO", names, &th, &gr, &cu,
+                                     &gb, &me)) {
+        return NULL;
+    }
+    gr_hpar_get(&p);
+    if (th != Py_None) {
+        const long n = PyLong_AsLong(th);
+        if (PyErr_Occurred() || n < 0 || n > 256) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "threads is 0 (automatic) to 256");
+            return NULL;
+        }
+        p.automatic = n == 0;
+        p.threads = (int)n;
+    }
+    if (gr != Py_None) {
+        const Py_ssize_t g = PyNumber_AsSsize_t(gr, NULL);
+        if (PyErr_Occurred() || g < 0) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "grain is bytes >= 0 (0: the default)");
+            return NULL;
+        }
+        p.grain = (size_t)g;
+    }
+    if (cu != Py_None) {
+        const double c = PyFloat_AsDouble(cu);
+        if (PyErr_Occurred() || !(c >= 0)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "call_us must be >= 0");
+            return NULL;
+        }
+        p.call_ns = c * 1e3;
+    }
+    if (gb != Py_None) {
+        if (!PyDict_Check(gb)) {
+            PyErr_SetString(PyExc_TypeError, "gbs is a dict {family: GB/s}");
+            return NULL;
+        }
+        for (int i = 0; i < GR_NRATES; ++i) {
+            PyObject *v = PyDict_GetItemString(gb, rate_names[i]); /* borrowed */
+            if (v != NULL) {
+                const double x = PyFloat_AsDouble(v);
+                if (PyErr_Occurred() || !(x >= 0)) {
+                    PyErr_Clear();
+                    PyErr_Format(PyExc_ValueError, "rate for '%s' must be >= 0",
+                                 rate_names[i]);
+                    return NULL;
+                }
+                p.gbs[i] = x;
+            }
+        }
+    }
+    if (me != Py_None) {
+        p.measured = PyObject_IsTrue(me) == 1;
+    }
+    gr_hpar_set(&p);
+    gr_hpar_get(&p);
+    PyObject *d = PyDict_New();
+    for (int i = 0; d != NULL && i < GR_NRATES; ++i) {
+        PyObject *v = PyFloat_FromDouble(p.gbs[i]);
+        if (v == NULL || PyDict_SetItemString(d, rate_names[i], v) != 0) {
+            Py_CLEAR(d);
+        }
+        Py_XDECREF(v);
+    }
+    if (d == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("{s:i, s:O, s:i, s:n, s:d, s:N, s:O}", "threads",
+                         p.threads, "auto", p.automatic ? Py_True : Py_False,
+                         "cpus", gr_par_cpus(), "grain", (Py_ssize_t)p.grain,
+                         "call_us", p.call_ns / 1e3, "gbs", d, "measured",
+                         p.measured ? Py_True : Py_False);
+}
+
 /* split_plan(family, nbytes) -> (dev0, dev1, frac0, why, go): the pair of
  * devices a call of that family on nbytes of contiguous host memory (a
  * full reduction) would split between, and whether it is expected to
@@ -4540,6 +4628,9 @@ static PyMethodDef methods[] = {
      "Staging settings and counters (streams, chunks)."},
     {"placement", py_placement, METH_VARARGS,
      "placement(mode=None): 'auto' (host path or device) or 'current'."},
+    KW("host_threads", py_host_threads,
+       "host_threads(threads=None, grain=None, call_us=None, gbs=None, "
+       "measured=None) -> the host path's threads and their rates."),
     {"split_rates", py_split_rates, METH_VARARGS,
      "split_rates(rates=None) -> GB/s of two devices together, per family."},
     {"split_plan", py_split_plan, METH_VARARGS,

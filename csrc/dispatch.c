@@ -953,7 +953,10 @@ static int reduce_on_host(const gr_request *req, const red_view *v,
         ss = (ptrdiff_t)Lh;
         es = 1;
     }
-    const gr_host_op o = {req->op, in->t, ct, d->fp64};
+    /* a large call on several threads, where the model says so */
+    gr_host_op o = {req->op, in->t, ct, d->fp64, 1, 0};
+    gr_host_par(req->dev, gr_rate_family(GR_FAM_REDUCE, req->op, &v->lay),
+                M * Lh * isz, &o.threads, &o.grain);
     const int fold_init = req->has_initial && !init_col;
     if (skip && fold_init) {
         rc = 1; /* an initial of another dtype: the device's fmin epilogue */
@@ -2326,7 +2329,9 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
                           req->mode == GR_EXPLAIN ? res->place_why : NULL,
                           sizeof res->place_why)) {
             /* The host path: no OpenCL call, no device lock. */
-            const gr_host_op o = {req->op, in->t, req->rt, hd->fp64};
+            gr_host_op o = {req->op, in->t, req->rt, hd->fp64, 1, 0};
+            gr_host_par(req->dev, GR_RATE_SCAN, M * L * isz_of(in->t),
+                        &o.threads, &o.grain);
             res->where = 1;
             if (req->mode == GR_EXPLAIN) {
                 return 0;

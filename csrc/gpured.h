@@ -432,6 +432,23 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
              const gr_layout *lay, size_t nbytes, double slow,
              const char *slow_why, char *why, size_t n);
 
+/* The host path on several threads (policy.c, hostpar.c): threads (the
+ * count in force; automatic: chosen from the CPUs), tasks of at least
+ * grain bytes (0: host.c's default), the pool's cost a call and the rates
+ * with every thread (bytes per ns; 0: the model's default).  gr_host_par:
+ * the threads and grain for a host call of family f on nbytes (1: one
+ * thread, as the model prices it). */
+typedef struct {
+    int threads, automatic;
+    size_t grain;
+    double call_ns, gbs[GR_NRATES];
+    int measured;
+} gr_hpar;
+int gr_hpar_threads(void);
+void gr_hpar_get(gr_hpar *p);
+void gr_hpar_set(const gr_hpar *p);
+void gr_host_par(int dev, int f, size_t nbytes, int *threads, size_t *grain);
+
 /* A call on host memory split between two devices (policy.c): the pair's
  * rate together per family (0: never split), and the plan for a call:
  * dev[0] takes the first frac of the elements, dev[1] the rest.  1 if the

@@ -3,7 +3,8 @@
  * plain C, with the device kernels' semantics and accuracy, for calls too
  * small to be worth an OpenCL round trip.  No OpenCL call, no Python object
  * (safe to run without the GIL), no allocation but one heap block for
- * column layouts wider than 512 segments.  csrc/host.c has the details.
+ * column layouts wider than 512 segments (and the states of a call cut
+ * for several threads).  csrc/host.c has the details.
  */
 #ifndef GPURED_HOST_H
 #define GPURED_HOST_H
@@ -18,6 +19,9 @@ typedef struct {
     int wide;     /* 1: float32 add (reductions) and float32 add/mul (scans) accumulate in
                      double, as the device does where it has fp64; 0: float32 with TwoSum
                      compensation for add, plain float for mul */
+    int threads;  /* a call of many bytes: up to this many threads (hostpar.c's
+                     pool); 0 or 1: the calling thread alone */
+    size_t grain; /* ... in tasks of at least this many bytes (0: 128 KiB) */
 } gr_host_op;
 
 /* out[m] = reduction of in[m*seg_stride + i*elem_stride], i < L, for m < M.

@@ -33,6 +33,7 @@
  *   - else reduce_then_scan (three passes).
  */
 #include "gpured.h"
+#include "hostpar.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1392,6 +1393,85 @@ static double place_dev_ns(const gr_device *d, int f, size_t nbytes)
     return r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
 }
 
+/* ------------------------------------------------------- host threads
+ * A large call on the host path runs on several threads (hostpar.c's
+ * pool; host.c cuts it into tasks of at least `grain` bytes).  Its time:
+ *
+ *     host call + pool call + bytes / min(gbs[f], k x host rate),
+ *
+ * k the threads that get a task, gbs[f] the rate with every thread
+ * (measured by gpured.measure_rates; by default threads x the host rate /
+ * 2).  Threads: GPURED_HOST_THREADS, gpured.host_threads(n), or (auto)
+ * the CPUs this process may use where they are 4 or more, else 1 (on the
+ * 2-core CI machine a second thread measured slower: 2026-11-26).  The
+ * first part of a request's slowness (nan*'s copy, var's passes: slow) is
+ * not cut. */
+static struct {
+    int threads;          /* -1: automatic                                */
+    size_t grain;         /* bytes a task at least (0: host.c's 128 KiB)  */
+    double call_ns;       /* a job on the pool: waking and joining        */
+    double gbs[GR_NRATES];/* bytes per ns, every thread (0: default)      */
+    int measured;
+} hpar = {-1, 0, 15000, {0, 0, 0, 0}, 0};
+
+int gr_hpar_threads(void)
+{
+    if (hpar.threads >= 1) {
+        return hpar.threads;
+    }
+    const int c = gr_par_cpus();
+    return c >= 4 ? c : 1;
+}
+
+void gr_hpar_get(gr_hpar *p)
+{
+    p->threads = gr_hpar_threads();
+    p->automatic = hpar.threads < 1;
+    p->grain = hpar.grain;
+    p->call_ns = hpar.call_ns;
+    memcpy(p->gbs, hpar.gbs, sizeof p->gbs);
+    p->measured = hpar.measured;
+}
+
+void gr_hpar_set(const gr_hpar *p)
+{
+    hpar.threads = p->automatic ? -1 : p->threads;
+    hpar.grain = p->grain;
+    hpar.call_ns = p->call_ns;
+    memcpy(hpar.gbs, p->gbs, sizeof hpar.gbs);
+    hpar.measured = p->measured;
+}
+
+/* The host path's time with threads for family f, INFINITY where the call
+ * would not be cut (one thread, under two tasks).  (Scans cut in pieces
+ * read their input twice; host.c does not cut long float cumprods.) */
+static double hpar_ns(const gr_rates *r, int f, size_t nbytes, double slow)
+{
+    const int T = gr_hpar_threads();
+    const size_t tasks = nbytes / (hpar.grain ? hpar.grain : (128 << 10));
+    if (T < 2 || tasks < 2) {
+        return INFINITY;
+    }
+    const double k = (double)(tasks < (size_t)T ? tasks : (size_t)T);
+    double rate = hpar.gbs[f] > 0 ? hpar.gbs[f] : r->host_gbs[f] * T / 2;
+    if (rate > k * r->host_gbs[f]) {
+        rate = k * r->host_gbs[f];
+    }
+    return r->host_call_ns + hpar.call_ns +
+           (slow - 1.0) * (double)nbytes / r->host_gbs[f] +
+           (double)nbytes / rate;
+}
+
+void gr_host_par(int dev, int f, size_t nbytes, int *threads, size_t *grain)
+{
+    gr_rates r;
+    int measured = 0;
+    gr_rates_get(gr_device_get(dev), &r, &measured);
+    const double one = r.host_call_ns + (double)nbytes / r.host_gbs[f];
+    *threads = hpar_ns(&r, f, nbytes, 1.0) < one ? gr_hpar_threads() : 1;
+    *grain = hpar.grain;
+}
+
 /* The model's times for a call of family f on nbytes of host memory with
  * the current device cur: the host path's (slow: how much slower than
  * its plain form it runs this request), the current device's, and the
@@ -1401,6 +1481,7 @@ static double place_dev_ns(const gr_device *d, int f, size_t nbytes)
 typedef struct {
     double host, here, dev_ns; /* dev_ns: d1's */
     int d1, d2;
+    int par; /* the host path's time is on several threads */
 } place_times;
 
 static void place_times_of(int cur, int roam, int f, size_t nbytes,
@@ -1411,6 +1492,10 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
     int measured = 0;
     gr_rates_get(d, &r, &measured);
     pt->host = r.host_call_ns + slow * (double)nbytes / r.host_gbs[f];
+    pt->par = hpar_ns(&r, f, nbytes, slow) < pt->host;
+    if (pt->par) {
+        pt->host = hpar_ns(&r, f, nbytes, slow);
+    }
     pt->here = pt->dev_ns = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
     pt->d1 = cur;
     pt->d2 = -1;
@@ -1461,9 +1546,16 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
     }
     static const char *const names[] = {"reduction", "argmin/argmax",
                                         "column reduction", "scan"};
-    int w = snprintf(why, n, "%s of %zu bytes: host path %.1f us vs %s '%s' "
+    char par[96] = "";
+    if (pt.par) {
+        snprintf(par, sizeof par, " on %d threads (%.1f GB/s %s + %.1f us)",
+                 gr_hpar_threads(), hpar.gbs[f] > 0 ? hpar.gbs[f]
+                 : r.host_gbs[f] * gr_hpar_threads() / 2,
+                 hpar.measured ? "measured" : "default", hpar.call_ns / 1e3);
+    }
+    int w = snprintf(why, n, "%s of %zu bytes: host path%s %.1f us vs %s '%s' "
                      "%.1f us (%s rates: host %.1f GB/s%s + %.1f us, device "
-                     "%.1f GB/s + %.1f us)", names[f], nbytes, host / 1e3,
+                     "%.1f GB/s + %.1f us)", names[f], nbytes, par, host / 1e3,
                      d->is_gpu ? "GPU" : "CPU device", d->name, here / 1e3,
                      measured ? "measured" : "default", r.host_gbs[f] / slow,
                      copies ? slow_why : "", r.host_call_ns / 1e3,

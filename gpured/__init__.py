@@ -33,8 +33,9 @@ from ._tune import tune
 from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, nancumprod,
                     nancumsum)
-from ._place import (measure_rates, measure_split, placement, rates,
-                     set_rates, set_split_rates, split_rates)
+from ._place import (host_threads, measure_rates, measure_split, placement,
+                     rates, set_host_threads, set_rates, set_split_rates,
+                     split_rates)
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
@@ -54,6 +55,7 @@ __all__ = [
     "set_memory_limit", "from_dlpack", "use_queue", "handles",
     "placement", "rates", "set_rates", "measure_rates",
     "split_rates", "set_split_rates", "measure_split",
+    "host_threads", "set_host_threads",
 ]
 
 
@@ -109,3 +111,5 @@ def cache_dir():
 
 
 _tune.load()  # gpured.tune()'s winners, if this device was tuned
+from . import _place  # noqa: E402
+_place._env_threads()  # GPURED_HOST_THREADS

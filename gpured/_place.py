@@ -20,6 +20,7 @@ and on, :func:`rates` / :func:`set_rates` read and replace the model's
 rates, and :func:`measure_rates` measures them on this machine (with
 :func:`gpured.tune` as well).
 """
+import os
 import time
 
 import numpy as np
@@ -51,12 +52,22 @@ def rates(device=None):
     ``host_call_us``, ``device_call_us`` (the fixed cost of one call),
     ``host_gbs`` and ``device_gbs`` (GB/s per family: reduce, arg, column,
     scan) and ``measured`` (False: the defaults)."""
-    return _core.rates(device)
+    r = _core.rates(device)
+    t = _core.host_threads()
+    r["threads"] = {k: t[k] for k in ("threads", "call_us", "gbs", "measured")}
+    return r
 
 
 def set_rates(device=None, *, host_call_us=None, device_call_us=None,
-              host_gbs=None, device_gbs=None):
-    """Replace some of a device's rates (the others are kept)."""
+              host_gbs=None, device_gbs=None, threads_call_us=None,
+              threads_gbs=None):
+    """Replace some of a device's rates (the others are kept);
+    ``threads_call_us`` and ``threads_gbs`` (GB/s per family; 0: the
+    default, threads x the host rate / 2) are the host path's on several
+    threads, for every device."""
+    if threads_call_us is not None or threads_gbs is not None:
+        _core.host_threads(call_us=threads_call_us,
+                           gbs={k: float(v) for k, v in (threads_gbs or {}).items()})
     cur = _core.rates(device)
     hg = dict(cur["host_gbs"], **(host_gbs or {}))
     dg = dict(cur["device_gbs"], **(device_gbs or {}))
@@ -65,7 +76,7 @@ def set_rates(device=None, *, host_call_us=None, device_call_us=None,
                     float(cur["device_call_us"] if device_call_us is None else device_call_us),
                     {k: float(v) for k, v in hg.items()},
                     {k: float(v) for k, v in dg.items()})
-    return _core.rates()
+    return rates()
 
 
 def _device_name(device):
@@ -116,6 +127,9 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None, save=False):
         r = measure_rates(sizes, reps)
         _save_rates(_core.get_device()["name"], r)
         return r
+    threads = _core.host_threads()
+    if threads["threads"] > 1:
+        _measure_threads(threads, reps)
     small, large = sizes
     rng = np.random.default_rng(0)
     data = {n: rng.standard_normal(n).astype(np.float32) for n in sizes}
@@ -123,6 +137,7 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None, save=False):
     saved = _core.rates()
     name = _core.get_device()["name"]
     hcall, dcall, hg, dg = [], [], {}, {}
+    before = set_host_threads(1)  # the host path on one thread
     try:
         for fam in FAMILIES:
             t = {}
@@ -141,11 +156,86 @@ def measure_rates(sizes=(1 << 10, 1 << 22), reps=None, device=None, save=False):
                 gbs[fam] = (large - small) * 4 / dt / 1e9
                 calls.append(max(0.0, t[side, small] - small * 4 / (gbs[fam] * 1e9)))
     finally:
+        set_host_threads(before)
         _core.set_rates(name, saved["host_call_us"], saved["device_call_us"],
                         saved["host_gbs"], saved["device_gbs"])
     _core.set_rates(name, float(np.median(hcall)) * 1e6, float(np.median(dcall)) * 1e6,
                     hg, dg)
-    return _core.rates()
+    return rates()
+
+
+_THREAD_SIZES = (1 << 20, 1 << 24)  # float32 elements: 4 and 64 MiB
+
+
+def _measure_threads(saved, reps=None):
+    """The host path's rates on its threads (every family, float32 at two
+    sizes, a two-point fit as measure_rates), set for every device."""
+    small, large = _THREAD_SIZES
+    rng = np.random.default_rng(0)
+    data = {n: rng.standard_normal(n).astype(np.float32) for n in _THREAD_SIZES}
+    name = _core.get_device()["name"]
+    r0 = _core.rates()
+    calls, gbs = [], {}
+    try:
+        # the host path always, on its threads always
+        _core.set_rates(name, 0.0, 1e9, {k: 1.0 for k in FAMILIES},
+                        {k: 1e-6 for k in FAMILIES})
+        _core.host_threads(call_us=0.0, gbs={k: 1e6 for k in FAMILIES})
+        for fam in FAMILIES:
+            t = {}
+            for n in _THREAD_SIZES:
+                fn = _FAMILY_CALLS[fam](data[n])
+                fn()
+                t[n] = _calls(fn, reps or max(3, min(50, (1 << 26) // n)))
+            dt = max(t[large] - t[small], 1e-9)
+            gbs[fam] = (large - small) * 4 / dt / 1e9
+            calls.append(max(0.0, t[small] - small * 4 / (gbs[fam] * 1e9)))
+        # the pool's own cost: 64 KiB in 16 tasks, against one thread
+        fn = _FAMILY_CALLS["reduce"](data[small][:1 << 14])
+        _core.host_threads(grain=4096)
+        fn()
+        t_par = _calls(fn, 200)
+        _core.host_threads(threads=1)
+        t_one = _calls(fn, 200)
+        k = min(16, saved["threads"])
+        calls.append(max(0.0, t_par - t_one / k))
+    finally:
+        _core.host_threads(threads=0 if saved["auto"] else saved["threads"],
+                           grain=saved["grain"])
+        _core.set_rates(name, r0["host_call_us"], r0["device_call_us"],
+                        r0["host_gbs"], r0["device_gbs"])
+        _core.host_threads(call_us=saved["call_us"], gbs=saved["gbs"],
+                           measured=saved["measured"])
+    return _core.host_threads(call_us=float(max(calls)) * 1e6, gbs=gbs,
+                              measured=True)
+
+
+def host_threads():
+    """The threads a large call on the host path may use (the calling
+    thread and a pool of workers kept between calls): ``GPURED_HOST_THREADS``,
+    :func:`set_host_threads`, or automatically the CPUs this process may
+    run on where they are 4 or more, else 1.  Whether a call uses them is
+    the placement model's choice (its ``threads`` rates: see :func:`rates`)."""
+    return _core.host_threads()["threads"]
+
+
+def set_host_threads(n=0):
+    """Set the host path's threads (``n=0``: automatic, as at import).
+    Returns the setting before (0 where it was automatic), so that
+    ``old = set_host_threads(1); ...; set_host_threads(old)`` restores it."""
+    before = _core.host_threads()
+    _core.host_threads(threads=int(n))
+    return 0 if before["auto"] else before["threads"]
+
+
+def _env_threads():
+    """GPURED_HOST_THREADS at import (a bad value is ignored)."""
+    v = os.environ.get("GPURED_HOST_THREADS")
+    try:
+        if v is not None and 0 <= int(v) <= 256:
+            _core.host_threads(threads=int(v))
+    except ValueError:
+        pass
 
 
 def split_rates():
@@ -224,14 +314,32 @@ def load_split(saved):
 
 
 def _save_rates(device_name, r):
-    """Keep a device's measured rates in the tuning table."""
+    """Keep a device's measured rates in the tuning table (and the host
+    path's on its threads, where measured)."""
     table = _read()
+    t = r.get("threads")
+    if t and t.get("measured"):
+        table["_threads"] = {"call_us": t["call_us"], "gbs": dict(t["gbs"])}
     saved = table.get("_rates")
     saved = saved if isinstance(saved, dict) else {}
     saved[device_name] = {k: r[k] for k in ("host_call_us", "device_call_us",
                                             "host_gbs", "device_gbs")}
     table["_rates"] = saved
     _write(table)
+
+
+def load_threads(saved):
+    """Set the host path's thread rates kept in the table (its
+    ``"_threads"`` entry); a damaged entry is ignored."""
+    try:
+        gbs = {k: float(v) for k, v in saved["gbs"].items() if k in FAMILIES}
+        call = float(saved["call_us"])
+        if call >= 0 and all(v >= 0 for v in gbs.values()):
+            _core.host_threads(call_us=call, gbs=gbs, measured=True)
+            return True
+    except (KeyError, TypeError, ValueError, AttributeError):
+        pass
+    return False
 
 
 def load_rates(saved):

@@ -12,7 +12,8 @@ rules otherwise.  ``gpured.explain`` says ``tuned: True`` when it applies.
 import numpy as np
 
 from . import _core
-from ._place import load_rates, load_split, measure_rates, measure_split
+from ._place import (load_rates, load_split, load_threads, measure_rates,
+                     measure_split)
 from ._reduce import timeit, variants
 from ._table import read as _read, write as _write
 
@@ -51,6 +52,8 @@ def load():
     rows = []
     data = _read()
     load_rates(data.get("_rates"))
+    if "_threads" in data:
+        load_threads(data["_threads"])
     if "_split" in data:
         load_split(data["_split"])
     for device, entries in data.items():

@@ -42,7 +42,22 @@ FLOATS = (np.float32, np.float64)
 
 class HostOp(ctypes.Structure):
     _fields_ = [("op", ctypes.c_int), ("t", ctypes.c_int), ("r", ctypes.c_int),
-                ("wide", ctypes.c_int)]
+                ("wide", ctypes.c_int), ("threads", ctypes.c_int),
+                ("grain", ctypes.c_size_t)]
+
+
+# (threads, grain bytes) of every call: PAR[0] is changed by the `par`
+# fixture, which runs a test again cut into tasks of a few hundred bytes
+# on three threads (hostpar.c's pool; csrc/host.c red_par_run and
+# scan_par_run), every answer checked as on one thread.
+PAR = [(1, 0)]
+
+
+@pytest.fixture(params=[(1, 0), (3, 256)], ids=["one_thread", "threads"])
+def par(request):
+    PAR[0] = request.param
+    yield request.param
+    PAR[0] = (1, 0)
 
 
 LIB.gr_host_reduce.argtypes = [ctypes.POINTER(HostOp), ctypes.c_void_p,
@@ -75,7 +90,7 @@ def host_reduce(op, a2, r, wide=1):
     ss, es = estrides(a2)
     out = np.zeros(max(M, 1) * np.dtype(r).itemsize, np.uint8)
     out[:] = 0x5A
-    o = HostOp(op, code(a2.dtype), code(r), wide)
+    o = HostOp(op, code(a2.dtype), code(r), wide, *PAR[0])
     rc = LIB.gr_host_reduce(ctypes.byref(o), a2.ctypes.data, M, L, ss, es,
                             out.ctypes.data)
     if rc != 0:
@@ -91,7 +106,7 @@ def host_scan(op, a2, r, exclusive=False, wide=1, out=None):
     if out is None:
         out = np.empty((M, L), r)
     oss, oes = estrides(out)
-    o = HostOp(op, code(a2.dtype), code(r), wide)
+    o = HostOp(op, code(a2.dtype), code(r), wide, *PAR[0])
     rc = LIB.gr_host_scan(ctypes.byref(o), int(exclusive), a2.ctypes.data, M,
                           L, ss, es, out.ctypes.data, oss, oes)
     return None if rc != 0 else out
@@ -360,7 +375,7 @@ def check_reduce(op, a2, r, label, wide=1):
 
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("op", range(8), ids=OPNAMES)
-def test_reduce_vs_numpy(dt, op):
+def test_reduce_vs_numpy(dt, op, par):
     rng = np.random.default_rng(12 + 100 * code(dt) + op)
     r = {ADD: sum_dtype(dt), MUL: prod_dtype(dt), MIN: dt, MAX: dt,
          ARGMIN: np.int64, ARGMAX: np.int64, ALL: np.bool_,
@@ -387,7 +402,7 @@ def test_reduce_vs_numpy(dt, op):
                                  (np.bool_, np.float32), (np.int8, np.uint64)],
                          ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("op", [ADD, MUL], ids=["add", "mul"])
-def test_reduce_dtype_arg(t, r, op):
+def test_reduce_dtype_arg(t, r, op, par):
     """sum/prod(x, dtype=r): each element cast to r as NumPy casts it."""
     rng = np.random.default_rng(7 + code(t) * 11 + code(r))
     for kind in ("plain", "wrap"):
@@ -402,7 +417,7 @@ def test_reduce_dtype_arg(t, r, op):
             check_reduce(op, a2, r, label)
 
 
-def test_float32_not_wide():
+def test_float32_not_wide(par):
     """wide=0: float32 sums in float with TwoSum (1 ulp), products in float."""
     rng = np.random.default_rng(5)
     for label, a2 in cases(np.float32, rng, with_empty=False):
@@ -411,7 +426,7 @@ def test_float32_not_wide():
 
 @pytest.mark.parametrize("dt", [np.bool_, np.uint8, np.int32, np.float32,
                                 np.float64], ids=lambda d: np.dtype(d).name)
-def test_wide_columns(dt):
+def test_wide_columns(dt, par):
     """Column layouts wider than the stack scratch (512 segments: one heap
     block of up to 8192) and wider than one heap block."""
     rng = np.random.default_rng(31 + code(dt))
@@ -495,7 +510,7 @@ def _arg_inputs(dt, rng):
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_argminmax_blocks(dt):
+def test_argminmax_blocks(dt, par):
     """argmin/argmax (csrc/host.c DEF_ARG): blocks of ARG_BYTES tested with
     one vector compare, searched again only when one holds a better
     element or a NaN: first index of the extreme (ties across and within
@@ -513,7 +528,7 @@ def test_argminmax_blocks(dt):
 
 
 @pytest.mark.parametrize("dt", FLOATS, ids=lambda d: np.dtype(d).name)
-def test_column_sums_exact(dt):
+def test_column_sums_exact(dt, par):
     """Column sums (fcompc: two vectors of columns at a time, 4 rows a step,
     a - b as fma(b, -1, a) in the x86-64-v3 clone): the correctly rounded
     sum of every column (float32 with wide=0 within the TwoSum bound), over
@@ -531,7 +546,7 @@ def test_column_sums_exact(dt):
                     check_reduce(ADD, a2, dt, label, wide=0)
 
 
-def test_zero_signs_and_nan():
+def test_zero_signs_and_nan(par):
     f = np.float64
     for x in ([0.0, -0.0], [-0.0, 0.0], [1.0, -0.0, 2.0, 0.0, 3.0],
               [-0.0, 1.0, 2.0], [np.nan, 1.0], [1.0, np.nan], [0.0, -0.0] * 9):
@@ -554,7 +569,7 @@ def test_zero_signs_and_nan():
     assert host_reduce(ALL, np.array([[1.0, np.nan]]), np.bool_)[0] == 1
 
 
-def test_minmax_nan_at_every_position():
+def test_minmax_nan_at_every_position(par):
     """min/max and argmin/argmax rows (the AVX-512 folds where the CPU has
     them: one vmaxps a vector, NaNs found two vectors at a time): a NaN at
     every position of rows around the 4-vector step and the tail, beside
@@ -714,7 +729,7 @@ def check_scan(op, a2, r, label, exclusive=False, wide=1, out=None):
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("op", [ADD, MUL, MIN, MAX],
                          ids=["cumsum", "cumprod", "cummin", "cummax"])
-def test_scan_vs_numpy(dt, op):
+def test_scan_vs_numpy(dt, op, par):
     rng = np.random.default_rng(21 + code(dt) * 10 + op)
     r = {ADD: np.cumsum(np.zeros(1, dt)).dtype.type,
          MUL: np.cumprod(np.zeros(1, dt)).dtype.type}.get(op, dt)
@@ -737,7 +752,7 @@ def test_scan_vs_numpy(dt, op):
                                  (np.float64, np.float32), (np.bool_, np.int8),
                                  (np.float32, np.int64), (np.uint16, np.int64)],
                          ids=lambda d: np.dtype(d).name)
-def test_scan_dtype_arg(t, r):
+def test_scan_dtype_arg(t, r, par):
     rng = np.random.default_rng(code(t) + 50 * code(r))
     for label, a2 in cases(t, rng, with_empty=False):
         if not label.startswith(("plain", "wrap")) or a2.size > 3000:
@@ -747,7 +762,7 @@ def test_scan_dtype_arg(t, r):
         check_scan(ADD, a2, r, label)
 
 
-def test_scan_float32_not_wide():
+def test_scan_float32_not_wide(par):
     rng = np.random.default_rng(9)
     for label, a2 in cases(np.float32, rng, with_empty=False):
         if a2.size <= 2000:
@@ -755,7 +770,7 @@ def test_scan_float32_not_wide():
             check_scan(MUL, near_one(a2), np.float32, label, wide=0)
 
 
-def test_scan_negative_zero():
+def test_scan_negative_zero(par):
     for dt in FLOATS:
         for wide in (0, 1):
             x = np.array([[-0.0, 1.0]], dt)
