@@ -12,8 +12,8 @@
 typedef void (*gr_par_fn)(void *arg, size_t i);
 
 /* Runs fn(arg, i) for every i < ntasks on up to `threads` threads, the
- * caller one of them (each thread a fixed range of the tasks, in order);
- * returns when every task has run.  One job at
+ * caller one of them (each thread a fixed range of the tasks first, in
+ * order, then what the others left); returns when every task has run.  One job at
  * a time: while another thread's job holds the pool, or where threads
  * cannot be started, every task runs on the caller.  Returns the number
  * of threads that took part (1: the caller alone). */
