@@ -63,12 +63,15 @@
  * the CPU has AVX-512 (F, DQ, VL), float64 and (wide) float32 column sums
  * run 512-bit kernels instead, picked at run time (colz: Fast2Sum ordered
  * by vrangepd for float64, the same sums), and so do float rows' min, max,
- * argmin and argmax (DEF_MMZ, DEF_ARGZ: one vmaxps/vminps a vector).
+ * argmin and argmax (DEF_MMZ, DEF_ARGZ: one vmaxps/vminps a vector) and
+ * float32 rows summed in double from 256 elements (fsumwz_fold_f32).
  *
- * One thread.  Splitting a large call over the 2 cores of the machine this
- * was tuned on measured slower, not faster (2026-11-26: pthread_create +
- * join 25-150 us; column sums of 1-16 MiB and argmax of 256 MiB took 1.1-4x
- * as long split, the second core being busy with other work at times).
+ * Threads.  A call of many bytes (gr_host_op.threads > 1, as policy.c's
+ * model decides) is cut into tasks for hostpar.c's pool: see "several
+ * threads" below.  On the 2-core machine this was tuned on a second thread
+ * measured slower with threads made per call (2026-11-26: pthread_create +
+ * join 25-150 us); the pool keeps its workers, and the model uses it only
+ * where 4 CPUs or more are there (or GPURED_HOST_THREADS says so).
  */
 #include "host.h"
 #include "hostpar.h"

@@ -37,6 +37,7 @@
                          ms on x86: pause takes 40-140 cycles); the
                          environment's GPURED_HOST_SPIN, where set        */
 static long par_spin = PAR_SPIN;
+static int par_pause = 1; /* GPURED_HOST_PAUSE=0: spin on plain loads      */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define RELAX() __builtin_ia32_pause()
@@ -118,7 +119,9 @@ static void *worker_main(void *vp)
         long spin = 0;
         while ((g = __atomic_load_n(&w->gen, __ATOMIC_ACQUIRE)) == seen) {
             if (spin++ < par_spin) {
-                RELAX();
+                if (par_pause) {
+                    RELAX();
+                }
                 continue;
             }
             pthread_mutex_lock(&w->mu);
@@ -150,6 +153,10 @@ static void register_fork(void)
     const char *e = getenv("GPURED_HOST_SPIN");
     if (e != NULL && atol(e) >= 0) {
         par_spin = atol(e);
+    }
+    e = getenv("GPURED_HOST_PAUSE");
+    if (e != NULL) {
+        par_pause = atoi(e) != 0;
     }
     pthread_atfork(at_prepare, at_parent, at_child);
 }
