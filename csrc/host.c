@@ -2146,6 +2146,35 @@ static void red_cols(const gr_red_impl *k, const gr_host_op *o,
     }
 }
 
+/* Short contiguous float32 rows (L <= SHORT_ROW) summed in double, rows
+ * m0..m1: no call and no state a row (2^22 rows of 16 on the H100 host's
+ * 16 threads: 5.6 ms through the fold, torch 3.9). */
+#define SHORT_ROW 64
+static GR_CLONES void fsumw_rows_f32(const float *p, size_t m0, size_t m1,
+                                     size_t L, ptrdiff_t ss, float *out)
+{
+    size_t m, i;
+    for (m = m0; m < m1; ++m) {
+        const float *r = p + (ptrdiff_t)m * ss;
+        v_f64 a0 = {0, 0, 0, 0}, a1 = a0;
+        double acc;
+        for (i = 0; i + 8 <= L; i += 8) {
+            a0 += CV_F64(r + i);
+            a1 += CV_F64(r + i + 4);
+        }
+        if (i + 4 <= L) {
+            a0 += CV_F64(r + i);
+            i += 4;
+        }
+        a0 += a1;
+        acc = (a0[0] + a0[1]) + (a0[2] + a0[3]);
+        for (; i < L; ++i) {
+            acc += (double)r[i];
+        }
+        out[m] = (float)acc;
+    }
+}
+
 /* Whole segments m0..m1 of any layout, one after the other. */
 static void red_rows(const gr_red_impl *k, const gr_host_op *o,
                      const char *base, size_t m0, size_t m1, size_t L,
@@ -2153,6 +2182,10 @@ static void red_rows(const gr_red_impl *k, const gr_host_op *o,
 {
     const int tsize = gr_dtypes[o->t].size;
     size_t m;
+    if (k->fin == FIN_F32W && k->kt == KT_SAME && es == 1 && L <= SHORT_ROW) {
+        fsumw_rows_f32((const float *)base, m0, m1, L, ss, (float *)out);
+        return;
+    }
     for (m = m0; m < m1; ++m) {
         const char *p = base + (ptrdiff_t)m * ss * tsize;
         gr_hstate s = k->init;
