@@ -15,9 +15,12 @@
  *             runs its share (run_tasks: the same range of tasks every
  *             call), then what others left of theirs, then done = gen
  *
- * Each worker touches only the jobs given to it, and the caller returns
- * only once every worker it gave the job to is done with it: the job can
- * live on the caller's stack.  One job at a time (run_lock, tried, never
+ * Each worker touches only the jobs given to it, and only once it has
+ * taken the job (taken: gen - 1 -> gen); the caller, its own share done
+ * and what was left of the others' taken, closes the job to every worker
+ * that has not taken it yet (the same swap) and waits for the others: the
+ * job can live on the caller's stack, and a worker the OS has not run yet
+ * (asleep, or its CPU busy) delays no call.  One job at a time (run_lock, tried, never
  * waited for): a second thread calling meanwhile runs its tasks alone.
  * Workers block every signal (Python handles them on its main thread).
  * After fork() the child has no workers: it starts its own when needed.
@@ -67,6 +70,9 @@ typedef struct {
     int id;        /* its share of the job's tasks (the caller's is 0)   */
     unsigned gen;  /* bumped (under mu) when a job is given (atomic)     */
     unsigned done; /* = gen once that job is done (atomic)               */
+    unsigned taken; /* job gen taken: by the worker (it runs it) or by
+                       the caller, closing it to a worker that had not
+                       started (atomic compare-and-swap from gen - 1)     */
     int sleeping;  /* under mu                                           */
 } __attribute__((aligned(128))) par_worker; /* one per cache line pair */
 
@@ -133,6 +139,11 @@ static void *worker_main(void *vp)
             pthread_mutex_unlock(&w->mu);
         }
         seen = g;
+        unsigned expect = g - 1;
+        if (!__atomic_compare_exchange_n(&w->taken, &expect, g, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            continue; /* closed: the others ran its share */
+        }
         run_tasks(w->job, w->id);
         __atomic_store_n(&w->done, g, __ATOMIC_RELEASE);
     }
@@ -227,8 +238,15 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
         pthread_mutex_unlock(&w->mu);
     }
     run_tasks(&job, 0);
+    /* every task is taken (the caller took what was left); a worker that
+     * has not started the job yet is closed to it, the others finish */
     for (i = 0; i < k; ++i) {
         int spin = 0;
+        unsigned expect = gens[i] - 1;
+        if (__atomic_compare_exchange_n(&workers[i].taken, &expect, gens[i], 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            continue;
+        }
         while (__atomic_load_n(&workers[i].done, __ATOMIC_ACQUIRE) != gens[i]) {
             if (++spin < PAR_SPIN) {
                 RELAX();
