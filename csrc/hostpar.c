@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -259,14 +260,37 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
     return k + 1;
 }
 
+/* A cgroup v2 CPU quota ("max" or "<quota> <period>" in cpu.max, as
+ * docker --cpus writes it): its CPUs, rounded up; 0 where there is none. */
+static int quota_cpus(void)
+{
+    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+    long long quota = 0, period = 0;
+    int n = 0;
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%lld %lld", &quota, &period) == 2 && quota > 0 &&
+        period > 0) {
+        n = (int)((quota + period - 1) / period);
+    }
+    fclose(f);
+    return n;
+}
+
 int gr_par_cpus(void)
 {
+    int n = 0;
 #ifdef CPU_COUNT
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-        return CPU_COUNT(&set);
+        n = CPU_COUNT(&set);
     }
 #endif
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    if (n <= 0) {
+        const long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c > 0 ? (int)c : 1;
+    }
+    const int q = quota_cpus();
+    return q > 0 && q < n ? q : n;
 }

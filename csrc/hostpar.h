@@ -19,7 +19,8 @@ typedef void (*gr_par_fn)(void *arg, size_t i);
  * of threads that took part (1: the caller alone). */
 int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads);
 
-/* The CPUs this process may run on (at least 1). */
+/* The CPUs this process may run on (at least 1; fewer where a cgroup's
+ * CPU quota allows fewer). */
 int gr_par_cpus(void);
 
 #endif
