@@ -2209,7 +2209,6 @@ static void red_rows(const gr_red_impl *k, const gr_host_op *o,
  * argmin/argmax (first index: an earlier piece wins ties), all/any; float
  * sums differ only in rounding order (double sums of floats, TwoSum
  * merges for compensated sums, as the device's work-groups). */
-#define PAR_GRAIN (128 << 10) /* bytes a task at least, by default      */
 
 /* b strictly better than a for min (lt) or max: the value of dtype t. */
 static int val_better(gr_dtype t, int lt, const gr_val *b, const gr_val *a)
@@ -2349,6 +2348,25 @@ static void red_task(void *vp, size_t t)
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* Tasks for a call of `bytes` on o->threads threads: one per grain bytes,
+ * at most 4 a thread; 0 where it is not cut (one thread, under two). */
+static size_t par_tasks(const gr_host_op *o, size_t bytes)
+{
+    const size_t n = bytes / (o->grain ? o->grain : GR_HOST_GRAIN);
+    if (o->threads <= 1 || n < 2) {
+        return 0;
+    }
+    return n < 4 * (size_t)o->threads ? n : 4 * (size_t)o->threads;
+}
+
+/* n items cut into about `parts` ranges of a multiple of `align` items:
+ * *per items a range (the last one shorter); returns how many ranges. */
+static size_t ranges(size_t n, size_t parts, size_t align, size_t *per)
+{
+    *per = div_up(div_up(n, parts), align) * align;
+    return div_up(n, *per);
+}
+
 /* The call on o->threads threads; 1 if it is not worth it (too few
  * bytes, one thread) or the layout is not cut (then nothing is written),
  * -1 out of memory. */
@@ -2356,35 +2374,25 @@ static int red_par_run(const gr_red_impl *k, const gr_host_op *o,
                        const char *base, size_t M, size_t L, ptrdiff_t ss,
                        ptrdiff_t es, int cols, void *out)
 {
-    const size_t bytes = M * L * (size_t)gr_dtypes[o->t].size;
-    const size_t grain = o->grain ? o->grain : PAR_GRAIN;
-    size_t ntasks = bytes / grain, m, j;
+    size_t ntasks = par_tasks(o, M * L * (size_t)gr_dtypes[o->t].size), m, j;
     red_par a = {k, o, base, M, L, ss, es, out, cols, 0, 0, NULL};
-    if (o->threads <= 1 || ntasks < 2) {
+    if (ntasks == 0) {
         return 1;
-    }
-    if (ntasks > 4 * (size_t)o->threads) {
-        ntasks = 4 * (size_t)o->threads;
     }
     if (cols && M >= 32 * ntasks) {
         /* column ranges, whole vectors of columns each */
-        a.per = div_up(div_up(M, ntasks), 16) * 16;
-        ntasks = div_up(M, a.per);
+        ntasks = ranges(M, ntasks, 16, &a.per);
     } else if (cols) {
         /* row ranges of a few columns: the column kernels' states */
         if (k->col == NULL || M > COLB || k->kt != KT_SAME || L < 2 * ntasks) {
             return 1;
         }
-        a.per = div_up(L, ntasks);
-        a.P = ntasks = div_up(L, a.per);
+        a.P = ntasks = ranges(L, ntasks, 1, &a.per);
     } else if (M >= ntasks) {
-        a.per = div_up(M, ntasks);
-        ntasks = div_up(M, a.per);
+        ntasks = ranges(M, ntasks, 1, &a.per);
     } else {
         /* pieces of each segment, whole cache lines each */
-        const size_t P = div_up(ntasks, M);
-        a.per = div_up(div_up(L, P), 64) * 64;
-        a.P = div_up(L, a.per);
+        a.P = ranges(L, div_up(ntasks, M), 64, &a.per);
         ntasks = M * a.P;
         if (a.P < 2) {
             return 1;
@@ -3340,6 +3348,21 @@ static void scan_cols(const gr_scan_impl *k, const gr_host_op *o,
     free(heap);
 }
 
+/* Rows m0..m1 of any layout, one after the other. */
+static void scan_rows(const gr_scan_impl *k, const gr_host_op *o,
+                      const char *base, char *obase, size_t m0, size_t m1,
+                      size_t L, ptrdiff_t ss, ptrdiff_t es, ptrdiff_t oss,
+                      ptrdiff_t oes)
+{
+    const int tsize = gr_dtypes[o->t].size, rsize = gr_dtypes[o->r].size;
+    size_t m;
+    for (m = m0; m < m1; ++m) {
+        gr_hstate s = k->init;
+        scan_row(k, o, base + (ptrdiff_t)m * ss * tsize, L, es,
+                 obase + (ptrdiff_t)m * oss * rsize, oes, &s);
+    }
+}
+
 /* ------------------------------------------ scans on several threads
  * As the reductions (red_par_run): ranges of rows or of columns, each
  * scanned as on one thread; a few long rows in pieces, two passes: each
@@ -3372,15 +3395,11 @@ static void scan_task(void *vp, size_t t)
     const int tsize = gr_dtypes[a->o->t].size, rsize = gr_dtypes[a->o->r].size;
     if (a->P == 0) {
         const size_t m0 = t * a->per, m1 = m0 + a->per < a->M ? m0 + a->per : a->M;
-        size_t m;
         if (a->cols) {
             scan_cols(a->k, a->o, a->base, a->obase, m0, m1, a->L, a->es, a->oes);
-            return;
-        }
-        for (m = m0; m < m1; ++m) {
-            gr_hstate s = a->k->init;
-            scan_row(a->k, a->o, a->base + (ptrdiff_t)m * a->ss * tsize, a->L,
-                     a->es, a->obase + (ptrdiff_t)m * a->oss * rsize, a->oes, &s);
+        } else {
+            scan_rows(a->k, a->o, a->base, a->obase, m0, m1, a->L, a->ss,
+                      a->es, a->oss, a->oes);
         }
         return;
     }
@@ -3462,37 +3481,25 @@ static int scan_par_run(scan_par *a)
 {
     const gr_host_op *o = a->o;
     const size_t M = a->M, L = a->L;
-    const size_t bytes = M * L * (size_t)gr_dtypes[o->t].size;
-    size_t ntasks = bytes / (o->grain ? o->grain : PAR_GRAIN), m, j;
+    const size_t ntasks = par_tasks(o, M * L * (size_t)gr_dtypes[o->t].size);
+    size_t m, j;
     gr_red_impl rk;
     gr_host_op ro = *o;
-    if (o->threads <= 1 || ntasks < 2) {
+    if (ntasks == 0) {
         return 1;
     }
-    if (ntasks > 4 * (size_t)o->threads) {
-        ntasks = 4 * (size_t)o->threads;
-    }
-    if (a->cols && M >= 32 * ntasks) {
-        a->per = div_up(div_up(M, ntasks), 16) * 16;
-        gr_par_run(scan_task, a, div_up(M, a->per), o->threads);
-        return 0;
-    }
-    if (!a->cols && M >= ntasks) {
-        a->per = div_up(M, ntasks);
-        gr_par_run(scan_task, a, div_up(M, a->per), o->threads);
+    if ((a->cols && M >= 32 * ntasks) || (!a->cols && M >= ntasks)) {
+        /* ranges of columns (whole vectors) or of rows */
+        gr_par_run(scan_task, a, ranges(M, ntasks, a->cols ? 16 : 1, &a->per),
+                   o->threads);
         return 0;
     }
     /* pieces of each row (a column layout of few columns: by rows too) */
     ro.threads = 1;
-    if ((o->op == GR_MUL && gr_dtypes[o->r].is_float) ||
-        red_impl(&ro, &rk) != 0 || (rk.fin == FIN_MINMAX) != (o->op == GR_MIN || o->op == GR_MAX)) {
+    if ((o->op == GR_MUL && gr_dtypes[o->r].is_float) || red_impl(&ro, &rk) != 0) {
         return 1;
     }
-    {
-        const size_t P = div_up(ntasks, M);
-        a->per = div_up(div_up(L, P), 64) * 64;
-        a->P = div_up(L, a->per);
-    }
+    a->P = ranges(L, div_up(ntasks, M), 64, &a->per);
     if (a->P < 2) {
         return 1;
     }
@@ -3507,9 +3514,6 @@ static int scan_par_run(scan_par *a)
     for (m = 0; m < M; ++m) {
         gr_hstate *s = &a->st[m * a->P], c = a->k->init, next;
         const char *p = a->base + (ptrdiff_t)m * a->ss * gr_dtypes[o->t].size;
-        if (rk.fin == FIN_MINMAX) {
-            c.flag = 0;
-        }
         for (j = 0; j < a->P; ++j) {
             next = c;
             merge(&rk, &ro, &next, &s[j]);
@@ -3533,7 +3537,7 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
     gr_scan_impl k;
     const char *base = (const char *)in;
     char *obase = (char *)out;
-    int tsize, rsize, cols;
+    int rsize, cols;
     size_t m;
     if (o == NULL || (unsigned)o->t >= GR_NDTYPES ||
         (unsigned)o->r >= GR_NDTYPES || scan_impl(o, &k) != 0) {
@@ -3542,7 +3546,6 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
     if (M == 0 || L == 0) {
         return 0;
     }
-    tsize = gr_dtypes[o->t].size;
     rsize = gr_dtypes[o->r].size;
     if (exclusive) {
         /* identity first, then the inclusive scan of the first L - 1
@@ -3572,10 +3575,6 @@ int gr_host_scan(const gr_host_op *o, int exclusive, const void *in, size_t M,
         return 0;
     }
     /* rows, or any other layout: row by row */
-    for (m = 0; m < M; ++m) {
-        gr_hstate s = k.init;
-        scan_row(&k, o, base + (ptrdiff_t)m * ss * tsize, L, es,
-                 obase + (ptrdiff_t)m * oss * rsize, oes, &s);
-    }
+    scan_rows(&k, o, base, obase, 0, M, L, ss, es, oss, oes);
     return 0;
 }

@@ -21,8 +21,9 @@ typedef struct {
                      compensation for add, plain float for mul */
     int threads;  /* a call of many bytes: up to this many threads (hostpar.c's
                      pool); 0 or 1: the calling thread alone */
-    size_t grain; /* ... in tasks of at least this many bytes (0: 128 KiB) */
+    size_t grain; /* ... in tasks of at least this many bytes (0: GR_HOST_GRAIN) */
 } gr_host_op;
+#define GR_HOST_GRAIN (128 << 10)
 
 /* out[m] = reduction of in[m*seg_stride + i*elem_stride], i < L, for m < M.
  * Strides in elements (may be negative or zero), in points at element (0,0).

@@ -33,6 +33,7 @@
  *   - else reduce_then_scan (three passes).
  */
 #include "gpured.h"
+#include "host.h"
 #include "hostpar.h"
 
 #include <math.h>
@@ -1442,21 +1443,30 @@ void gr_hpar_set(const gr_hpar *p)
     hpar.measured = p->measured;
 }
 
+/* The threads' rate for family f with every thread (bytes per ns). */
+static double hpar_gbs(const gr_rates *r, int f)
+{
+    return hpar.gbs[f] > 0 ? hpar.gbs[f] : r->host_gbs[f] * gr_hpar_threads() / 2;
+}
+
+/* The host path's time on one thread for family f. */
+static double host_ns(const gr_rates *r, int f, size_t nbytes, double slow)
+{
+    return r->host_call_ns + slow * (double)nbytes / r->host_gbs[f];
+}
+
 /* The host path's time with threads for family f, INFINITY where the call
  * would not be cut (one thread, under two tasks).  (Scans cut in pieces
  * read their input twice; host.c does not cut long float cumprods.) */
 static double hpar_ns(const gr_rates *r, int f, size_t nbytes, double slow)
 {
     const int T = gr_hpar_threads();
-    const size_t tasks = nbytes / (hpar.grain ? hpar.grain : (128 << 10));
+    const size_t tasks = nbytes / (hpar.grain ? hpar.grain : GR_HOST_GRAIN);
     if (T < 2 || tasks < 2) {
         return INFINITY;
     }
     const double k = (double)(tasks < (size_t)T ? tasks : (size_t)T);
-    double rate = hpar.gbs[f] > 0 ? hpar.gbs[f] : r->host_gbs[f] * T / 2;
-    if (rate > k * r->host_gbs[f]) {
-        rate = k * r->host_gbs[f];
-    }
+    const double rate = fmin(hpar_gbs(r, f), k * r->host_gbs[f]);
     return r->host_call_ns + hpar.call_ns +
            (slow - 1.0) * (double)nbytes / r->host_gbs[f] +
            (double)nbytes / rate;
@@ -1467,8 +1477,8 @@ void gr_host_par(int dev, int f, size_t nbytes, int *threads, size_t *grain)
     gr_rates r;
     int measured = 0;
     gr_rates_get(gr_device_get(dev), &r, &measured);
-    const double one = r.host_call_ns + (double)nbytes / r.host_gbs[f];
-    *threads = hpar_ns(&r, f, nbytes, 1.0) < one ? gr_hpar_threads() : 1;
+    *threads = hpar_ns(&r, f, nbytes, 1.0) < host_ns(&r, f, nbytes, 1.0)
+                   ? gr_hpar_threads() : 1;
     *grain = hpar.grain;
 }
 
@@ -1491,11 +1501,10 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
     gr_rates r;
     int measured = 0;
     gr_rates_get(d, &r, &measured);
-    pt->host = r.host_call_ns + slow * (double)nbytes / r.host_gbs[f];
-    pt->par = hpar_ns(&r, f, nbytes, slow) < pt->host;
-    if (pt->par) {
-        pt->host = hpar_ns(&r, f, nbytes, slow);
-    }
+    const double one = host_ns(&r, f, nbytes, slow),
+                 par = hpar_ns(&r, f, nbytes, slow);
+    pt->par = par < one;
+    pt->host = pt->par ? par : one;
     pt->here = pt->dev_ns = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
     pt->d1 = cur;
     pt->d2 = -1;
@@ -1549,8 +1558,7 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
     char par[96] = "";
     if (pt.par) {
         snprintf(par, sizeof par, " on %d threads (%.1f GB/s %s + %.1f us)",
-                 gr_hpar_threads(), hpar.gbs[f] > 0 ? hpar.gbs[f]
-                 : r.host_gbs[f] * gr_hpar_threads() / 2,
+                 gr_hpar_threads(), hpar_gbs(&r, f),
                  hpar.measured ? "measured" : "default", hpar.call_ns / 1e3);
     }
     int w = snprintf(why, n, "%s of %zu bytes: host path%s %.1f us vs %s '%s' "

@@ -207,11 +207,10 @@ def _measure_threads(saved, reps=None):
         pool = max(0.0, t_par - t_one / k)
     finally:
         _core.host_threads(threads=0 if saved["auto"] else saved["threads"],
-                           grain=saved["grain"])
+                           grain=saved["grain"], call_us=saved["call_us"],
+                           gbs=saved["gbs"], measured=saved["measured"])
         _core.set_rates(name, r0["host_call_us"], r0["device_call_us"],
                         r0["host_gbs"], r0["device_gbs"])
-        _core.host_threads(call_us=saved["call_us"], gbs=saved["gbs"],
-                           measured=saved["measured"])
     return _core.host_threads(call_us=pool * 1e6, gbs=gbs, measured=True)
 
 

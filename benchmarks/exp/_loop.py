@@ -4,6 +4,16 @@ import statistics
 import time
 
 
+def optional_torch():
+    """torch for the peer rows, or None where it is not installed (the
+    GPU host has it)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the GPU host has it
+        return None
+    return torch
+
+
 def loop_ms(fn, sync, calls=10, loops=5):
     fn()
     sync()

@@ -16,14 +16,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _loop import loop_ms  # noqa: E402
+from _loop import loop_ms, optional_torch  # noqa: E402
 
 import gpured  # noqa: E402
 
-try:
-    import torch
-except ImportError:  # pragma: no cover - the GPU host has it
-    torch = None
+torch = optional_torch()
 
 
 def wall(fn, nbytes):

@@ -15,15 +15,12 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _loop import loop_ms  # noqa: E402
+from _loop import loop_ms, optional_torch  # noqa: E402
 
 import gpured  # noqa: E402
 from gpured import _core  # noqa: E402
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
+torch = optional_torch()
 
 F = ("reduce", "arg", "column", "scan")
 
