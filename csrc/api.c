@@ -15,7 +15,8 @@
  * reference held for the call), results are allocated where the user
  * expects them, and one gr_request goes to dispatch.c with the GIL
  * released.  mode: 0 run, 1 explain (the plan as a dict), 2 bench (reps
- * timed runs: (result, [ns], plan)).  No Python object goes below this
+ * timed runs: (result, [ns], plan)), 3 (reductions) run and check
+ * nanargmin/nanargmax's indices for NaNs: (result, None | False | True).  No Python object goes below this
  * file.
  */
 #define GR_MODULE_MAIN
@@ -1326,7 +1327,10 @@ static gr_device *request_begin(const fdef *f, PyObject *a, PyObject *out,
     req->nan = f->nan;
     req->count = f->count;
     req->kn = k->kn;
-    req->mode = (gr_mode)mode;
+    /* mode 3: a run whose nanargmin/nanargmax indices are checked for
+     * NaNs (the face's all-NaN rule): (result, flag) */
+    req->mode = mode == 3 ? GR_RUN : (gr_mode)mode;
+    req->nan_check = mode == 3;
     /* Placement may answer on the host (policy.c decides): not when the
      * user pinned a device, a variant or a knob, nor when timing. */
     req->host_ok = gr_placement_auto() && k->device < 0 && mode != 2 &&
@@ -1893,9 +1897,13 @@ initial_done:
         Py_DECREF(value);
         goto done;
     }
-    result = mode == 2 ? timed_result(value, ns, reps,
-                                      reduce_plan_dict(d, &res))
-                       : value;
+    result = mode == 2   ? timed_result(value, ns, reps,
+                                        reduce_plan_dict(d, &res))
+             : mode == 3 ? Py_BuildValue("(NO)", value,
+                                         res.nan_idx == 0   ? Py_None
+                                         : res.nan_idx == 2 ? Py_True
+                                                            : Py_False)
+                         : value;
 done:
     gr_result_clear(&res);
     gr_request_clear(&req);
@@ -4135,7 +4143,8 @@ static PyObject *py_split_rates(PyObject *self, PyObject *args)
 /* host_threads(threads=None, grain=None, call_us=None, gbs=None) -> the
  * host path's threads and their rates (policy.c gr_hpar), after setting
  * those given: threads 0 is automatic; gbs {family: GB/s}, 0 the
- * model's default; measured=True marks rates as measured (tuned.json). */
+ * model's default; measured=True marks rates as measured (tuned.json).
+ * "counts": what the pool did so far (hostpar.h gr_par_counts). */
 static PyObject *py_host_threads(PyObject *self, PyObject *args,
                                  PyObject *kw)
 {
@@ -4212,11 +4221,16 @@ static PyObject *py_host_threads(PyObject *self, PyObject *args,
     if (d == NULL) {
         return NULL;
     }
-    return Py_BuildValue("{s:i, s:O, s:i, s:n, s:d, s:N, s:O}", "threads",
-                         p.threads, "auto", p.automatic ? Py_True : Py_False,
-                         "cpus", gr_par_cpus(), "grain", (Py_ssize_t)p.grain,
-                         "call_us", p.call_ns / 1e3, "gbs", d, "measured",
-                         p.measured ? Py_True : Py_False);
+    gr_par_counts c;
+    gr_par_counts_get(&c);
+    return Py_BuildValue(
+        "{s:i, s:O, s:i, s:n, s:d, s:N, s:O, s:{s:n, s:n, s:n, s:n, s:n}}",
+        "threads", p.threads, "auto", p.automatic ? Py_True : Py_False,
+        "cpus", gr_par_cpus(), "grain", (Py_ssize_t)p.grain, "call_us",
+        p.call_ns / 1e3, "gbs", d, "measured", p.measured ? Py_True : Py_False,
+        "counts", "jobs", (Py_ssize_t)c.jobs, "tasks", (Py_ssize_t)c.tasks,
+        "caller_tasks", (Py_ssize_t)c.caller_tasks, "woken",
+        (Py_ssize_t)c.woken, "closed", (Py_ssize_t)c.closed);
 }
 
 /* split_plan(family, nbytes) -> (dev0, dev1, frac0, why, go): the pair of

@@ -1652,6 +1652,13 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                 req->ns[i] = tm.first_ns + tm.second_ns;
             }
         }
+        int suspect = 0;
+        if (rc == 0 && req->nan_check && acc.nan && o.mem != NULL &&
+            v.lay.L > 0 && (req->op == GR_ARGMIN || req->op == GR_ARGMAX)) {
+            rc = gr_nanarg_check(d, req->op, &acc, &v.lay, &plan, &piece,
+                                 o.mem, o.off, &suspect, st);
+            res->nan_idx = rc == 0 ? 1 + suspect : 0;
+        }
     }
     if (rc != 0 || direct) {
         if (rc == 0 && dof_check) {
@@ -2635,21 +2642,7 @@ static int read_unlocked_intr(gr_device *d, cl_mem m, size_t off, size_t n,
                               void *dst, int (*intr)(void *), void *ictx,
                               cl_event *pending, gr_status *st)
 {
-    cl_event ev = NULL;
-    GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, m, CL_FALSE, off, n, dst, 0,
-                                        NULL, &ev));
-    clFlush(d->queue);
-    gr_unlock();
-    int rc = gr_event_wait_intr(d, ev, intr, ictx, st);
-    gr_lock();
-    if (rc != 0 && st->kind == GR_E_INTERRUPT && pending != NULL) {
-        *pending = ev;
-    } else {
-        clReleaseEvent(ev);
-    }
-    return rc;
-fail:
-    return -1;
+    return gr_read_wait(d, m, off, n, dst, intr, ictx, pending, st);
 }
 
 static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,

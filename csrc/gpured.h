@@ -135,6 +135,14 @@ typedef struct {
     cl_command_queue prof_queue;
     int prof_depth;
     struct gr_pool *pool;      /* pool.c                                   */
+    /* Reads of up to GR_SMALL_READ bytes land in this pinned host
+     * memory first (runtime.c gr_read_wait); small_busy 0 free, 1 in use,
+     * 2 an interrupted read still going into it (small_ev). */
+    cl_mem small_mem;
+    void *small_ptr;
+    int small_busy;
+    int small_failed;
+    cl_event small_ev;
 } gr_device;
 
 /* Failure of code running without the GIL: which call, which error. */
@@ -207,6 +215,15 @@ cl_int gr_finish_unlocked(cl_command_queue q); /* clFinish, so */
 int gr_event_wait_intr(const gr_device *d, cl_event ev, int (*intr)(void *),
                        void *ictx, gr_status *st);
 int gr_forked(void);                       /* 1 in a child of fork()       */
+/* Read n bytes of m at off into dst after what is enqueued on d's queue
+ * and wait for them, without gr_lock (held or not on entry: as on entry
+ * on return).  intr as gr_event_wait_intr; on an interrupt the read goes
+ * on and, where pending is given, its event is handed out there (dst must
+ * outlive it).  0, or -1 with st set. */
+#define GR_SMALL_READ 65536
+int gr_read_wait(gr_device *d, cl_mem m, size_t off, size_t n, void *dst,
+                 int (*intr)(void *), void *ictx, cl_event *pending,
+                 gr_status *st);
 
 /* programs.c */
 typedef struct gr_program gr_program;
@@ -519,6 +536,10 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_piece *pieces, int npieces, const gr_source *src,
                   const gr_output *out, gr_timing *timing, gr_status *st);
 size_t gr_result_size(gr_op op, const gr_accum *acc);
+int gr_nanarg_check(gr_device *d, gr_op op, const gr_accum *acc,
+                    const gr_layout *lay, const gr_plan *plan,
+                    const gr_piece *piece, cl_mem resv, size_t res0,
+                    int *suspect, gr_status *st);
 /* Segments by offsets (NumPy's reduceat): see reduce.c.  gr_segments_check
  * enqueues the bounds check of S device offsets into *bad (UINT_MAX: all
  * in [0, L), else the position of one that is not). */
@@ -832,6 +853,8 @@ typedef struct {
     gr_mode mode;
     int reps;            /* GR_BENCH: timed runs                          */
     double *ns;          /* GR_BENCH: device time of each run             */
+    int nan_check;       /* nanargmin/nanargmax: check the indices found
+                          * for NaNs on the device (gr_result.nan_idx)     */
     int host_ok;         /* the host fast path may answer                 */
     int roam;            /* placement may move it to another device       */
     int home_dev;        /* where it was before placement moved it        */
@@ -860,6 +883,9 @@ typedef struct {
     int dof_bad;         /* var/std: some slice has n - ddof <= 0 (NumPy's
                           * "Degrees of freedom" warning); nanvar: for
                           * host input into host results                */
+    int nan_idx;         /* req->nan_check: 0 not checked (host memory:
+                          * the face looks), 1 no index found is a NaN,
+                          * 2 some is (all-NaN, or NaNs tied with +-inf) */
     cl_event pending;    /* an interrupt left this work running: the host
                           * memory it uses must outlive the event          */
 } gr_result;

@@ -34,14 +34,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAR_MAX 256   /* threads of one job, the caller included         */
-#define PAR_SPIN 4096 /* pauses a worker spins before it sleeps (~0.2-0.6
-                         ms on x86: pause takes 40-140 cycles); the
-                         environment's GPURED_HOST_SPIN, where set        */
-static long par_spin = PAR_SPIN;
+#define PAR_SPIN 4096 /* pauses the caller spins on a running worker
+                         before it yields                                */
+#define PAR_SPIN_US 500 /* how long a worker spins after a job before it
+                           sleeps (a time, not a count of pauses: pause
+                           takes 10-140 cycles from one x86 to another);
+                           the environment's GPURED_HOST_SPIN_US, where
+                           set                                            */
+static long par_spin_ns = PAR_SPIN_US * 1000L;
 static int par_pause = 1; /* GPURED_HOST_PAUSE=0: spin on plain loads      */
+static gr_par_counts counts; /* under run_lock */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define RELAX() __builtin_ia32_pause()
@@ -88,22 +94,25 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * where torch's static OpenMP split reads 440).  Then it takes what is
  * left of the others' shares, so that a thread the OS did not run soon
  * (a busy CPU) delays no call by its whole share. */
-static void run_share(par_job *job, int i)
+static size_t run_share(par_job *job, int i)
 {
     par_share *sh = &job->share[i];
-    size_t t;
+    size_t t, n = 0;
     while ((t = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < sh->end) {
         job->fn(job->arg, t);
+        ++n;
     }
+    return n;
 }
 
-static void run_tasks(par_job *job, int i)
+/* Thread i's tasks; returns how many it ran. */
+static size_t run_tasks(par_job *job, int i)
 {
-    int j;
-    run_share(job, i);
-    for (j = 1; j < job->nthreads; ++j) {
-        run_share(job, (i + j) % job->nthreads);
+    size_t n = run_share(job, i);
+    for (int j = 1; j < job->nthreads; ++j) {
+        n += run_share(job, (i + j) % job->nthreads);
     }
+    return n;
 }
 
 static void share_out(par_job *job, int k)
@@ -117,15 +126,24 @@ static void share_out(par_job *job, int k)
     }
 }
 
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static void *worker_main(void *vp)
 {
     par_worker *w = (par_worker *)vp;
     unsigned seen = 0; /* gen when started: no job missed */
     for (;;) {
         unsigned g;
-        long spin = 0;
+        unsigned spin = 0;
+        const long long t0 = now_ns();
         while ((g = __atomic_load_n(&w->gen, __ATOMIC_ACQUIRE)) == seen) {
-            if (spin++ < par_spin) {
+            /* the clock read every 64 polls (a vDSO call, ~20 ns) */
+            if ((++spin & 63) != 0 || now_ns() - t0 < par_spin_ns) {
                 if (par_pause) {
                     RELAX();
                 }
@@ -162,9 +180,9 @@ static void at_child(void)
 }
 static void register_fork(void)
 {
-    const char *e = getenv("GPURED_HOST_SPIN");
+    const char *e = getenv("GPURED_HOST_SPIN_US");
     if (e != NULL && atol(e) >= 0) {
-        par_spin = atol(e);
+        par_spin_ns = atol(e) * 1000L;
     }
     e = getenv("GPURED_HOST_PAUSE");
     if (e != NULL) {
@@ -205,7 +223,7 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
 {
     par_job job;
     unsigned gens[PAR_MAX - 1];
-    int k, i;
+    int k, i, woken = 0;
     if (threads > PAR_MAX) {
         threads = PAR_MAX;
     }
@@ -235,10 +253,15 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
         __atomic_store_n(&w->gen, gens[i], __ATOMIC_RELEASE);
         if (w->sleeping) {
             pthread_cond_signal(&w->cv);
+            ++woken;
         }
         pthread_mutex_unlock(&w->mu);
     }
-    run_tasks(&job, 0);
+    const size_t mine = run_tasks(&job, 0);
+    counts.jobs += 1;
+    counts.tasks += ntasks;
+    counts.caller_tasks += mine;
+    counts.woken += (size_t)woken;
     /* every task is taken (the caller took what was left); a worker that
      * has not started the job yet is closed to it, the others finish */
     for (i = 0; i < k; ++i) {
@@ -246,6 +269,7 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
         unsigned expect = gens[i] - 1;
         if (__atomic_compare_exchange_n(&workers[i].taken, &expect, gens[i], 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            counts.closed += 1;
             continue;
         }
         while (__atomic_load_n(&workers[i].done, __ATOMIC_ACQUIRE) != gens[i]) {
@@ -258,6 +282,13 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
     }
     pthread_mutex_unlock(&run_lock);
     return k + 1;
+}
+
+void gr_par_counts_get(gr_par_counts *c)
+{
+    pthread_mutex_lock(&run_lock);
+    *c = counts;
+    pthread_mutex_unlock(&run_lock);
 }
 
 /* A cgroup v2 CPU quota ("max" or "<quota> <period>" in cpu.max, as

@@ -298,15 +298,7 @@ static int deliver(gr_device *d, cl_mem resv, size_t n, const gr_output *out,
     if (out->mem == NULL) {
         /* waited for without gr_lock: other threads drive other devices
          * meanwhile (the buffers here are this call's) */
-        cl_event ev = NULL;
-        GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, resv, CL_FALSE, 0, n,
-                                            out->host, 0, NULL, &ev));
-        GR_CL_CHECK(st, clFlush(d->queue));
-        const int held = gr_unlock_for_wait();
-        const int rc = gr_event_wait_intr(d, ev, NULL, NULL, st);
-        gr_relock(held);
-        clReleaseEvent(ev);
-        if (rc != 0) {
+        if (gr_read_wait(d, resv, 0, n, out->host, NULL, NULL, NULL, st) != 0) {
             return -1;
         }
     } else if (resv != out->mem) {
@@ -450,6 +442,50 @@ fail:
     gr_block_put(pc);
     gr_block_put(res);
     gr_block_put(accv);
+    return rc;
+}
+
+/* nanargmin/nanargmax of one piece of device memory (req->nan_check):
+ * *suspect = whether the index found for some segment (M int64 indices
+ * at resv[res0..]) points at a NaN (kernels/reduce.cl gr_nanarg_check,
+ * in the program pass 1 ran: no build), read back at once -- one wait of
+ * M bytes, where the face read the index and then the element (two).
+ * 0, or -1 with st set. */
+int gr_nanarg_check(gr_device *d, gr_op op, const gr_accum *acc,
+                    const gr_layout *lay, const gr_plan *plan,
+                    const gr_piece *piece, cl_mem resv, size_t res0,
+                    int *suspect, gr_status *st)
+{
+    const pass_cfg c1 = {0,           plan->passes == 1, plan->wg,
+                         plan->vw,    plan->ilp,         plan->load,
+                         plan->combine, plan->sg,        plan->sg_native,
+                         plan->atomic};
+    const cl_ulong M = lay->M, base = piece->base, segs = lay->seg_stride,
+                   elems = lay->elem_stride, r0 = res0;
+    unsigned char one[64], *flags = M <= sizeof one ? one : malloc(M);
+    gr_block *fb = NULL;
+    int rc = -1;
+    cl_kernel k = get_kernel(d, op, acc, &c1, "gr_nanarg_check", st);
+    if (flags == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    if (k == NULL || (fb = gr_block_get(d, M, st)) == NULL ||
+        GR_LAUNCH1(d, k, (size_t)(M + 63) / 64 * 64, 64, NULL, st,
+                   GR_ARG(piece->mem), GR_ARG(base), GR_ARG(segs),
+                   GR_ARG(elems), GR_ARG(resv), GR_ARG(r0), GR_ARG(M),
+                   GR_ARG(fb->mem)) != 0) {
+        goto fail;
+    }
+    if (gr_read_wait(d, fb->mem, 0, M, flags, NULL, NULL, NULL, st) == 0) {
+        *suspect = memchr(flags, 1, M) != NULL;
+        rc = 0;
+    }
+fail:
+    gr_block_put(fb);
+    if (flags != one) {
+        free(flags);
+    }
     return rc;
 }
 

@@ -178,12 +178,18 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue,
 
 
 def _nanarg(name, a, axis, out, keepdims, kw):
-    res = _reduce(name, a, axis, None, out, keepdims, _NoValue, kw)
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if x.dtype.kind not in "fc" or x.size == 0:
+        return _reduce(name, a, axis, None, out, keepdims, _NoValue, kw)
+    # mode 3: the device checks the indices it found (a kernel and one
+    # small read): nan_at None where it did not (host memory: looked at
+    # here), False where no index found is a NaN
+    res, nan_at = _reduce(name, a, axis, None, out, keepdims, _NoValue, kw,
+                          None, 3)
+    if nan_at is False:
         return res
-    if dev and (axis is None or x.ndim == 1):
+    if dev and nan_at is None and (axis is None or x.ndim == 1):
         # the element found, read back (a few bytes): not NaN, no check
         if not np.isnan(float(x.reshape(-1)[int(np.asarray(res).reshape(-1)[0])])):
             return res

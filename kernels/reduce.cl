@@ -633,3 +633,23 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     }
 #endif
 }
+
+#if GR_NAN && !GR_IN_PARTIAL && (GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX)
+/* nanargmin/nanargmax (NaN read as +inf / -inf): flag[m] = whether the
+ * index found for segment m (res[res0 + m]) points at a NaN.  That is a
+ * slice of NaNs only (NumPy's ValueError) or one whose NaNs tie with its
+ * +inf / -inf and come first (NumPy's answer, an index of a NaN): the
+ * Python face tells the two apart, only where a flag is set.  One
+ * work-item a segment, enqueued after the reduction. */
+__kernel void gr_nanarg_check(__global const GR_T *in, ulong base,
+                              ulong seg_stride, ulong elem_stride,
+                              __global const long *res, ulong res0, ulong M,
+                              __global uchar *flag)
+{
+    const ulong m = get_global_id(0);
+    if (m < M) {
+        const GR_T y = in[base + m * seg_stride + (ulong)res[res0 + m] * elem_stride];
+        flag[m] = (uchar)(GR_ISNAN(y) != 0);
+    }
+}
+#endif

@@ -85,6 +85,14 @@ def run_nan_case(gpured, op, variant, knobs, axis):
     if not np.array_equal(np.asarray(got), np.asarray(want), equal_nan=True):
         raise AssertionError("%s %s %s axis=%s: %r != %r"
                              % (op, variant, knobs, axis, got, want))
+    if "arg" in op:
+        # a device array: the indices found are checked on the device
+        # (reduce.cl gr_nanarg_check)
+        got = getattr(gpured, op)(gpured.to_device(a), axis=axis, variant=variant,
+                                  **knobs)
+        if not np.array_equal(np.asarray(got), np.asarray(want)):
+            raise AssertionError("%s device %s %s axis=%s: %r != %r"
+                                 % (op, variant, knobs, axis, got, want))
 
 
 # var/std: the two-part state (shifted sums) of GR_VAR, the shift read by

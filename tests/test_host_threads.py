@@ -166,6 +166,23 @@ def test_calls_from_several_python_threads(threads):
             assert m == np.argmax(arrays[i % len(arrays)])
 
 
+def test_pool_counts(threads):
+    """host_threads()["counts"]: jobs given to the pool and who ran their
+    tasks (diagnosis of slow calls: the caller running most of them)."""
+    a = np.random.default_rng(1).standard_normal(1 << 18).astype(np.float32)
+    c0 = _core.host_threads()["counts"]
+    for _ in range(5):
+        np.testing.assert_allclose(gpured.sum(a), _f64_sum(a), rtol=1e-6)
+    c1 = _core.host_threads()["counts"]
+    jobs = c1["jobs"] - c0["jobs"]
+    tasks = c1["tasks"] - c0["tasks"]
+    assert jobs == 5
+    assert tasks == 5 * 4 * threads  # four tasks a thread (host.c par_tasks)
+    assert 0 < c1["caller_tasks"] - c0["caller_tasks"] <= tasks
+    assert 0 <= c1["closed"] - c0["closed"] <= 2 * jobs
+    assert 0 <= c1["woken"] - c0["woken"] <= 2 * jobs
+
+
 def test_knobs():
     saved = _core.host_threads()
     try:

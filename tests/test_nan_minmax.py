@@ -172,6 +172,70 @@ def test_device_arrays_and_out(func):
         check(g(gpured.to_device(bad), axis=0), f(bad, axis=0), 0.0, func + " device axis 0")
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_device_nan_check(dtype):
+    """Device arrays: the indices found are checked for NaNs on the device
+    (reduce.cl gr_nanarg_check, the face's mode 3), one small read; only
+    where one points at a NaN does the face look further (all-NaN slices
+    raise, NaNs tied with +-inf give NumPy's index)."""
+    skip_f64(dtype)
+    from gpured import _core
+    from gpured._reduce import _NoValue
+    nan, inf = np.nan, np.inf
+
+    def flag(func, x, axis=None):
+        return _core.reduce(func, x, axis, None, None, False, _NoValue, {}, None, 3)[1]
+
+    for arr in ([nan] * 5, [inf, nan], [nan, inf], [nan, -inf, nan], [-inf, -inf],
+                [nan, 1.0, nan], [3.0], [nan, -inf], [-inf, nan]):
+        a = np.array(arr, dtype)
+        d = gpured.to_device(a)
+        for func in ARGS:
+            f, g = getattr(np, func), getattr(gpured, func)
+            rep = inf if func == "nanargmin" else -inf
+            # the flag: the index found (NaN read as +-inf, first of ties) is a NaN
+            want_flag = bool(np.isnan(a[int(np.argmax(np.where(np.isnan(a), rep, a)) if
+                                          func == "nanargmax" else
+                                          np.argmin(np.where(np.isnan(a), rep, a)))]))
+            assert flag(func, d) is want_flag, (func, arr)
+            if np.isnan(a).all():
+                with pytest.raises(ValueError, match="All-NaN slice"):
+                    g(d)
+            else:
+                check(g(d), f(a), 0.0, "%s(%r) device" % (func, arr))
+    # rows: clean ones, NaNs tied with +-inf, all-NaN; C order and transposed
+    rng = np.random.default_rng(5)
+    b = rng.standard_normal((6, 37)).astype(dtype)
+    b[rng.random(b.shape) < 0.3] = nan
+    b[1] = np.where(rng.random(37) < 0.5, nan, inf)
+    b[2] = np.where(rng.random(37) < 0.5, nan, -inf)
+    b[2, 0] = b[1, 0] = nan
+    good = np.delete(b, 4, axis=0)
+    b[4] = nan
+    for func in ARGS:
+        f, g = getattr(np, func), getattr(gpured, func)
+        for x, name in ((good, "C"), (np.ascontiguousarray(good.T), "T")):
+            d = gpured.to_device(x)
+            for axis in (0, 1):
+                for kw in ({}, {"keepdims": True}):
+                    check(g(d, axis=axis, **kw), f(x, axis=axis, **kw), 0.0,
+                          "%s %s axis=%s %s" % (func, name, axis, kw))
+            dv = gpured.to_device(good)[:, 1::3]  # a strided device view
+            check(g(dv, axis=1), f(good[:, 1::3], axis=1), 0.0, func + " strided view")
+            for variant in gpured.variants(func, dtype):
+                check(g(d, axis=1, variant=variant), f(x, axis=1), 0.0,
+                      "%s %s variant %s" % (func, name, variant))
+        db = gpured.to_device(b)
+        assert flag(func, db, 1) is True
+        with pytest.raises(ValueError, match="All-NaN slice"):
+            g(db, axis=1)
+        with pytest.raises(ValueError, match="All-NaN slice"):
+            g(gpured.to_device(np.ascontiguousarray(b.T)), axis=0)
+        assert flag(func, gpured.to_device(good[[0, 3, 4]]), 1) is False
+        # host memory: the face looks (no device check)
+        assert flag(func, good[[0, 3]], 1) is None
+
+
 def test_dask_rows():
     da = pytest.importorskip("dask.array", reason="dask is not installed (pip install dask)")
     import gpured.dask as gd

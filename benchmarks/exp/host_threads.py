@@ -81,7 +81,13 @@ def main():
         where = ("host" + (" x%d" % gpured.host_threads()
                            if "threads" in e["placement_why"] else " x1")
                  if e["placement"] == "host" else e["device"][:12])
+        c0 = gpured._core.host_threads()["counts"]
         auto = wall(lambda: f(a, axis=axis), nb)
+        c1 = gpured._core.host_threads()["counts"]
+        jobs = c1["jobs"] - c0["jobs"]
+        pool = "%d jobs, caller %.0f%%, woken %.1f/job" % (
+            jobs, 100.0 * (c1["caller_tasks"] - c0["caller_tasks"]) /
+            max(1, c1["tasks"] - c0["tasks"]), (c1["woken"] - c0["woken"]) / max(1, jobs))
         before = gpured.set_host_threads(1)
         one = wall(lambda: f(a, axis=axis), nb)
         e1 = gpured.explain(op, a, axis=axis)
@@ -97,17 +103,17 @@ def main():
         want = npf(a.astype(np.float64), axis=axis) if op in ("sum", "cumsum") \
             else npf(a, axis=axis)
         ok = np.allclose(got, want, rtol=1e-3, atol=1e-3 * np.sqrt(a.size))
-        rows.append((label, nb, where, auto, where1, one, npy, tch, ok))
+        rows.append((label, nb, where, auto, where1, one, npy, tch, ok, pool))
         print(rows[-1], flush=True)
     print()
     print("| case | MiB | auto runs on | gpured auto ms | one host thread: runs on | ms "
-          "| numpy ms | torch CPU ms | best peer / auto | ok |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for label, nb, where, auto, where1, one, npy, tch, ok in rows:
+          "| numpy ms | torch CPU ms | best peer / auto | ok | the pool (auto) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for label, nb, where, auto, where1, one, npy, tch, ok, pool in rows:
         best = min(x for x in (npy, tch) if x is not None)
-        print("| %s | %g | %s | %.4f | %s | %.4f | %.4f | %s | %.2f | %s |" % (
+        print("| %s | %g | %s | %.4f | %s | %.4f | %.4f | %s | %.2f | %s | %s |" % (
             label, nb / (1 << 20), where, auto, where1, one, npy,
-            "%.4f" % tch if tch is not None else "-", best / auto, ok))
+            "%.4f" % tch if tch is not None else "-", best / auto, ok, pool))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 gpured.sum of float32 NumPy arrays on the host path, forced onto 1, 2, 4,
 8 and 16 threads (tasks of 4 KiB up to 16 a thread), against numpy and
-torch's CPU sum; loops of calls, median of 5 (ms).  GPURED_HOST_SPIN sets
-how long the pool's workers spin between calls (pauses), GPURED_HOST_PAUSE=0
+torch's CPU sum; loops of calls, median of 5 (ms).  GPURED_HOST_SPIN_US sets
+how long the pool's workers spin between calls (us), GPURED_HOST_PAUSE=0
 spins on plain loads.
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/pool_cost.py
@@ -30,7 +30,7 @@ def main():
     name = gpured.get_device()["name"]
     _core.set_rates(name, 0.0, 1e9, {k: 1.0 for k in F}, {k: 1e-6 for k in F})
     _core.host_threads(call_us=0.0, gbs={k: 1e6 for k in F})
-    print("spin", os.environ.get("GPURED_HOST_SPIN"), "pause",
+    print("spin", os.environ.get("GPURED_HOST_SPIN_US"), "pause",
           os.environ.get("GPURED_HOST_PAUSE"), "cpus", _core.host_threads()["cpus"])
     rng = np.random.default_rng(0)
     print("| MiB | " + " | ".join("x%d ms" % t for t in (1, 2, 4, 8, 16)) +
