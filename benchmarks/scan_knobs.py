@@ -1,4 +1,9 @@
-"""Temporary: compare kernel knobs (GPURED_SCAN_XDEFS / XOPTS) on 1 GiB cumsum."""
+"""Compare kernel knobs (GPURED_SCAN_XDEFS / XOPTS) on 1 GiB cumsum
+(kernel events).  Arguments: the define blocks to compare ("" the
+baseline; ";" separates defines), each run twice, interleaved.
+
+    python3 benchmarks/scan_knobs.py "" "GR_BACKOFF_NS 0" "GR_BACKOFF_NS 16"
+"""
 import os, sys, time
 import numpy as np
 import gpured
@@ -11,7 +16,9 @@ a = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
 copy = 2 * (1 << 30) / med(_core.copy_bandwidth(1 << 30, 10)[1:])
 print("copy %.1f GB/s" % copy, flush=True)
 m = a.reshape(4096, 65536)
-V = [("#define GR_GID_TILE 0", "", {}), ("", "", {})] * 2
+args = sys.argv[1:] or ["GR_GID_TILE 0", ""]
+V = [("\n".join("#define " + d.strip() for d in x.split(";") if d.strip()), "", {})
+     for x in args] * 2
 ones = np.ones(1 << 25, np.float32)
 for xd, xo, kw in V:
     os.environ["GPURED_SCAN_XDEFS"] = xd
