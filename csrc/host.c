@@ -1095,10 +1095,18 @@ static GR_TARGET_Z void fsumwz_f32(const void *vp, size_t B, size_t L,
         MT nn = 0;                                                           \
         T r = s->v.X, lanes[W];                                              \
         size_t i = 0;                                                        \
+        int nan = 0;                                                         \
         (void)base;                                                          \
+        /* to a 64-byte boundary first: a vector that straddles two cache   \
+         * lines costs two loads (NumPy's data is 16-byte aligned) */       \
+        const size_t head_ = ((64 - ((uintptr_t)p & 63)) & 63) / sizeof(T);  \
+        for (; i < head_ && i < n; ++i) {                                    \
+            r = p[i] CMP r ? p[i] : r;                                       \
+            nan |= p[i] != p[i];                                             \
+        }                                                                    \
         MMZ_LANES(V, W, SFX, OP, p, n, i, a0, a1, a2, a3, nn);               \
         _mm512_storeu_##SFX(lanes, a0);                                      \
-        int nan = nn != 0;                                                   \
+        nan |= nn != 0;                                                      \
         for (int l = 0; l < W; ++l) {                                        \
             r = lanes[l] CMP r ? lanes[l] : r;                               \
         }                                                                    \

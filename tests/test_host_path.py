@@ -605,6 +605,27 @@ def test_minmax_nan_at_every_position(par):
                     assert (got == fn(x, axis=1)).all(), (dt, n, op)
 
 
+def test_minmax_every_alignment(par):
+    """The AVX-512 min/max folds reach a 64-byte boundary with scalar
+    steps first: rows starting at every 4-byte offset, the extreme, a NaN
+    and -0.0/+0.0 in those first steps or past them, equal NumPy's."""
+    rng = np.random.default_rng(5)
+    for dt in FLOATS:
+        buf = rng.standard_normal(4096 + 64).astype(dt)
+        for k in range(0, 64 // np.dtype(dt).itemsize + 1):
+            for pos in (0, 1, 3, 7, 15, 16, 40, 2000):
+                for val in (np.nan, 50.0, -50.0, np.inf):
+                    a = buf[k:k + 4096]
+                    saved = a[pos]
+                    a[pos] = val
+                    x = a.reshape(1, -1)
+                    for op, uf in ((MIN, np.minimum), (MAX, np.maximum)):
+                        got = host_reduce(op, x, dt)
+                        assert same(got, uf.reduce(x, axis=1), zero_sign=False), \
+                            (dt, k, pos, val, op)
+                    a[pos] = saved
+
+
 def test_unsupported_writes_nothing():
     x = np.arange(10, dtype=np.int32).reshape(1, 10)
     assert host_reduce(MIN, x, np.int64) is None         # min keeps t
