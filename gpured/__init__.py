@@ -24,6 +24,7 @@ from ._reduce import (all, any, argmax, argmin, count_nonzero, explain, max, mea
                       nanstd, nanvar, prod, ptp, reduceat, std, sum, timeit, var, average,
                       variants)
 from ._reduce import _nancount  # noqa: E402,F401  (gpured.dask's nanmean)
+from ._reduce import _nanarg_index  # noqa: E402,F401  (gpured.dask's nanarg*)
 from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
                      handles, memory_info, set_memory_limit, set_staging,
                      staging, synchronize, to_device, use_queue, zeros)

@@ -214,6 +214,14 @@ def _nanarg(name, a, axis, out, keepdims, kw):
     return res
 
 
+def _nanarg_index(a, name, axis=None, keepdims=False, **kw):
+    """nanargmin/nanargmax's index with NaN read as +inf/-inf and no
+    all-NaN check: gpured.dask's chunks (a chunk's slice of NaNs only is
+    no error there; the combine decides)."""
+    r = _reduce(name, a, axis, None, None, keepdims, _NoValue, kw, None, 3)
+    return r[0] if isinstance(r, tuple) else r  # (an empty one: as it is)
+
+
 def nanargmin(a, axis=None, out=None, *, keepdims=False, **kw):
     """Index of the first minimum ignoring NaNs, as :func:`numpy.nanargmin`:
     NaN reads as +inf in the kernels' loads (as NumPy replaces it), and a

@@ -10,8 +10,9 @@ The functions have NumPy's names and signatures plus Dask's conventions
 (they take and return Dask arrays, ``split_every=``, ``out=`` a Dask
 array, scans take ``method=``): ``sum, prod, min, max, all, any, mean,
 argmin, argmax`` and ``cumsum, cumprod, cummin, cummax`` (the scans also
-take gpured's ``exclusive=``); ``nansum, nanprod, nanmin, nanmax, nanmean,
-var, std, nanvar, nanstd, count_nonzero, ptp, nancumsum, nancumprod``;
+take gpured's ``exclusive=``); ``nansum, nanprod, nanmin, nanmax,
+nanargmin, nanargmax, nanmean, var, std, nanvar, nanstd, count_nonzero,
+ptp, nancumsum, nancumprod``;
 ``where=`` on ``sum, prod, min, max, all, any, mean`` and their nan forms;
 ``average`` (``weights=``, ``returned=``) and ``reduceat`` (NumPy's
 ``ufunc.reduceat`` over one axis).  Results equal NumPy's on the whole array
@@ -171,7 +172,8 @@ from ._reduce import _at_op, _bool_check, _like, _weights_check
 _NoValue = np._NoValue
 
 __all__ = ["sum", "prod", "min", "max", "all", "any", "mean", "argmin",
-           "argmax", "cumsum", "cumprod", "cummin", "cummax", "nansum",
+           "argmax", "nanargmin", "nanargmax", "cumsum", "cumprod", "cummin",
+           "cummax", "nansum",
            "nanprod", "nanmin", "nanmax", "nanmean", "var", "std", "nanvar",
            "nanstd", "count_nonzero", "ptp", "nancumsum", "nancumprod",
            "average", "reduceat", "to_device",
@@ -992,18 +994,34 @@ def _run(row, x, ax, res, keepdims, split_every, out, kw, placer, other=None):
 
 # ------------------------------------------------------- argmin / argmax
 
-_ARGS = {"argmin": ("min", True), "argmax": ("max", False)}
+# name -> (the value's reduction, is_min).  nanargmin/nanargmax: NaN reads
+# as +inf/-inf (NumPy's replacement, ties included) and each chunk slice
+# says whether it held NaNs only; the global slice raises NumPy's
+# ValueError only where every chunk's did.
+_ARGS = {"argmin": ("min", True), "argmax": ("max", False),
+         "nanargmin": ("nanmin", True), "nanargmax": ("nanmax", False)}
 
 
 def _arg_chunk(x, axis, offset_info, *, fname, placer):
     arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
     rax = tuple(range(x.ndim)) if arg_axis is None else (arg_axis,)
-    vname = _ARGS[fname][0]
+    vname, is_min = _ARGS[fname]
+    nanf = fname.startswith("nan")
     if _extent(x.shape, rax) == 0:
         shape = _empty_shape(x.shape, rax)
-        return _struct(np.empty(shape, x.dtype), np.empty(shape, np.int64))
+        return _struct(np.empty(shape, x.dtype), np.empty(shape, np.int64),
+                       np.empty(shape, bool) if nanf else None)
 
     def body(call, pos):
+        if nanf:
+            # the index with NaN replaced (no all-NaN error here), the
+            # NaN-skipping extreme beside it (NaN: the slice held NaNs only)
+            i = call("_nanarg_index", x, name=fname, axis=arg_axis,
+                     keepdims=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                v = call(vname, x, axis=arg_axis, keepdims=True)
+            return _host(i), _host(v)
         i = call(fname, x, axis=arg_axis, keepdims=True)
         if isinstance(x, Array):
             v = call(vname, x, axis=arg_axis, keepdims=True)
@@ -1018,6 +1036,10 @@ def _arg_chunk(x, axis, offset_info, *, fname, placer):
 
     i, v = _on_device(x, placer, body)
     i = i.astype(np.int64)
+    allnan = None
+    if nanf:
+        allnan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, bool)
+        v = np.where(allnan, np.inf if is_min else -np.inf, v).astype(v.dtype)
     if x.ndim > 0:
         if arg_axis is None:
             offset, total = offset_info
@@ -1026,22 +1048,30 @@ def _arg_chunk(x, axis, offset_info, *, fname, placer):
                 tuple(o + j for o, j in zip(offset, loc)), total)
         else:
             i += offset_info
-    return _struct(v, i)
+    return _struct(v, i, allnan)
 
 
-def _struct(v, i):
-    s = np.empty(v.shape, dtype=[("vals", v.dtype), ("arg", np.int64)])
+def _struct(v, i, allnan=None):
+    fields = [("vals", v.dtype), ("arg", np.int64)]
+    if allnan is not None:
+        fields.append(("allnan", bool))
+    s = np.empty(v.shape, dtype=fields)
     s["vals"] = v
     s["arg"] = i
+    if allnan is not None:
+        s["allnan"] = allnan
     return s
 
 
 def _arg_pick(data, axis, is_min, keepdims):
-    """(vals, args) of the winner along axis: the extreme value, NaN first,
-    the smallest global index among equals."""
+    """(vals, args, allnan) of the winner along axis: the extreme value,
+    NaN first, the smallest global index among equals; allnan (nanarg*,
+    else None): every part's slice held NaNs only."""
     v, i = data["vals"], data["arg"]
+    nn = data["allnan"] if "allnan" in data.dtype.names else None
     if axis is None:
         v, i, ax = v.reshape(-1), i.reshape(-1), 0
+        nn = None if nn is None else nn.reshape(-1)
     else:
         ax = axis
     if v.shape[ax] == 0:
@@ -1056,12 +1086,15 @@ def _arg_pick(data, axis, is_min, keepdims):
     at = np.argmin(key, axis=ax, keepdims=True)
     nv = np.take_along_axis(v, at, axis=ax)
     ni = np.take_along_axis(i, at, axis=ax)
+    na = None if nn is None else np.all(nn, axis=ax, keepdims=True)
     if axis is None:
         shape = (1,) * data.ndim if keepdims else ()
-        return nv.reshape(shape), ni.reshape(shape)
+        return (nv.reshape(shape), ni.reshape(shape),
+                None if na is None else na.reshape(shape))
     if not keepdims:
         nv, ni = np.squeeze(nv, ax), np.squeeze(ni, ax)
-    return nv, ni
+        na = None if na is None else np.squeeze(na, ax)
+    return nv, ni, na
 
 
 def _arg_axis(data, axis):
@@ -1069,12 +1102,13 @@ def _arg_axis(data, axis):
 
 
 def _arg_combine(data, axis=None, keepdims=True, *, is_min, **kw):
-    v, i = _arg_pick(data, _arg_axis(data, axis), is_min, True)
-    return _struct(v, i)
+    return _struct(*_arg_pick(data, _arg_axis(data, axis), is_min, True))
 
 
 def _arg_agg(data, axis=None, keepdims=False, *, is_min, **kw):
-    v, i = _arg_pick(data, _arg_axis(data, axis), is_min, keepdims)
+    v, i, na = _arg_pick(data, _arg_axis(data, axis), is_min, keepdims)
+    if na is not None and np.any(na):
+        raise ValueError("All-NaN slice encountered")
     return i.astype(np.intp)[()] if i.ndim == 0 else i.astype(np.intp)
 
 
@@ -1701,8 +1735,13 @@ for _name in _ARGS:
     globals()[_name] = _public(
         _name, partial(_argreduce, _name),
         ("axis", "keepdims", "split_every", "out"),
-        "Index of the first %s (of the first NaN, if any)"
-        % ("minimum" if _ARGS[_name][1] else "maximum"),
+        ("Index of the first %s ignoring NaNs (NaN read as %s; a slice of "
+         "NaNs only raises ValueError)" % (
+             "minimum" if _ARGS[_name][1] else "maximum",
+             "+inf" if _ARGS[_name][1] else "-inf")
+         if _name.startswith("nan") else
+         "Index of the first %s (of the first NaN, if any)"
+         % ("minimum" if _ARGS[_name][1] else "maximum")),
         how="reduced to (value, global index)",
         combine="Dask's arg_reduction; among equal values the smallest "
         "index wins")

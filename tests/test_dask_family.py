@@ -1,4 +1,5 @@
-"""gpured.dask: where= masks, average and reduceat over Dask arrays.
+"""gpured.dask: where= masks, average, reduceat and nanargmin/nanargmax
+over Dask arrays.
 
 Results are checked against NumPy on the whole array (type, dtype, shape;
 exact for integers, bools, min/max/all/any; float sums, means and
@@ -521,6 +522,49 @@ def test_reduceat_device_resident():
                np.add.reduceat(np.abs(a), idx) if op == "add" else None)
 
 
+# ------------------------------------------------- nanargmin / nanargmax
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("fname", ["nanargmin", "nanargmax"])
+def test_nanarg_against_numpy(fname, dtype):
+    """NaN read as +inf/-inf in every chunk (NumPy's replacement: a NaN
+    before an equal infinity is the answer), chunk slices of NaNs only
+    beside good ones (no error), NumPy's ValueError only where the whole
+    slice is NaN; host and device chunks, uneven and zero-size chunks."""
+    g, f = getattr(gd, fname), getattr(np, fname)
+    nan, inf = np.nan, np.inf
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((37, 23)) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[rng.random(a.shape) < 0.3] = nan
+        a[4, :12] = nan                    # NaNs only in some chunks
+        a[6, :] = np.where(np.arange(23) % 2, nan, inf if fname == "nanargmin" else -inf)
+        a[6, 0] = nan                      # a NaN ties with the infinities
+        a[:15, 2] = nan                    # a column of NaNs in its first chunks
+    for chunks in ((10, 7), ((20, 0, 17), (23,)), (37, 23)):
+        x = da.from_array(a, chunks=chunks)
+        for axis in (None, 0, 1, -1):
+            for kd in ({}, {"keepdims": True}):
+                got = g(x, axis=axis, **kd).compute()
+                want = f(a, axis=axis, **kd)
+                assert np.array_equal(got, want), (fname, chunks, axis, kd, got, want)
+                assert np.shape(got) == np.shape(want)
+        d = gd.to_device(x)
+        for axis in (None, 0, 1):
+            assert np.array_equal(g(d, axis=axis).compute(), f(a, axis=axis))
+    if np.dtype(dtype).kind == "f":
+        bad = a.copy()
+        bad[9] = nan                       # a row of NaNs only
+        x = da.from_array(bad, chunks=(10, 7))
+        with pytest.raises(ValueError, match="All-NaN slice"):
+            g(x, axis=1).compute()
+        with pytest.raises(ValueError, match="All-NaN slice"):
+            f(bad, axis=1)
+        assert np.array_equal(g(x, axis=0).compute(), f(bad, axis=0))
+        with pytest.raises(ValueError, match="All-NaN slice"):
+            g(da.from_array(np.full(40, nan, dtype), chunks=9)).compute()
+
+
 # --------------------------------------------------------- two devices
 
 @two_devices
@@ -529,6 +573,10 @@ def test_two_devices_family():
     x = da.from_array(a, chunks=(8, 20))  # 12 chunks
     m = np.random.default_rng(5).random(a.shape) < 0.5
     w = np.random.default_rng(6).random(a.shape).astype(np.float32)
+    an = a.copy()
+    an[np.random.default_rng(7).random(a.shape) < 0.3] = np.nan
+    an[:40, 3] = np.nan  # NaNs only in some chunks of a column
+    xn = da.from_array(an, chunks=(8, 20))
     opts = {"devices": [0, 1], "policy": "round_robin"}
     checks = [
         (gd.sum(x, axis=0, where=m, **opts), np.sum(a, axis=0, where=m),
@@ -542,6 +590,8 @@ def test_two_devices_family():
         (gd.reduceat(x, [0, 10, 50, 90], **opts),
          np.add.reduceat(a, [0, 10, 50, 90]),
          np.add.reduceat(np.abs(a), [0, 10, 50, 90])),
+        (gd.nanargmax(xn, axis=0, **opts), np.nanargmax(an, axis=0), None),
+        (gd.nanargmin(xn, **opts), np.nanargmin(an), None),
     ]
     for r, exp, scale in checks:
         gd.reset_stats()
