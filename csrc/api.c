@@ -16,8 +16,8 @@
  * expects them, and one gr_request goes to dispatch.c with the GIL
  * released.  mode: 0 run, 1 explain (the plan as a dict), 2 bench (reps
  * timed runs: (result, [ns], plan)), 3 (reductions) run and check
- * nanargmin/nanargmax's indices for NaNs: (result, None | False | True).  No Python object goes below this
- * file.
+ * nanargmin/nanargmax's indices for NaNs: (result, None | False | True).
+ * No Python object goes below this file.
  */
 #define GR_MODULE_MAIN
 #include "gpured.h"
@@ -1756,6 +1756,9 @@ initial_done:
             result = numpy_call(f->name, args, kwd);
             result = host_result_to(result, is_none(out) ? NULL : out,
                                     device_in, dev);
+            if (result != NULL && mode == 3) {
+                result = Py_BuildValue("(NO)", result, Py_None);
+            }
         }
         Py_XDECREF(args);
         Py_XDECREF(kwd);

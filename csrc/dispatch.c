@@ -259,9 +259,6 @@ static int upload_nowait(gr_device *d, cl_mem mem, const void *src, size_t n,
 
 static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
                          void *dst, gr_status *st);
-static int read_unlocked_intr(gr_device *d, cl_mem m, size_t off, size_t n,
-                              void *dst, int (*intr)(void *), void *ictx,
-                              cl_event *pending, gr_status *st);
 
 /* Devices and their lock.  dev_begin opens the device under gr_lock. */
 static gr_device *dev_begin(gr_request *req, gr_status *st)
@@ -1652,9 +1649,9 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
                 req->ns[i] = tm.first_ns + tm.second_ns;
             }
         }
-        int suspect = 0;
         if (rc == 0 && req->nan_check && acc.nan && o.mem != NULL &&
             v.lay.L > 0 && (req->op == GR_ARGMIN || req->op == GR_ARGMAX)) {
+            int suspect = 0;
             rc = gr_nanarg_check(d, req->op, &acc, &v.lay, &plan, &piece,
                                  o.mem, o.off, &suspect, st);
             res->nan_idx = rc == 0 ? 1 + suspect : 0;
@@ -2601,7 +2598,7 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         clReleaseEvent(ev);
     } else if (out->host != NULL) {
         /* dense host out (non-negative strides): one read of its span */
-        if (read_unlocked_intr(d, tout->mem, 0, M * L * rsz, out->host,
+        if (gr_read_wait(d, tout->mem, 0, M * L * rsz, out->host,
                                req->interrupted, req->ictx, &res->pending,
                                st) != 0) {
             if (res->pending != NULL && host_copy != NULL) {
@@ -2634,21 +2631,12 @@ done:
 
 /* ========================================================= reduce-by-key */
 
-/* Read n bytes of a block at off into dst after what is enqueued, waiting
- * without gr_lock (other threads keep enqueuing).  gr_lock held on entry
- * and on return.  With an interrupt check: on an interrupt the read goes
- * on, and its event is handed out in *pending (dst must outlive it). */
-static int read_unlocked_intr(gr_device *d, cl_mem m, size_t off, size_t n,
-                              void *dst, int (*intr)(void *), void *ictx,
-                              cl_event *pending, gr_status *st)
-{
-    return gr_read_wait(d, m, off, n, dst, intr, ictx, pending, st);
-}
-
+/* n bytes of m at off into dst, waited for without gr_lock and without an
+ * interrupt check (runtime.c gr_read_wait). */
 static int read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
                          void *dst, gr_status *st)
 {
-    return read_unlocked_intr(d, m, off, n, dst, NULL, NULL, NULL, st);
+    return gr_read_wait(d, m, off, n, dst, NULL, NULL, NULL, st);
 }
 
 /* The ValueError of a bad key: its index and value (read from the host
@@ -3208,7 +3196,7 @@ int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
     int rc = -1;
     gr_lock();
     if (gr_device_open(d, st) == 0) {
-        rc = read_unlocked_intr(d, b->mem, off, n, dst, intr, ictx, pending,
+        rc = gr_read_wait(d, b->mem, off, n, dst, intr, ictx, pending,
                                 st);
     }
     gr_unlock();

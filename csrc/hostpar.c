@@ -20,8 +20,9 @@
  * and what was left of the others' taken, closes the job to every worker
  * that has not taken it yet (the same swap) and waits for the others: the
  * job can live on the caller's stack, and a worker the OS has not run yet
- * (asleep, or its CPU busy) delays no call.  One job at a time (run_lock, tried, never
- * waited for): a second thread calling meanwhile runs its tasks alone.
+ * (asleep, or its CPU busy) delays no call.  One job at a time (run_lock,
+ * tried, never waited for): a second thread calling meanwhile runs its
+ * tasks alone.
  * Workers block every signal (Python handles them on its main thread).
  * After fork() the child has no workers: it starts its own when needed.
  */

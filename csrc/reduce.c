@@ -318,6 +318,17 @@ fail:
 
 static cl_mem mem_of(const gr_block *b) { return b ? b->mem : NULL; }
 
+/* Pass 1's program of a plan (its results final where it is the only
+ * pass): gr_reduce_run's, and the nanarg check's, which runs in it. */
+static pass_cfg pass1_cfg(const gr_plan *p)
+{
+    const pass_cfg c = {0,        p->passes == 1, p->wg,
+                        p->vw,    p->ilp,         p->load,
+                        p->combine, p->sg,        p->sg_native,
+                        p->atomic};
+    return c;
+}
+
 /* Pass 2: the M x plan->parts partial states in pv/px (nanvar's counts in
  * pc) merged into M results at resv[res0..]. */
 static int enqueue_pass2(gr_device *d, const gr_accum *acc, cl_kernel k2,
@@ -363,10 +374,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
     /* Pass 1 kernel; shrink the work-group if the compiled kernel needs to
      * (PyOpenCL's habit: CL_KERNEL_WORK_GROUP_SIZE has the last word). */
     for (;;) {
-        const pass_cfg c1 = {0,           plan.passes == 1, plan.wg,
-                             plan.vw,     plan.ilp,         plan.load,
-                             plan.combine, plan.sg,         plan.sg_native,
-                             plan.atomic};
+        const pass_cfg c1 = pass1_cfg(&plan);
         const char *name = plan.kind == GR_K_GROUP ? "gr_reduce_group"
                                                    : "gr_reduce_items";
         if ((k1 = get_kernel(d, op, acc, &c1, name, st)) == NULL) {
@@ -456,10 +464,7 @@ int gr_nanarg_check(gr_device *d, gr_op op, const gr_accum *acc,
                     const gr_piece *piece, cl_mem resv, size_t res0,
                     int *suspect, gr_status *st)
 {
-    const pass_cfg c1 = {0,           plan->passes == 1, plan->wg,
-                         plan->vw,    plan->ilp,         plan->load,
-                         plan->combine, plan->sg,        plan->sg_native,
-                         plan->atomic};
+    const pass_cfg c1 = pass1_cfg(plan);
     const cl_ulong M = lay->M, base = piece->base, segs = lay->seg_stride,
                    elems = lay->elem_stride, r0 = res0;
     unsigned char one[64], *flags = M <= sizeof one ? one : malloc(M);

@@ -218,8 +218,8 @@ def _nanarg_index(a, name, axis=None, keepdims=False, **kw):
     """nanargmin/nanargmax's index with NaN read as +inf/-inf and no
     all-NaN check: gpured.dask's chunks (a chunk's slice of NaNs only is
     no error there; the combine decides)."""
-    r = _reduce(name, a, axis, None, None, keepdims, _NoValue, kw, None, 3)
-    return r[0] if isinstance(r, tuple) else r  # (an empty one: as it is)
+    return _reduce(name, a, axis, None, None, keepdims, _NoValue, kw, None,
+                   3)[0]
 
 
 def nanargmin(a, axis=None, out=None, *, keepdims=False, **kw):

@@ -1731,17 +1731,15 @@ for _name, _row in _REDUCTIONS.items():
         tuple(p for p in ("initial", "where") if p in _row.params),
         _row.doc or _WHAT.get(_name, _name))
 
-for _name in _ARGS:
+for _name, (_v, _is_min) in _ARGS.items():
+    _ext = "minimum" if _is_min else "maximum"
     globals()[_name] = _public(
         _name, partial(_argreduce, _name),
         ("axis", "keepdims", "split_every", "out"),
-        ("Index of the first %s ignoring NaNs (NaN read as %s; a slice of "
-         "NaNs only raises ValueError)" % (
-             "minimum" if _ARGS[_name][1] else "maximum",
-             "+inf" if _ARGS[_name][1] else "-inf")
-         if _name.startswith("nan") else
-         "Index of the first %s (of the first NaN, if any)"
-         % ("minimum" if _ARGS[_name][1] else "maximum")),
+        "Index of the first %s ignoring NaNs (NaN read as %s; a slice of "
+        "NaNs only raises ValueError)" % (_ext, "+inf" if _is_min else "-inf")
+        if _name.startswith("nan") else
+        "Index of the first %s (of the first NaN, if any)" % _ext,
         how="reduced to (value, global index)",
         combine="Dask's arg_reduction; among equal values the smallest "
         "index wins")
@@ -1760,4 +1758,4 @@ for _name in _SCANS:
         "for host chunks, the carry-first path for device chunks and "
         "exclusive scans")
 
-del _name, _row
+del _name, _row, _v, _is_min, _ext

@@ -648,7 +648,8 @@ __kernel void gr_nanarg_check(__global const GR_T *in, ulong base,
 {
     const ulong m = get_global_id(0);
     if (m < M) {
-        const GR_T y = in[base + m * seg_stride + (ulong)res[res0 + m] * elem_stride];
+        const ulong i = (ulong)res[res0 + m];
+        const GR_T y = in[base + m * seg_stride + i * elem_stride];
         flag[m] = (uchar)(GR_ISNAN(y) != 0);
     }
 }
