@@ -1,6 +1,7 @@
 """Compare kernel knobs (GPURED_SCAN_XDEFS / XOPTS) on 1 GiB cumsum
 (kernel events).  Arguments: the define blocks to compare ("" the
-baseline; ";" separates defines), each run twice, interleaved.
+baseline; ";" separates defines; "DEFS|OPTS" adds build options), each
+run twice, interleaved.
 
     python3 benchmarks/scan_knobs.py "" "GR_BACKOFF_NS 0" "GR_BACKOFF_NS 16"
 """
@@ -17,12 +18,15 @@ copy = 2 * (1 << 30) / med(_core.copy_bandwidth(1 << 30, 10)[1:])
 print("copy %.1f GB/s" % copy, flush=True)
 m = a.reshape(4096, 65536)
 args = sys.argv[1:] or ["GR_GID_TILE 0", ""]
-V = [("\n".join("#define " + d.strip() for d in x.split(";") if d.strip()), "", {})
-     for x in args] * 2
+V = [("\n".join("#define " + d.strip() for d in x.partition("|")[0].split(";") if d.strip()),
+      x.partition("|")[2], {}) for x in args] * 2
 ones = np.ones(1 << 25, np.float32)
 for xd, xo, kw in V:
     os.environ["GPURED_SCAN_XDEFS"] = xd
-    os.environ["GPURED_SCAN_XOPTS"] = xo
+    if xo:
+        os.environ["GPURED_SCAN_XOPTS"] = xo
+    else:
+        os.environ.pop("GPURED_SCAN_XOPTS", None)
     tag = "%s | %s | %s" % (xd.replace("\n", "; ").replace("#define ", ""), xo, kw)
     try:
         ts = []

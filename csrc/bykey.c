@@ -39,7 +39,30 @@
 typedef struct {
     int k, v, r, op, count, seg, wg, ptx, match, hash_bins, items;
     int fp64, atomics64;
+    unsigned xdefs; /* hash of GPURED_BYKEY_XDEFS (0: unset) */
 } bkey;
+
+/* Developer knobs for benchmarks/exp/bykey_lb.py: GPURED_BYKEY_XDEFS
+ * appends #define lines ("A 1;B 0") to every by-key program,
+ * GPURED_BYKEY_XOPTS build options; their hash is part of the kernel
+ * memo's key. */
+static unsigned bk_xdefs_hash(void)
+{
+    const char *xd = getenv("GPURED_BYKEY_XDEFS");
+    const char *xo = getenv("GPURED_BYKEY_XOPTS");
+    unsigned h = 2166136261u;
+    if (xd == NULL && xo == NULL) {
+        return 0;
+    }
+    for (; xd != NULL && *xd; ++xd) {
+        h = (h ^ (unsigned char)*xd) * 16777619u;
+    }
+    h = (h ^ '|') * 16777619u;
+    for (; xo != NULL && *xo; ++xo) {
+        h = (h ^ (unsigned char)*xo) * 16777619u;
+    }
+    return h ? h : 1;
+}
 
 static void bk_defines(const void *ctx, char *buf, size_t n)
 {
@@ -89,7 +112,8 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              "#define GR_BK_H %d\n#define GR_BK_ATOMICS %d\n"
              "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n"
              "#define GR_BK_LOOKBACK %d\n#define GR_BK_ITEMS %d\n"
-             "#define GR_BK_SORT %d\n#define GR_BK_SEG %d\n",
+             "#define GR_BK_SORT %d\n#define GR_BK_SEG %d\n"
+             "#define GR_T_SIZE %d\n",
              strcmp(a_cl, "double") == 0 || ti->size == 8 * ti->is_float ||
                  key->r == GR_FLOAT64,
              ti->cl, a_cl, key->count ? "long" : ri->cl,
@@ -104,7 +128,15 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              key->seg == 4 ? (key->wg == 1 ? 1 : 2) : 0,
              /* each program holds only its own kernels: PoCL compiles every
               * kernel of a program when its binary is read for the cache */
-             key->seg);
+             key->seg, (int)ti->size);
+    const char *xd = key->xdefs ? getenv("GPURED_BYKEY_XDEFS") : NULL;
+    for (; xd != NULL && *xd;) {
+        size_t len = strlen(buf), w = strcspn(xd, ";");
+        if (len + w + 10 < n) {
+            snprintf(buf + len, n - len, "#define %.*s\n", (int)w, xd);
+        }
+        xd += w + (xd[w] == ';');
+    }
 }
 
 static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
@@ -126,8 +158,10 @@ static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
     k.items = seg == 3 || seg == 4 ? (int)p->items : 0;
     k.fp64 = d->fp64;
     k.atomics64 = d->atomics64;
-    return gr_kernel_memo(d, "bykey", &k, sizeof k, name, bk_defines, &k, "",
-                          st);
+    k.xdefs = bk_xdefs_hash();
+    const char *xo = k.xdefs ? getenv("GPURED_BYKEY_XOPTS") : NULL;
+    return gr_kernel_memo(d, "bykey", &k, sizeof k, name, bk_defines, &k,
+                          xo ? xo : "", st);
 }
 
 /* Set the arguments and enqueue k over groups x wg (gr_launch); timed

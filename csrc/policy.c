@@ -1209,10 +1209,16 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
     const size_t cu = d->compute_units ? d->compute_units : 1;
     int wg = ov->wg_size;
     if (wg == 0) {
-        /* lookback, H100, 2^28 int32 keys / f32: wg 128 x 16 items
-         * 1.954 ms, 256 x 16 2.124, 256 x 8 2.071, 512 x 8 2.038. */
+        /* lookback, H100, 2^28 int32 keys / f32 (benchmarks/exp/
+         * bykey_lb.py, events): wg 256 x 16 items 1.076 ms, 128 x 16
+         * 1.097, 128 x 32 1.096, 256 x 8 1.360. */
         wg = !d->is_gpu ? (v == GR_BKV_HASH || v == GR_BKV_WARP ? 64 : 1)
-             : v == GR_BKV_LOOKBACK ? 128 : 256;
+             : 256;
+        if (d->is_gpu && v == GR_BKV_LOOKBACK &&
+            gr_dtypes[ty->k].size + (ty->count ? 0 : gr_dtypes[ty->v].size) >
+                8) {
+            wg = 128; /* 16 items of 12 or 16 bytes in 32 KiB */
+        }
     }
     if (wg < 1 || (wg & (wg - 1)) != 0 || (size_t)wg > d->max_wg) {
         snprintf(p->why, sizeof p->why, "wg_size must be a power of two "
@@ -1231,8 +1237,13 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
                            (ty->count ? 0 : gr_dtypes[ty->v].size);
         size_t it = ov->items;
         if (it == 0) {
+            /* a power of two: 16-byte loads from 4 up, and a work-item's
+             * elements share one padding step in local memory */
             it = 32768 / ((size_t)wg * esz);
             it = it > 16 ? 16 : it < 1 ? 1 : it;
+            while (it & (it - 1)) {
+                it &= it - 1;
+            }
         }
         if (it > 32) {
             snprintf(p->why, sizeof p->why, "variant 'lookback' takes items "

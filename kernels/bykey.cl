@@ -725,14 +725,20 @@ __kernel void gr_bk_priv_merge(__global const GR_A *bins, ulong nk, ulong P,
  * reduce_by_key in one pass over keys and values, as CUB's ReduceByKey:
  *
  *   tile t (WG x ITEMS elements, taken in the order tiles start: a ticket
- *   from counter[0]) loads its keys and values coalesced into local memory;
- *   work-item l then owns ITEMS consecutive elements of it:
+ *   from counter[0]) loads its keys and values coalesced into local memory
+ *   (16-byte loads where the tile is full and aligned); work-item l then
+ *   owns ITEMS consecutive elements of it:
  *
  *     keys  ..7 | 7 7 8 8 | 8 9 9 9 | 9 9 9 9 | 9 4 4..      (tiles)
  *                 lead    run  tail
  *
- *   1. head flags (k[i] != k[i-1]); each work-item's (heads, aggregate of
- *      its open run); a segmented exclusive scan over the work-items.
+ *   1. head flags (k[i] != k[i-1]) as bits of a mask, one more for the
+ *      element after the work-item's last; each work-item's (heads,
+ *      aggregate of its open run); a segmented exclusive scan over the
+ *      work-items.  Keys and values stay in local memory and are read
+ *      again in step 3 (40 registers on the H100 instead of 64: more tiles
+ *      in flight); full tiles take a copy of steps 1 and 3 without bounds
+ *      checks.
  *   2. decoupled look-back over the tiles' head counts only: status[t] is
  *      one 64-bit word, flag << 62 | count (A: heads of tile t, P: heads of
  *      tiles 0..t), so a count is never seen apart from its flag and no
@@ -763,12 +769,6 @@ __kernel void gr_bk_priv_merge(__global const GR_A *bins, ulong nk, ulong P,
 #define BK_SP ((ulong)GR_STATUS_P)
 #define BK_CNT(w) ((w) & ((1ul << 62) - 1ul))
 
-#if GR_BK_COUNT
-#define BK_LV(q) ((GR_A)1)
-#else
-#define BK_LV(q) GR_CVT_S(lval[BK_PAD(q)])
-#endif
-
 /* status[0 .. T) and counter[0] to zero before each launch. */
 __kernel void gr_bk_lb_init(__global ulong *status, ulong T,
                             __global ulong *counter)
@@ -781,10 +781,31 @@ __kernel void gr_bk_lb_init(__global ulong *status, ulong T,
     }
 }
 
+/* Full tiles whose keys and values start 16-byte aligned are staged with
+ * 16-byte loads (BK_VLOAD). */
+#ifndef BK_VLOAD
+#define BK_VLOAD (GR_K_SIZE >= 4 && (GR_BK_COUNT || GR_T_SIZE >= 4) && \
+                  GR_BK_ITEMS % 4 == 0)
+#endif
+/* Work-item l's ITEMS elements start at b = l * ITEMS; where ITEMS divides
+ * 32 they share one padding step: element b + j sits at BK_PAD(b) + j. */
+#if 32 % GR_BK_ITEMS == 0
+#define BK_AT(j) (pb + (j))
+#else
+#define BK_AT(j) BK_PAD(b + (j))
+#endif
+/* Head bits of a work-item: ITEMS + 1 (its elements and the next one). */
+#if GR_BK_ITEMS >= 32
+typedef ulong bk_mask;
+#else
+typedef uint bk_mask;
+#endif
+
 #if GR_BK_PTX && GR_WG >= 32
 /* Warp 0 looks back through 32 predecessors at once (lane l polls tile
  * j - l); counts of the lanes before the first X, through the first P. */
 #define BK_WARP_LOOKBACK 1
+
 inline ulong bk_lookback(__global ulong *status, ulong t)
 {
     const uint lane = get_local_id(0);
@@ -888,6 +909,129 @@ inline void bk_lb_scan(bk_pair p, __local uint *lf, __local ulong *lh,
 }
 #endif
 
+#define BK_CAT_(a, b) a##b
+#define BK_CAT(a, b) BK_CAT_(a, b)
+
+/* Keys and values of the tile's first m elements into local memory. */
+inline void bk_stage(__global const GR_K *keys, ulong koff,
+                     __global const GR_T *vals, ulong voff, ulong t0, uint m,
+                     __local GR_K *lk, __local GR_T *lval)
+{
+    const uint lid = get_local_id(0);
+#if BK_VLOAD
+    if (m == BK_TILE && (koff & 3) == 0 && (voff & 3) == 0) {
+        /* t0 is a multiple of the tile, so of 4: 16-byte aligned */
+        __global const BK_CAT(GR_K, 4) *k4 =
+            (__global const BK_CAT(GR_K, 4) *)(keys + koff + t0);
+#if !GR_BK_COUNT
+        __global const BK_CAT(GR_T, 4) *v4 =
+            (__global const BK_CAT(GR_T, 4) *)(vals + voff + t0);
+#endif
+#pragma unroll
+        for (uint j = 0; j < GR_BK_ITEMS / 4; ++j) {
+            const uint q = j * GR_WG + lid;
+            const BK_CAT(GR_K, 4) k = k4[q];
+#if !GR_BK_COUNT
+            const BK_CAT(GR_T, 4) v = v4[q];
+#endif
+            lk[BK_PAD(4 * q)] = k.x;
+            lk[BK_PAD(4 * q + 1)] = k.y;
+            lk[BK_PAD(4 * q + 2)] = k.z;
+            lk[BK_PAD(4 * q + 3)] = k.w;
+#if !GR_BK_COUNT
+            lval[BK_PAD(4 * q)] = v.x;
+            lval[BK_PAD(4 * q + 1)] = v.y;
+            lval[BK_PAD(4 * q + 2)] = v.z;
+            lval[BK_PAD(4 * q + 3)] = v.w;
+#endif
+        }
+        return;
+    }
+#endif
+    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
+        const uint q = j * GR_WG + lid;
+        if (q < m) {
+            lk[BK_PAD(q)] = BK_KEY(t0 + q);
+#if !GR_BK_COUNT
+            lval[BK_PAD(q)] = vals[voff + t0 + q];
+#endif
+        }
+    }
+}
+
+#if GR_BK_COUNT
+#define BK_VAL_AT(j) ((GR_A)1)
+#else
+#define BK_VAL_AT(j) GR_CVT_S(lval[BK_AT(j)])
+#endif
+
+/* Step 1 for work-item elements b .. b + ITEMS - 1 of a tile of m (full:
+ * m is the whole tile, no element past it): bit j of the result, element
+ * b + j starts a run; bit ITEMS, the element after the work-item's last
+ * does (within the tile).  *p: its heads and the aggregate of its open
+ * run.  Elements past m are copies of the tile's last key (no heads). */
+inline bk_mask bk_heads(__local const GR_K *lk, __local const GR_T *lval,
+                        uint b, uint m, ulong t0, GR_K prev, GR_K klast,
+                        const int full, bk_pair *p)
+{
+    const uint pb = BK_PAD(b);
+    bk_mask hm = 0;
+    uint h = 0;
+    gr_state s = gr_identity();
+#pragma unroll
+    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
+        const int in = full || b + j < m;
+        const GR_K k = in ? lk[BK_AT(j)] : klast;
+        const GR_A x = in ? BK_VAL_AT(j) : GR_IDENT_V;
+        const uint head = (k != prev || (j == 0 && t0 + b == 0)) ? 1u : 0u;
+        hm |= (bk_mask)head << j;
+        h += head;
+        if (head) {
+            s = gr_identity();
+        }
+        GR_FOLD_S(s, x, 0);
+        prev = k;
+    }
+    const uint qn = b + GR_BK_ITEMS;
+    if (qn < (full ? BK_TILE : m) && lk[BK_PAD(qn)] != prev) {
+        hm |= (bk_mask)1 << GR_BK_ITEMS;
+    }
+    p->f = h != 0;
+    p->h = h;
+    p->s = s;
+    return hm;
+}
+
+/* Step 3 for the same elements: every run that ends inside the tile is
+ * written (out[run - 1]; lead[t] for the run that began before it);
+ * run: runs begun before the work-item's first element, s: the aggregate
+ * of the open one. */
+inline void bk_runs(__local const GR_K *lk, __local const GR_T *lval,
+                    uint b, uint m, bk_mask hm, ulong run, gr_state s,
+                    ulong prefix, ulong t, const int full,
+                    __global GR_K *okeys, __global GR_R *ovals,
+                    __global GR_A *lead)
+{
+    const uint pb = BK_PAD(b);
+#pragma unroll
+    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
+        const GR_A x = full || b + j < m ? BK_VAL_AT(j) : GR_IDENT_V;
+        if ((hm >> j) & 1u) { /* never past m */
+            run += 1;
+            s = gr_identity();
+            okeys[run - 1] = lk[BK_AT(j)];
+        }
+        GR_FOLD_S(s, x, 0);
+        if ((hm >> (j + 1)) & 1u) {
+            if (run > prefix) {
+                ovals[run - 1] = gr_finish(s);
+            } else {
+                lead[t] = s.v;
+            }
+        }
+    }
+}
+
 __kernel void gr_bk_lb_tiles(__global const GR_K *keys, ulong koff,
                              __global const GR_T *vals, ulong voff, ulong n,
                              __global ulong *counter, __global ulong *status,
@@ -898,6 +1042,8 @@ __kernel void gr_bk_lb_tiles(__global const GR_K *keys, ulong koff,
     __local GR_K lk[BK_LOCAL];
 #if !GR_BK_COUNT
     __local GR_T lval[BK_LOCAL];
+#else
+    __local GR_T *lval = 0;
 #endif
     __local uint lf[GR_WG];
     __local ulong lh[GR_WG];
@@ -913,42 +1059,17 @@ __kernel void gr_bk_lb_tiles(__global const GR_K *keys, ulong koff,
     const ulong t = sh[0];
     const ulong t0 = t * BK_TILE;
     const uint m = (uint)min((ulong)BK_TILE, n - t0);
-    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
-        const uint q = j * GR_WG + lid;
-        if (q < m) {
-            lk[BK_PAD(q)] = BK_KEY(t0 + q);
-#if !GR_BK_COUNT
-            lval[BK_PAD(q)] = vals[voff + t0 + q];
-#endif
-        }
-    }
+    const uint b = lid * GR_BK_ITEMS;
+    bk_stage(keys, koff, vals, voff, t0, m, lk, lval);
     barrier(CLK_LOCAL_MEM_FENCE);
     const GR_K klast = lk[BK_PAD(m - 1)];
-    const uint b = lid * GR_BK_ITEMS;
     /* 1. heads and the work-item's summary */
-    GR_K kk[GR_BK_ITEMS];
-    GR_A vv[GR_BK_ITEMS];
-    uint hmask = 0;
-    bk_pair p = bk_empty();
-    GR_K prev = b == 0 ? (t0 > 0 ? BK_KEY(t0 - 1) : (GR_K)0)
-                       : (b - 1 < m ? lk[BK_PAD(b - 1)] : klast);
-#pragma unroll
-    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
-        const uint q = b + j;
-        const GR_K k = q < m ? lk[BK_PAD(q)] : klast;
-        const GR_A x = q < m ? BK_LV(q) : GR_IDENT_V;
-        const uint head = (t0 + q == 0 || k != prev) ? 1u : 0u;
-        hmask |= head << j;
-        p.h += head;
-        if (head) {
-            p.s = gr_identity();
-        }
-        GR_FOLD_S(p.s, x, 0);
-        kk[j] = k;
-        vv[j] = x;
-        prev = k;
-    }
-    p.f = p.h != 0;
+    const GR_K prev = b == 0 ? (t0 > 0 ? BK_KEY(t0 - 1) : (GR_K)0)
+                             : (b - 1 < m ? lk[BK_PAD(b - 1)] : klast);
+    bk_pair p;
+    const bk_mask hm = m == BK_TILE
+                           ? bk_heads(lk, lval, b, m, t0, prev, klast, 1, &p)
+                           : bk_heads(lk, lval, b, m, t0, prev, klast, 0, &p);
     bk_pair ex, tot;
 #if GR_BK_PTX && GR_WG >= 32
     bk_lb_scan(p, lf, lh, lv, &ex, &tot);
@@ -992,7 +1113,7 @@ __kernel void gr_bk_lb_tiles(__global const GR_K *keys, ulong koff,
         }
         if (H == 0) {
             lead[t] = tot.s.v;
-        } else if (hmask & 1u) {
+        } else if (hm & 1u) {
             lead[t] = GR_IDENT_V;
         }
         if (t0 + m == n) {
@@ -1000,30 +1121,12 @@ __kernel void gr_bk_lb_tiles(__global const GR_K *keys, ulong koff,
         }
     }
     /* 3. the runs that end inside the tile */
-    ulong run = prefix + ex.h; /* runs started before the element */
-    gr_state s = ex.s;
-    const GR_K knext = b + GR_BK_ITEMS < m ? lk[BK_PAD(b + GR_BK_ITEMS)]
-                                           : klast;
-#pragma unroll
-    for (uint j = 0; j < GR_BK_ITEMS; ++j) {
-        const uint q = b + j;
-        const GR_K k = kk[j];
-        if ((hmask >> j) & 1u) {
-            run += 1;
-            s = gr_identity();
-            if (q < m) {
-                okeys[run - 1] = k;
-            }
-        }
-        GR_FOLD_S(s, vv[j], 0);
-        const GR_K nk = j + 1 < GR_BK_ITEMS ? kk[j + 1] : knext;
-        if (q + 1 < BK_TILE && nk != k) {
-            if (run > prefix) {
-                ovals[run - 1] = gr_finish(s);
-            } else {
-                lead[t] = s.v;
-            }
-        }
+    if (m == BK_TILE) {
+        bk_runs(lk, lval, b, m, hm, prefix + ex.h, ex.s, prefix, t, 1,
+                okeys, ovals, lead);
+    } else {
+        bk_runs(lk, lval, b, m, hm, prefix + ex.h, ex.s, prefix, t, 0,
+                okeys, ovals, lead);
     }
 }
 

@@ -115,7 +115,13 @@ def run_case(gpured, func, kdt, vdt, op, variant, exclusive=False):
             want = np.full(25, fill, rd)
             getattr(np, "minimum" if op == "min" else "maximum").at(want, k.astype(np.int64), v)
     elif func == "reduce_by_key":
-        uk, got = gpured.reduce_by_key(k, v, op, **kw)
+        uk, got = gpured.reduce_by_key(k, v, op, variant=variant, **kw)
+        if variant == "lookback":
+            # items 4: full tiles staged with 16-byte loads, one padding
+            # step per work-item; the last tile partial
+            uk4, got4 = gpured.reduce_by_key(k, v, op, variant=variant,
+                                             wg_size=4, items=4)
+            assert np.array_equal(uk4, uk) and np.array_equal(got4, got)
         st = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
         assert np.array_equal(uk, k[st])
         if op == "count":

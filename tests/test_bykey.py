@@ -200,6 +200,32 @@ def test_reduce_by_key_lookback_many_tiles():
     assert p["variant"] == ("lookback" if gpu else "sorted_segments")  # both reproducible
 
 
+@pytest.mark.parametrize("kdt,vdt", [("int32", "float32"), ("int64", "float64"),
+                                     ("uint32", "int64"), ("int64", "int32")])
+@pytest.mark.parametrize("off", [0, 1, 2, 4])
+def test_reduce_by_key_lookback_vector_loads(kdt, vdt, off):
+    """Items a multiple of 4: full tiles whose keys and values start
+    16-byte aligned are staged with vector loads (bykey.cl bk_stage); device
+    views that start 1 or 2 elements in take the scalar loads, 4 elements in
+    the vector ones again; the last, partial tile always the scalar ones."""
+    if vdt == "float64" and not HAS_FP64:
+        pytest.skip("device has no fp64")
+    if "lookback" not in gpured.variants_by_key("reduce_by_key", kdt, vdt, "sum"):
+        pytest.skip("device has no 64-bit atomics")
+    rng = np.random.default_rng(off + 17 * len(kdt + vdt))
+    n = 6000
+    k = runs_keys(n + off, 5, kdt, rng)
+    v = values(n + off, vdt, rng, "sum")
+    wk, want, absx, lens = ref_reduce(k[off:], v[off:], "sum")
+    kd, vd = gpured.to_device(k)[off:], gpured.to_device(v)[off:]
+    for kw in ({"wg_size": 8, "items": 4}, {"wg_size": 32, "items": 8}):
+        uk, got = gpured.reduce_by_key(kd, vd, variant="lookback", **kw)
+        np.testing.assert_array_equal(uk.get(), wk)
+        check_close(got.get(), want, "sum", absx, lens)
+        _, cnt = gpured.reduce_by_key(kd, None, "count", variant="lookback", **kw)
+        np.testing.assert_array_equal(cnt.get(), lens)
+
+
 def ref_scan(k, v, op, exclusive):
     rd = result_dtype(op, v.dtype)
     out = np.empty(k.size, rd)
@@ -432,9 +458,9 @@ OTHER_GPU = {"gpu": 1, "compute_units": 60, "max_work_group_size": 256,
 
 
 def plan(caps, func="sum_by_key", n=10 << 20, nk=1 << 20, heads=None, desc=0,
-         vdt="float64", **kw):
+         vdt="float64", kdt="int64", **kw):
     heads = n // 10 if heads is None else heads
-    return _core.bykey_plan_for(caps, func, np.dtype("int64"), np.dtype(vdt),
+    return _core.bykey_plan_for(caps, func, np.dtype(kdt), np.dtype(vdt),
                                 "sum", n, nk, heads, desc, **kw)
 
 
@@ -448,6 +474,10 @@ def test_plans_gpu():
     assert plan(H100, deterministic=True, desc=7)["variant"] == "lookback"
     p = plan(H100, func="reduce_by_key", vdt="float32")
     assert p["variant"] == "lookback" and (p["wg_size"], p["items"]) == (128, 16)
+    # 4 + 4 B: 256 x 16 (benchmarks/exp/bykey_lb.py); items a power of two
+    p = plan(H100, func="reduce_by_key", vdt="float32", kdt="int32")
+    assert (p["wg_size"], p["items"]) == (256, 16)
+    assert plan(H100, func="reduce_by_key", wg_size=512, kdt="int32")["items"] == 4  # 32768 / 6144 = 5
     assert plan(H100, func="reduce_by_key", wg_size=256)["items"] == 8  # 8 + 8 B: 32 KiB
     assert plan(H100, func="reduce_by_key", deterministic=True)["variant"] == "lookback"
     assert plan(H100, func="reduce_by_key", variant="sorted_segments",
