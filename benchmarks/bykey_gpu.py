@@ -109,7 +109,7 @@ def main():
     v = np.ones(n, np.float32)
     for kw in ({}, {"variant": "lookback", "items": 8},
                {"variant": "lookback", "wg_size": 128, "items": 16},
-               {"variant": "lookback", "wg_size": 512, "items": 8},
+               {"variant": "lookback", "wg_size": 128, "items": 32},
                {"variant": "sorted_segments"}):
         r = B.timeit_by_key("reduce_by_key", k, v, "sum", reps=REPS, **kw)
         ok = r["result"][0].size == n // 64 and bool(np.all(r["result"][1] == 64))

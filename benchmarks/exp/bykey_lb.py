@@ -7,7 +7,8 @@ GPURED_BYKEY_XOPTS) and each geometry; each result checked.  Then
 ptxas's registers of each gr_bk_lb_tiles built (NVIDIA).
 
     bash benchmarks/gpu_run.sh exp "benchmarks/exp/bykey_lb.py [DEFS ...]"
-    GEOMS="128x16,256x8" to choose geometries (default: the plan's).
+    GEOMS="128x16,256x8" to choose geometries (default: the plan's);
+    KDT, VDT the keys' and values' dtypes (int32, float32), LOG2N the size.
 """
 import glob
 import os
@@ -26,9 +27,10 @@ CUB_MS = 1.135  # issue 15: CUB ReduceByKey, H100, by events
 LOG2 = int(os.environ.get("LOG2N", 28))
 n = 1 << LOG2
 dev = gpured.get_device()
-print("%s: 2^%d int32 keys in runs of 64, float32 values" % (dev["name"], LOG2), flush=True)
-k = (np.arange(n, dtype=np.int64) >> 6).astype(np.int32)
-v = np.random.default_rng(0).integers(0, 8, n).astype(np.float32)
+KDT, VDT = os.environ.get("KDT", "int32"), os.environ.get("VDT", "float32")
+print("%s: 2^%d %s keys in runs of 64, %s values" % (dev["name"], LOG2, KDT, VDT), flush=True)
+k = (np.arange(n, dtype=np.int64) >> 6).astype(KDT)
+v = np.random.default_rng(0).integers(0, 8, n).astype(VDT)
 want = np.add.reduceat(v.astype(np.float64), np.arange(0, n, 64))
 kd, vd = gpured.to_device(k), gpured.to_device(v)
 del k
