@@ -1076,6 +1076,26 @@ int gr_bk_types_init(const gr_device *d, gr_bk_types *ty, char *err,
     return 0;
 }
 
+/* Bytes of a key and its value (reduce_by_key's lookback stages both). */
+static size_t bk_pair_size(const gr_bk_types *ty)
+{
+    return (size_t)gr_dtypes[ty->k].size +
+           (ty->count ? 0 : (size_t)gr_dtypes[ty->v].size);
+}
+
+/* Local memory of gr_bk_lb_tiles (bykey.cl): keys and values of wg x it
+ * elements with a padding word every 32, the scan's flag, count and
+ * accumulator per work-item (4 + 8 + 8 bytes), two words. */
+static size_t bk_lb_local(size_t wg, size_t it, size_t esz)
+{
+    return (wg * it + wg * it / 32) * esz + wg * 20 + 16;
+}
+
+static size_t bk_local_max(const gr_device *d)
+{
+    return d->local_mem ? (size_t)d->local_mem : 32768;
+}
+
 int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *ty,
                const gr_bk_facts *facts, const gr_bk_overrides *ov,
                gr_bk_plan *p)
@@ -1215,11 +1235,12 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         wg = !d->is_gpu ? (v == GR_BKV_HASH || v == GR_BKV_WARP ? 64 : 1)
              : 256;
         if (d->is_gpu && v == GR_BKV_LOOKBACK &&
-            gr_dtypes[ty->k].size + (ty->count ? 0 : gr_dtypes[ty->v].size) >
-                8) {
-            /* 16 items of 12 or 16 bytes in 32 KiB.  H100, 2^27 runs of
-             * 64: int64/f64 128 x 16 1.039 ms, 256 x 8 1.042; int32/f64
-             * 0.802, 0.827 (256 x 16, 0.77-0.99, would take 48-64 KiB) */
+            (bk_pair_size(ty) > 8 ||
+             bk_lb_local(256, 16, bk_pair_size(ty)) > bk_local_max(d))) {
+            /* 16 items a work-item where 256 x 16 does not fit: pairs of
+             * 12 or 16 bytes (H100, 2^27 runs of 64: int64/f64 128 x 16
+             * 1.039 ms, 256 x 8 1.042; int32/f64 0.802, 0.827; 256 x 16,
+             * 0.77-0.99, takes 48-64 KiB), devices with 32 KiB */
             wg = 128;
         }
     }
@@ -1235,9 +1256,9 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
     }
     p->wg = wg;
     if (v == GR_BKV_LOOKBACK) {
-        /* Keys and values of a tile in local memory: at most 32 KiB. */
-        const size_t esz = gr_dtypes[ty->k].size +
-                           (ty->count ? 0 : gr_dtypes[ty->v].size);
+        /* Keys and values of a tile in local memory: at most 32 KiB, and
+         * the whole kernel within the device's local memory. */
+        const size_t esz = bk_pair_size(ty);
         size_t it = ov->items;
         if (it == 0) {
             /* a power of two: 16-byte loads from 4 up, and a work-item's
@@ -1247,10 +1268,20 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
             while (it & (it - 1)) {
                 it &= it - 1;
             }
+            while (it > 1 && bk_lb_local((size_t)wg, it, esz) > bk_local_max(d)) {
+                it /= 2;
+            }
         }
         if (it > 32) {
             snprintf(p->why, sizeof p->why, "variant 'lookback' takes items "
                      "<= 32 (got %zu)", it);
+            return -1;
+        }
+        if (d->is_gpu && bk_lb_local((size_t)wg, it, esz) > bk_local_max(d)) {
+            snprintf(p->why, sizeof p->why, "variant 'lookback': a tile of "
+                     "%d x %zu takes %zu bytes of local memory, the device "
+                     "has %zu: use fewer items or a smaller wg_size", wg, it,
+                     bk_lb_local((size_t)wg, it, esz), bk_local_max(d));
             return -1;
         }
         p->items = it;

@@ -450,7 +450,8 @@ def test_inputs_not_modified_and_views():
 # ------------------------------------------------- plans on synthetic devices
 
 H100 = {"gpu": 1, "compute_units": 132, "max_work_group_size": 1024,
-        "fp64": 1, "atomics64": 1, "nvidia_ptx": 1, "name": "H100"}
+        "fp64": 1, "atomics64": 1, "nvidia_ptx": 1, "name": "H100",
+        "local_mem_size": 48 << 10}
 CPU = {"gpu": 0, "compute_units": 2, "max_work_group_size": 4096, "fp64": 1,
        "atomics64": 1}
 OTHER_GPU = {"gpu": 1, "compute_units": 60, "max_work_group_size": 256,
@@ -478,6 +479,16 @@ def test_plans_gpu():
     p = plan(H100, func="reduce_by_key", vdt="float32", kdt="int32")
     assert (p["wg_size"], p["items"]) == (256, 16)
     assert plan(H100, func="reduce_by_key", wg_size=512, kdt="int32")["items"] == 4  # 32768 / 6144 = 5
+    # the tile within local memory: 32 KiB (Oclgrind's) takes 128 x 16,
+    # and a wg_size given gets fewer items; items given that do not fit fail
+    small = dict(H100, local_mem_size=32 << 10)
+    p = plan(small, func="reduce_by_key", vdt="float32", kdt="int32")
+    assert (p["wg_size"], p["items"]) == (128, 16)
+    assert plan(small, func="reduce_by_key", vdt="float32", kdt="int32",
+                wg_size=256)["items"] == 8
+    with pytest.raises(ValueError, match="bytes of local memory"):
+        plan(small, func="reduce_by_key", vdt="float32", kdt="int32",
+             variant="lookback", wg_size=256, items=16)
     assert plan(H100, func="reduce_by_key", wg_size=256)["items"] == 8  # 8 + 8 B: 32 KiB
     assert plan(H100, func="reduce_by_key", deterministic=True)["variant"] == "lookback"
     assert plan(H100, func="reduce_by_key", variant="sorted_segments",
