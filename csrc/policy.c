@@ -453,7 +453,13 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         } else if (lay->L <= ITEMS_ROW_MAX) {
             parts = 1; /* a few elements per segment: one pass */
         } else {
-            parts = ceil_div(target, threads);
+            /* GPUs: the nearest whole number of parts, not the next one:
+             * H100, 4096 x 65536 float32 axis 0 (65536 work-items, target
+             * 270336): 5 parts (1280 groups, 1.2 waves) 0.386 ms, 4 parts
+             * (one wave) 0.361, 8 parts 0.362; torch 0.375
+             * (benchmarks/exp/gpu_columns.py) */
+            parts = d->is_gpu ? max_sz(1, (target + threads / 2) / threads)
+                              : ceil_div(target, threads);
             if (cols && !d->is_gpu) {
                 /* CPUs: each part's rows span at most 4 MiB.  A work-item
                  * reads 64 bytes a row, every row on its own page: over

@@ -204,6 +204,10 @@ def test_auto_differs_where_devices_differ():
     for caps in (H100, CPU):
         assert plan(caps, 4096, 4096, ss=1, es=4096)["variant"] == "segment_per_item"
         assert plan(caps, 100000, 3)["variant"] == "segment_per_item"
+    # GPU columns: the nearest whole number of parts along the rows (H100,
+    # 4096 x 65536 float32 axis 0: 4 parts fill one wave, 5 took 1.2)
+    assert plan(H100, 65536, 4096, ss=1, es=65536)["groups"] == 4
+    assert plan(H100, 140000, 4096, ss=1, es=140000)["groups"] == 2
     # widening integer sums get more accumulators on GPUs (H100 measurement)
     i32, i64 = np.dtype(np.int32), np.dtype(np.int64)
     assert plan(H100, 1, big, dt=i32, rd=i64)["ilp"] == 4
