@@ -43,7 +43,7 @@ typedef struct {
 } bkey;
 
 /* Developer knobs for benchmarks/exp/bykey_lb.py: GPURED_BYKEY_XDEFS
- * appends #define lines ("A 1;B 0") to every by-key program,
+ * appends #define lines to every by-key program (as GPURED_SCAN_XDEFS),
  * GPURED_BYKEY_XOPTS build options; their hash is part of the kernel
  * memo's key. */
 static unsigned bk_xdefs_hash(void)
@@ -129,13 +129,8 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              /* each program holds only its own kernels: PoCL compiles every
               * kernel of a program when its binary is read for the cache */
              key->seg, (int)ti->size);
-    const char *xd = key->xdefs ? getenv("GPURED_BYKEY_XDEFS") : NULL;
-    for (; xd != NULL && *xd;) {
-        size_t len = strlen(buf), w = strcspn(xd, ";");
-        if (len + w + 10 < n) {
-            snprintf(buf + len, n - len, "#define %.*s\n", (int)w, xd);
-        }
-        xd += w + (xd[w] == ';');
+    if (key->xdefs) {
+        gr_defines_append_env(buf, n, "GPURED_BYKEY_XDEFS");
     }
 }
 

@@ -248,6 +248,10 @@ typedef void (*gr_defines_fn)(const void *ctx, char *buf, size_t n);
 cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
                          size_t keylen, const char *name, gr_defines_fn defs,
                          const void *ctx, const char *options, gr_status *st);
+/* Developer knobs (benchmarks/scan_knobs.py, benchmarks/exp/bykey_lb.py):
+ * the #define lines in environment variable `env`, appended to a defines
+ * block as they are. */
+void gr_defines_append_env(char *buf, size_t n, const char *env);
 
 /* --------------------------------------------------------------- pool.c
  * Per-device caching allocator.  A block is one cl_mem of a rounded size

@@ -1102,6 +1102,13 @@ static size_t bk_local_max(const gr_device *d)
     return d->local_mem ? (size_t)d->local_mem : 32768;
 }
 
+/* A lookback tile of wg x it pairs of esz bytes stages at most 32 KiB and
+ * fits the device's local memory. */
+static int bk_lb_fits(const gr_device *d, size_t wg, size_t it, size_t esz)
+{
+    return wg * it * esz <= 32768 && bk_lb_local(wg, it, esz) <= bk_local_max(d);
+}
+
 int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *ty,
                const gr_bk_facts *facts, const gr_bk_overrides *ov,
                gr_bk_plan *p)
@@ -1241,8 +1248,7 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         wg = !d->is_gpu ? (v == GR_BKV_HASH || v == GR_BKV_WARP ? 64 : 1)
              : 256;
         if (d->is_gpu && v == GR_BKV_LOOKBACK &&
-            (bk_pair_size(ty) > 8 ||
-             bk_lb_local(256, 16, bk_pair_size(ty)) > bk_local_max(d))) {
+            !bk_lb_fits(d, 256, 16, bk_pair_size(ty))) {
             /* 16 items a work-item where 256 x 16 does not fit: pairs of
              * 12 or 16 bytes (H100, 2^27 runs of 64: int64/f64 128 x 16
              * 1.039 ms, 256 x 8 1.042; int32/f64 0.802, 0.827; 256 x 16,
@@ -1267,14 +1273,10 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         const size_t esz = bk_pair_size(ty);
         size_t it = ov->items;
         if (it == 0) {
-            /* a power of two: 16-byte loads from 4 up, and a work-item's
-             * elements share one padding step in local memory */
-            it = 32768 / ((size_t)wg * esz);
-            it = it > 16 ? 16 : it < 1 ? 1 : it;
-            while (it & (it - 1)) {
-                it &= it - 1;
-            }
-            while (it > 1 && bk_lb_local((size_t)wg, it, esz) > bk_local_max(d)) {
+            /* the largest power of two up to 16 that fits: 16-byte loads
+             * from 4 up, and a work-item's elements share one padding
+             * step in local memory */
+            for (it = 16; it > 1 && !bk_lb_fits(d, (size_t)wg, it, esz);) {
                 it /= 2;
             }
         }

@@ -470,6 +470,15 @@ typedef struct {
 static memo_entry memo[MEMO_SIZE];
 static int memo_used;
 
+void gr_defines_append_env(char *buf, size_t n, const char *env)
+{
+    const char *xd = getenv(env);
+    const size_t len = strlen(buf);
+    if (xd != NULL && len + strlen(xd) + 2 < n) {
+        snprintf(buf + len, n - len, "%s\n", xd);
+    }
+}
+
 cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
                          size_t keylen, const char *name, gr_defines_fn defs,
                          const void *ctx, const char *options, gr_status *st)

@@ -84,10 +84,8 @@ static void defines(const void *ctx, char *buf, size_t n)
     /* Developer knob for benchmarks/scan_knobs.py: GPURED_SCAN_XDEFS
      * appends #define lines to every scan program (part of the program
      * cache's key; the kernel memo is bypassed while it is set). */
-    const char *xd = getenv("GPURED_SCAN_XDEFS");
-    if (xd != NULL && len > 0 && (size_t)len + strlen(xd) + 2 < n) {
-        strcat(buf, xd);
-        strcat(buf, "\n");
+    if (len > 0) {
+        gr_defines_append_env(buf, n, "GPURED_SCAN_XDEFS");
     }
 }
 

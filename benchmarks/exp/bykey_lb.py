@@ -65,6 +65,7 @@ rows = []
 seen = set()
 for defs in (sys.argv[1:] or [""]) * 2:
     xd, _, xo = defs.partition("|")
+    xd = "\n".join("#define " + d.strip() for d in xd.split(";") if d.strip())
     for name, val in (("GPURED_BYKEY_XDEFS", xd), ("GPURED_BYKEY_XOPTS", xo)):
         if val:
             os.environ[name] = val
