@@ -2733,8 +2733,8 @@ done:
 
 /* A synthetic device from a dict of capabilities (gpu, compute_units,
  * max_work_group_size, fp64, atomics64, subgroups, wg_collectives,
- * nvidia_ptx, local_mem_size, name): what the plan_for functions of every
- * family plan for.  caps is borrowed; -1 with an exception set. */
+ * nvidia_ptx, local_mem_size, max_alloc_size, name): what the plan_for
+ * functions of every family plan for.  caps is borrowed; -1 with an exception set. */
 static int caps_parse(PyObject *caps, gr_device *dev)
 {
     static const struct {
@@ -2780,6 +2780,13 @@ static int caps_parse(PyObject *caps, gr_device *dev)
     PyObject *lm = PyDict_GetItemString(caps, "local_mem_size"); /* borrowed */
     if (lm != NULL) {
         dev->local_mem = PyLong_AsUnsignedLongLong(lm);
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+    }
+    PyObject *ma = PyDict_GetItemString(caps, "max_alloc_size"); /* borrowed */
+    if (ma != NULL) {
+        dev->max_alloc = PyLong_AsUnsignedLongLong(ma);
         if (PyErr_Occurred()) {
             return -1;
         }

@@ -11,7 +11,7 @@
  *   gr_bykey_segments_dev  sorted segments (head flags + segmented scan),
  *                          the CPU chunk kernels, the single-pass look-back
  *   gr_bykey_dense_dev     dense bins: atomic, warp_aggregated, local_hash,
- *                          private_bins, sorted_segments
+ *                          private_bins, sorted_segments, fixed_point
  *   gr_bykey_sort_dev      stable radix sort of (keys, values) for
  *                          deterministic sum_by_key on unsorted keys
  *
@@ -176,6 +176,16 @@ static int bk_launch(gr_device *d, cl_kernel k, size_t groups, size_t wg,
             rc = -1;
         } else {
             *ns += gr_span_ns(&sp);
+            if (getenv("GPURED_BYKEY_PROFILE") != NULL) {
+                /* developer knob, timed runs only (timeit_by_key): each
+                 * kernel's event time on stderr
+                 * (benchmarks/exp/bykey_profile.py) */
+                char name[64] = "?";
+                clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name,
+                                NULL);
+                fprintf(stderr, "  %-18s %8.3f ms\n", name,
+                        gr_span_ns(&sp) * 1e-6);
+            }
         }
     }
     gr_span_release(&sp);
@@ -508,12 +518,13 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     if (gr_device_open(d, st) != 0) {
         return -1;
     }
-    if (p->variant != GR_BKV_PRIV || n == 0) {
+    if ((p->variant != GR_BKV_PRIV && p->variant != GR_BKV_FIXED) || n == 0) {
         /* A kernel, not clEnqueueFillBuffer: Oclgrind's uninitialised-value
          * check does not see what a fill wrote. */
         cl_kernel ki = bk_kernel(d, ty, p, p->variant == GR_BKV_SEGMENTS ||
                                  p->variant == GR_BKV_LOOKBACK ||
-                                 p->variant == GR_BKV_PRIV, "gr_bk_init", st);
+                                 p->variant == GR_BKV_PRIV ||
+                                 p->variant == GR_BKV_FIXED, "gr_bk_init", st);
         const cl_ulong unk0 = nk;
         const size_t wg = d->is_gpu ? 256 : 1;
         size_t groups = (nk + wg - 1) / wg;
@@ -533,6 +544,40 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     }
     const cl_ulong un = n, ukoff = koff, uvoff = voff, unk = nk,
                    uit = p->items;
+    if (p->variant == GR_BKV_FIXED) {
+        /* 128-bit accumulators (2 nk words), then exponents and flags
+         * (nk words of two uints), zeroed by one kernel; gr_fx_final
+         * writes every bin (kernels/bykey.cl, "fixed-point sums") */
+        cl_kernel kz = bk_kernel(d, ty, p, 5, "gr_fx_zero", st);
+        cl_kernel ke = kz ? bk_kernel(d, ty, p, 5, "gr_fx_exp", st) : NULL;
+        cl_kernel ka = ke ? bk_kernel(d, ty, p, 5, "gr_fx_add", st) : NULL;
+        cl_kernel kf = ka ? bk_kernel(d, ty, p, 5, "gr_fx_final", st) : NULL;
+        cl_mem w;
+        if (kf == NULL || (w = bk_buffer(d, nk * 24, &sc, st)) == NULL) {
+            goto fail;
+        }
+        const cl_ulong nw = 3 * nk;
+        const size_t cu = d->compute_units ? d->compute_units : 1;
+        const size_t cap = cu * (d->is_gpu ? 16 : 4);
+        size_t gz = (3 * nk + p->wg - 1) / p->wg, gn = (n + p->wg - 1) / p->wg,
+               gk = (nk + p->wg - 1) / p->wg;
+        gz = gz < cap ? gz : cap;
+        gn = gn < cap ? gn : cap;
+        gk = gk < cap ? gk : cap;
+        if (BK_LAUNCH(d, kz, gz, p->wg, ns, st, GR_ARG(w), GR_ARG(nw)) != 0 ||
+            BK_LAUNCH(d, ke, gn, p->wg, ns, st, GR_ARG(keys), GR_ARG(ukoff),
+                      GR_ARG(vals), GR_ARG(uvoff), GR_ARG(un), GR_ARG(w),
+                      GR_ARG(unk)) != 0 ||
+            BK_LAUNCH(d, ka, gn, p->wg, ns, st, GR_ARG(keys), GR_ARG(ukoff),
+                      GR_ARG(vals), GR_ARG(uvoff), GR_ARG(un), GR_ARG(w),
+                      GR_ARG(unk)) != 0 ||
+            BK_LAUNCH(d, kf, gk, p->wg, ns, st, GR_ARG(w), GR_ARG(unk),
+                      GR_ARG(out)) != 0) {
+            goto fail;
+        }
+        rc = 0;
+        goto fail;
+    }
     if (p->variant == GR_BKV_SEGMENTS || p->variant == GR_BKV_LOOKBACK) {
         return gr_bykey_segments_dev(d, ty, p, 3, keys, koff, vals, voff, n,
                                      NULL, out, NULL, ns, st);

@@ -714,7 +714,7 @@ void gr_identity_of(gr_op op, gr_dtype r, unsigned char *buf);
 typedef enum { GR_BK_REDUCE, GR_BK_DENSE, GR_BK_SCAN } gr_bk_func;
 typedef enum {
     GR_BKV_ATOMIC, GR_BKV_WARP, GR_BKV_HASH, GR_BKV_SEGMENTS, GR_BKV_PRIV,
-    GR_BKV_LOOKBACK
+    GR_BKV_LOOKBACK, GR_BKV_FIXED
 } gr_bk_variant;
 
 typedef struct {

@@ -866,7 +866,12 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
          * and stores, kernels/scan.cl): 256 x 32 float32, 1 GiB cumsum
          * 1.027 ms vs 1.186 ms at 256 x 16 (2026-11-23). */
         items = (int)max_sz(4, min_sz(16, 64 / (size_t)tsize));
-        if (tsize == 4 && gr_dtypes[acc->r].size == 4) {
+        if (tsize == 4 && gr_dtypes[acc->r].size == 4 &&
+            (size_t)wg * 32 * 4 + 8192 <=
+                (d->local_mem ? (size_t)d->local_mem : 32768)) {
+            /* the tile's exchange buffer in local memory (32 KiB at
+             * 256 x 32, padded): the H100's 48 KiB takes it, a 32 KiB
+             * device keeps 16 (Oclgrind: 38204 bytes refused) */
             items = 32;
         }
         if (tsize == 8 && acc->nan) {
@@ -1047,7 +1052,7 @@ int gr_accum_for(const gr_device *d, gr_family fam, gr_op op, gr_dtype t,
 
 const char *const gr_bk_variant_names[] = {
     "atomic", "warp_aggregated", "local_hash", "sorted_segments",
-    "private_bins", "lookback", NULL};
+    "private_bins", "lookback", "fixed_point", NULL};
 const char *const gr_bk_func_names[] = {"reduce_by_key", "sum_by_key",
                                             "scan_by_key"};
 
@@ -1109,6 +1114,29 @@ static int bk_lb_fits(const gr_device *d, size_t wg, size_t it, size_t esz)
     return wg * it * esz <= 32768 && bk_lb_local(wg, it, esz) <= bk_local_max(d);
 }
 
+/* fixed_point: sum_by_key of float values into 128-bit integer
+ * accumulators by 64-bit integer atomics (kernels/bykey.cl, "fixed-point
+ * sums"): 24 bytes a key; float64 rounds through fp64, float32 in float. */
+static int bk_fixed_ok(const gr_device *d, gr_bk_func f, const gr_bk_types *ty,
+                       size_t nk, char *why, size_t len)
+{
+    const char *no = f != GR_BK_DENSE ? "runs sum_by_key only"
+                     : ty->count || ty->op != GR_ADD ||
+                             !gr_dtypes[ty->v].is_float
+                         ? "sums float32 or float64 values only"
+                     : !d->atomics64 ? "needs cl_khr_int64_base_atomics"
+                     : ty->v == GR_FLOAT64 && !d->fp64 ? "needs fp64"
+                     : d->max_alloc && nk > d->max_alloc / 24
+                         ? "keeps 24 bytes a key: too many keys"
+                         : NULL;
+    if (no != NULL && why != NULL) {
+        snprintf(why, len, "variant 'fixed_point' %s (device '%s', %s %s)",
+                 no, d->name, ty->count ? "count" : gr_dtypes[ty->v].name,
+                 gr_bk_func_names[f]);
+    }
+    return no == NULL;
+}
+
 int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *ty,
                const gr_bk_facts *facts, const gr_bk_overrides *ov,
                gr_bk_plan *p)
@@ -1129,8 +1157,13 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         if (v < 0) {
             snprintf(p->why, sizeof p->why, "unknown variant '%s' (known: "
                      "auto, atomic, warp_aggregated, local_hash, "
-                     "sorted_segments, private_bins, lookback)", want);
+                     "sorted_segments, private_bins, lookback, "
+                     "fixed_point)", want);
             return -1;
+        }
+        if (v == GR_BKV_FIXED &&
+            !bk_fixed_ok(d, f, ty, facts->num_keys, p->why, sizeof p->why)) {
+            return -2;
         }
         if (v == GR_BKV_LOOKBACK && f == GR_BK_SCAN) {
             snprintf(p->why, sizeof p->why, "variant 'lookback' runs "
@@ -1161,10 +1194,11 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
             return -2;
         }
         if (ov->deterministic && v != GR_BKV_SEGMENTS &&
-            v != GR_BKV_LOOKBACK) {
+            v != GR_BKV_LOOKBACK && v != GR_BKV_FIXED) {
             snprintf(p->why, sizeof p->why, "deterministic=True runs "
-                     "'sorted_segments' or 'lookback' (no value through an "
-                     "atomic); '%s' is not reproducible", want);
+                     "'sorted_segments', 'lookback' or 'fixed_point' (no "
+                     "float value through an atomic); '%s' is not "
+                     "reproducible", want);
             return -2;
         }
         snprintf(p->why, sizeof p->why, "variant '%s' requested", want);
@@ -1179,6 +1213,14 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         v = GR_BKV_SEGMENTS;
         snprintf(p->why, sizeof p->why, "%s: head flags + segmented scan",
                  gr_bk_func_names[f]);
+    } else if (ov->deterministic && d->is_gpu && facts->descents != 0 &&
+               bk_fixed_ok(d, f, ty, facts->num_keys, NULL, 0)) {
+        /* H100, 10 Mi float64 values into 2^20 random keys: see
+         * BENCHMARKS.md (the radix sort, then lookback: 0.90 ms) */
+        v = GR_BKV_FIXED;
+        snprintf(p->why, sizeof p->why, "deterministic float sums on a GPU, "
+                 "keys not sorted: exact fixed-point sums by integer "
+                 "atomics, rounded once (the same bits in any order)");
     } else if (ov->deterministic && d->is_gpu && d->atomics64) {
         /* H100, 10 Mi f64 values, 2^20 sorted keys: see BENCHMARKS.md */
         v = GR_BKV_LOOKBACK;

@@ -28,7 +28,7 @@ ScanVariant = Literal[
     "decoupled_lookback", "row_per_item"]
 ByKeyVariant = Literal[
     "auto", "atomic", "warp_aggregated", "local_hash", "sorted_segments",
-    "private_bins", "lookback"]
+    "private_bins", "lookback", "fixed_point"]
 ReduceOp = Literal["sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax"]
 ReduceatVariant = Literal["auto", "segment_per_group", "segment_per_item"]
 ReduceatOp = Literal["add", "sum", "multiply", "prod", "minimum", "min", "maximum", "max",

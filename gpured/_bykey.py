@@ -21,7 +21,7 @@ from . import _core
 KEY_DTYPES = ("int32", "int64", "uint32", "uint64")
 VALUE_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
 VARIANTS = ("atomic", "warp_aggregated", "local_hash", "sorted_segments",
-            "private_bins", "lookback")
+            "private_bins", "lookback", "fixed_point")
 _FUNCS = ("reduce_by_key", "sum_by_key", "scan_by_key")
 
 

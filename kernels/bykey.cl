@@ -51,7 +51,7 @@
  * written; the plan picks the variant from these.
  */
 
-#if GR_K_SIZE == 8 || GR_A_SIZE == 8 || GR_BK_CHECK
+#if GR_K_SIZE == 8 || GR_A_SIZE == 8 || GR_BK_CHECK || GR_BK_SEG == 5
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 
@@ -1636,3 +1636,184 @@ __kernel void NAME(__global const KT *keys, ulong koff SR_VARGS, ulong n,    \
 SR_CSCATTER(gr_sr_cscatter_k, GR_K)
 SR_CSCATTER(gr_sr_cscatter_u, uint)
 #endif /* GR_BK_SORT == 1 */
+
+/* ------------------------------------------------- fixed-point sums
+ *
+ * Variant fixed_point: deterministic sum_by_key of float values by
+ * integer atomics, which give the same bits in any order: integer
+ * addition is associative, so the sums are exact whatever the order.
+ * Each key keeps a 128-bit two's-complement accumulator (acc[2k] low
+ * word, acc[2k + 1] high word) in units of 2^(E_k - BIAS - G): E_k is the
+ * largest exponent among the key's finite values, so its largest value's
+ * mantissa sits just above G guard bits (float64 42, float32 71), with
+ * room for 2^31 values above.  Bits of smaller values below the unit are
+ * dropped: at most 2^-42 (float32 2^-71) of the largest value's ulp each,
+ * where a float sum rounds by half an ulp of its running total.
+ *   gr_fx_zero   the accumulators (words 0 .. 2 nk), exponents and flags
+ *                (after them, two uints a key: ef[2k], ef[2k + 1])
+ *   gr_fx_exp    per key: the largest exponent (atomic_max) and, for
+ *                NaN / +inf / -inf, a flag bit (atomic_or)
+ *   gr_fx_add    each value as a 128-bit integer: the low word by
+ *                atom_add, whose old value tells the carry; the high word
+ *                plus the carry by a second atom_add (float32 values
+ *                within 2^47 of their key's largest touch the high word
+ *                only)
+ *   gr_fx_final  per key: NaN if a NaN or both infinities, else the
+ *                infinity, else the 128-bit sum rounded once to the
+ *                result type (64 leading bits with a sticky bit,
+ *                convert_<type>_rte), scaled by ldexp
+ * Results are reproducible run to run and independent of the input's
+ * order.  Needs 64-bit atomics (and fp64 for float64 values).
+ * (Tried: float32 in nine 32-bit chunk words a key, exact over the whole
+ * range with no exponent pass: 72 bytes a key left the L2 at 2^20 keys,
+ * 0.68 ms against 0.37 ms for these two passes; BENCHMARKS.md.)
+ */
+#if GR_BK_SEG == 5
+#if GR_T_SIZE == 8
+#define FX_MBITS 52
+#define FX_EMAX 2047u
+#define FX_BIAS 1075
+#define FX_G 42 /* 128 = 1 sign + 32 headroom + 53 mantissa + 42 */
+#define FX_BITS(x) as_ulong(x)
+#define FX_ROUND(m) convert_double_rte(m)
+#else
+#define FX_MBITS 23
+#define FX_EMAX 255u
+#define FX_BIAS 150
+#define FX_G 71 /* 128 = 1 sign + 32 headroom + 24 mantissa + 71 */
+#define FX_BITS(x) ((ulong)as_uint(x))
+#define FX_ROUND(m) convert_float_rte(m)
+#endif
+#define FX_SIGN(b) (((b) >> (GR_T_SIZE * 8 - 1)) & 1ul)
+#define FX_EXP(b) ((uint)((b) >> FX_MBITS) & FX_EMAX)
+#define FX_MANT(b) ((b) & ((1ul << FX_MBITS) - 1ul))
+#define FX_U 4 /* elements a work-item takes a step, loads issued together */
+
+__kernel void gr_fx_zero(__global ulong *w, ulong nw)
+{
+    for (ulong i = get_global_id(0); i < nw; i += get_global_size(0)) {
+        w[i] = 0;
+    }
+}
+
+/* ef[2k]: the largest exponent of key k's finite nonzero values (at
+ * least 1: subnormals share the smallest normal's scale); ef[2k + 1]:
+ * 1 NaN, 2 +inf, 4 -inf.  Each work-item takes FX_U elements a step
+ * (coalesced: the grid's size apart). */
+__kernel void gr_fx_exp(__global const GR_K *keys, ulong koff,
+                        __global const GR_T *vals, ulong voff, ulong n,
+                        __global ulong *w, ulong nk)
+{
+    __global uint *ef = (__global uint *)(w + 2 * nk);
+    const ulong G = get_global_size(0);
+    for (ulong i0 = get_global_id(0); i0 < n; i0 += FX_U * G) {
+        ulong b[FX_U];
+        uint k[FX_U];
+        for (uint u = 0; u < FX_U; ++u) {
+            const ulong i = i0 + u * G;
+            b[u] = i < n ? FX_BITS(vals[voff + i]) : 0ul;
+            k[u] = i < n ? (uint)BK_KEY(i) : 0u;
+        }
+        for (uint u = 0; u < FX_U; ++u) {
+            const uint e = FX_EXP(b[u]);
+            if (e == FX_EMAX) {
+                atomic_or(&ef[2 * k[u] + 1],
+                          FX_MANT(b[u]) ? 1u : FX_SIGN(b[u]) ? 4u : 2u);
+            } else if ((e | FX_MANT(b[u])) != 0) {
+                atomic_max(&ef[2 * k[u]], max(e, 1u));
+            }
+        }
+    }
+}
+
+__kernel void gr_fx_add(__global const GR_K *keys, ulong koff,
+                        __global const GR_T *vals, ulong voff, ulong n,
+                        __global ulong *acc, ulong nk)
+{
+    __global const uint *ef = (__global const uint *)(acc + 2 * nk);
+    const ulong G = get_global_size(0);
+    for (ulong i0 = get_global_id(0); i0 < n; i0 += FX_U * G) {
+        ulong b[FX_U], lo[FX_U], hi[FX_U], old[FX_U];
+        uint k[FX_U], ek[FX_U];
+        for (uint u = 0; u < FX_U; ++u) {
+            const ulong i = i0 + u * G;
+            b[u] = i < n ? FX_BITS(vals[voff + i]) : 0ul;
+            k[u] = i < n ? (uint)BK_KEY(i) : 0u;
+        }
+        for (uint u = 0; u < FX_U; ++u) {
+            ek[u] = ef[2 * k[u]];
+        }
+        for (uint u = 0; u < FX_U; ++u) {
+            const uint e = FX_EXP(b[u]);
+            const ulong m = FX_MANT(b[u]) | (e ? 1ul << FX_MBITS : 0ul);
+            const int sh = (int)max(e, 1u) - (int)ek[u] + FX_G;
+            lo[u] = hi[u] = 0;
+            if (e == FX_EMAX || m == 0) {
+                continue;
+            }
+            if (sh >= 64) {
+                hi[u] = m << (sh - 64);
+            } else if (sh >= 0) {
+                lo[u] = m << sh;
+                hi[u] = sh > 0 ? m >> (64 - sh) : 0ul;
+            } else if (sh > -64) {
+                lo[u] = m >> (-sh);
+            }
+            if (FX_SIGN(b[u]) && (lo[u] | hi[u]) != 0) {
+                /* two's complement of the 128-bit magnitude */
+                lo[u] = ~lo[u] + 1ul;
+                hi[u] = ~hi[u] + (lo[u] == 0 ? 1ul : 0ul);
+            }
+        }
+        for (uint u = 0; u < FX_U; ++u) {
+            old[u] = lo[u] != 0 ? atom_add(&acc[2 * k[u]], lo[u]) : 0ul;
+        }
+        for (uint u = 0; u < FX_U; ++u) {
+            const ulong h = hi[u] + (old[u] + lo[u] < old[u] ? 1ul : 0ul);
+            if (h != 0) {
+                atom_add(&acc[2 * k[u] + 1], h);
+            }
+        }
+    }
+}
+
+__kernel void gr_fx_final(__global const ulong *acc, ulong nk,
+                          __global GR_T *out)
+{
+    __global const uint *ef = (__global const uint *)(acc + 2 * nk);
+    for (ulong k = get_global_id(0); k < nk; k += get_global_size(0)) {
+        const uint f = ef[2 * k + 1];
+        GR_T r;
+        if ((f & 1u) || (f & 6u) == 6u) {
+            r = (GR_T)NAN;
+        } else if (f & 2u) {
+            r = (GR_T)INFINITY;
+        } else if (f & 4u) {
+            r = -(GR_T)INFINITY;
+        } else {
+            ulong lo = acc[2 * k], hi = acc[2 * k + 1];
+            const int neg = (long)hi < 0;
+            if (neg) {
+                lo = ~lo + 1ul;
+                hi = ~hi + (lo == 0 ? 1ul : 0ul);
+            }
+            if ((lo | hi) == 0) {
+                r = (GR_T)0;
+            } else {
+                ulong m = lo, sticky = 0;
+                int up = 0;
+                if (hi != 0) {
+                    const uint lz = clz(hi);
+                    m = lz ? (hi << lz) | (lo >> (64 - lz)) : hi;
+                    sticky = (lz ? lo << lz : lo) != 0 ? 1ul : 0ul;
+                    up = 64 - (int)lz;
+                }
+                r = ldexp(FX_ROUND(m | sticky),
+                          up + (int)ef[2 * k] - FX_BIAS - FX_G);
+                r = neg ? -r : r;
+            }
+        }
+        out[k] = r;
+    }
+}
+#endif /* GR_BK_SEG == 5 */

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 VARIANTS = ["atomic", "warp_aggregated", "local_hash", "sorted_segments",
-            "private_bins"]
+            "private_bins", "fixed_point"]
 # (function, keys dtype, values dtype, op)
 CASES = [
     ["sum_by_key", "int64", "float64", "sum"],
@@ -62,7 +62,8 @@ def run_chunks(gpured):
 
 def run_sort(gpured):
     """Deterministic sum_by_key on unsorted keys: the device radix sort
-    (Oclgrind is a GPU to gpured: the sweep kernels, three tiles of 3072
+    (variant lookback; auto sums floats in fixed point, also checked here;
+    Oclgrind is a GPU to gpured: the sweep kernels, three tiles of 3072
     with a partial last one, so the look-back runs; three passes of 8
     bits), then the runs (lookback, a GPU's deterministic default); tiles
     of 4 x 3 (the look-back walks across many tiles); and the chunk
@@ -72,10 +73,19 @@ def run_sort(gpured):
     k = rng.integers(0, 70000, 7000).astype(np.int64)
     v = rng.integers(-3, 4, k.size).astype(np.float64)
     plan = gpured.explain_by_key("sum_by_key", k, v, num_keys=70000,
-                                 deterministic=True)
+                                 deterministic=True, variant="lookback")
     assert "radix sort on the device" in plan["why"], plan["why"]
-    got = gpured.sum_by_key(k, v, 70000, deterministic=True)
+    got = gpured.sum_by_key(k, v, 70000, deterministic=True,
+                            variant="lookback")
     assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort"
+    # auto: float sums on unsorted keys in fixed point (no sort)
+    plan = gpured.explain_by_key("sum_by_key", k, v, num_keys=70000,
+                                 deterministic=True)
+    assert plan["variant"] == "fixed_point", plan["why"]
+    got = gpured.sum_by_key(k, v, 70000, deterministic=True)
+    assert np.array_equal(got, np.bincount(k, v, 70000)), "fixed_point"
+    got = gpured.sum_by_key(k, v.astype(np.float32), 70000, deterministic=True)
+    assert np.array_equal(got, np.bincount(k, v, 70000)), "fixed_point f32"
     ks, vs = k[:300] % 997, v[:300]
     got = gpured.sum_by_key(ks, vs, 997, deterministic=True, wg_size=4,
                             items=3, variant="sorted_segments")
@@ -89,7 +99,7 @@ def run_sort(gpured):
     want = np.full(300, np.iinfo(np.int32).min, np.int32)
     np.maximum.at(want, k32.astype(np.int64), v.astype(np.int32))
     assert np.array_equal(got, want), "radix sort, max"
-    return 4
+    return 6
 
 
 def run_case(gpured, func, kdt, vdt, op, variant, exclusive=False):

@@ -361,8 +361,9 @@ def test_sum_by_key_deterministic_bitwise():
     want, absx, m = ref_dense(k, v, "sum", 500)
     check_close(a, want, "sum", absx, m)
     gpu_lb = gpured.get_device()["type"] == "GPU" and HAS_LOOKBACK
+    # GPUs: float sums on unsorted keys in fixed point (test_bykey_fixed.py)
     assert gpured.explain_by_key("sum_by_key", k, v, deterministic=True)["variant"] == (
-        "lookback" if gpu_lb else "sorted_segments")
+        "fixed_point" if gpu_lb and gpured.get_device()["fp64"] else "sorted_segments")
 
 
 def test_auto_and_explain():
@@ -472,7 +473,20 @@ def test_plans_gpu():
     assert p["variant"] == "warp_aggregated" and p["ptx"] and p["match_any"]
     assert not plan(H100, desc=5, sm=6, variant="warp_aggregated")["match_any"]
     assert plan(H100, heads=10 << 20, desc=5 << 20)["variant"] == "atomic"
-    assert plan(H100, deterministic=True, desc=7)["variant"] == "lookback"
+    # deterministic: float sums on unsorted keys in fixed point (no sort),
+    # sorted keys and the rest through lookback (unsorted: radix sort first)
+    assert plan(H100, deterministic=True, desc=7)["variant"] == "fixed_point"
+    assert plan(H100, deterministic=True, desc=7, vdt="float32")["variant"] == "fixed_point"
+    assert plan(H100, deterministic=True, desc=0)["variant"] == "lookback"
+    assert plan(H100, deterministic=True, desc=7, vdt="int32")["variant"] == "lookback"
+    assert plan(CPU, deterministic=True, desc=7)["variant"] == "sorted_segments"
+    # float32 needs no fp64 (chunk words, rounded in float); float64 does
+    assert plan(dict(H100, fp64=0), deterministic=True, desc=7, vdt="float32")["variant"] == "fixed_point"
+    with pytest.raises(gpured.VariantUnavailable, match="too many keys"):
+        plan(dict(H100, max_alloc_size=1 << 20), vdt="float32", nk=1 << 20, variant="fixed_point")
+    assert plan(OTHER_GPU, deterministic=True, desc=7)["variant"] != "fixed_point"
+    with pytest.raises(gpured.VariantUnavailable, match="64-bit atomics|int64_base"):
+        plan(OTHER_GPU, variant="fixed_point")
     p = plan(H100, func="reduce_by_key", vdt="float32")
     assert p["variant"] == "lookback" and (p["wg_size"], p["items"]) == (128, 16)
     # 4 + 4 B: 256 x 16 (benchmarks/exp/bykey_lb.py); items a power of two

@@ -370,7 +370,7 @@ def test_float_accuracy_bound_grows_with_n():
 
 H100 = {"gpu": 1, "compute_units": 132, "max_work_group_size": 1024, "fp64": 1,
         "atomics64": 1, "subgroups": 0, "wg_collectives": 0, "nvidia_ptx": 1,
-        "name": "H100"}
+        "local_mem_size": 48 << 10, "name": "H100"}
 POCL_CPU = {"gpu": 0, "compute_units": 2, "max_work_group_size": 4096, "fp64": 1,
             "atomics64": 1, "name": "PoCL CPU"}
 INTEL_GPU = {"gpu": 1, "compute_units": 96, "max_work_group_size": 512, "fp64": 0,
@@ -388,6 +388,10 @@ def test_plans_auto_by_device():
     assert p["variant"] == "decoupled_lookback" and p["combine"] == "subgroup"
     assert p["wg_size"] == 256 and p["items"] == 32 and p["accumulator"] == "double"
     assert plan_for(H100, dt="float64")["items"] == 8
+    # 256 x 32 four-byte elements stage 32 KiB (and padding) in local
+    # memory: a 32 KiB device (Oclgrind) keeps 16
+    p = plan_for(dict(H100, local_mem_size=32 << 10), rd="float32")
+    assert p["wg_size"] == 256 and p["items"] == 16
     p = plan_for(POCL_CPU)
     assert p["variant"] == "decoupled_lookback" and p["wg_size"] == 1 and p["ilp"] == 4
     p = plan_for(INTEL_GPU, op="minimum")

@@ -1,11 +1,15 @@
-"""Deterministic sum_by_key on unsorted keys (the device radix sort, then
-sorted segments) against the non-deterministic call (atomics) and
+"""Deterministic sum_by_key on unsorted keys (GPUs: fixed_point's exact
+integer sums; variant lookback: the device radix sort, then the sorted
+keys' runs) against the non-deterministic call (atomics) and
 torch.index_add_ — issue 15: "deterministic sum_by_key on random keys
 within 3x of the non-deterministic time".  Device-resident keys and values,
 wall clock of loops of calls synchronised once (median of loops), kernel
 events from timeit_by_key beside.
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/bykey_sort.py [N_MI] [KEYS_MI] [sweep]
+
+"radix+lookback" is the deterministic call with variant="lookback" (the
+radix sort, then one pass over the sorted runs), timed in the same process.
 
 With "sweep", the deterministic call on random float64 keys is also timed
 at other (wg_size, items) geometries (they reach the sort and the
@@ -53,6 +57,18 @@ for vdt in vdts:
         ev_nd = gpured.timeit_by_key("sum_by_key", kd, vd, num_keys=nk, reps=5)["seconds"] * 1e3
         t = gpured.timeit_by_key("sum_by_key", kd, vd, num_keys=nk, reps=5, deterministic=True)
         ev_det = t["seconds"] * 1e3
+        lb = gpured.sum_by_key(kd, vd, nk, deterministic=True, variant="lookback").get()
+        assert np.max(np.abs(lb - want)) < 1e-3 * max(1.0, np.abs(want).max())
+        w_lb = loop_ms(lambda: gpured.sum_by_key(kd, vd, nk, deterministic=True,
+                                                 variant="lookback"), sync, 10)
+        w_fx = loop_ms(lambda: gpured.sum_by_key(kd, vd, nk, deterministic=True,
+                                                 variant="fixed_point"), sync, 10)
+        if os.environ.get("GPURED_BYKEY_PROFILE"):
+            for var in ("auto", "lookback"):
+                print("-- kernels, deterministic, %s:" % var, flush=True)
+                gpured.timeit_by_key("sum_by_key", kd, vd, num_keys=nk, reps=1,
+                                     deterministic=True, variant=var)
+                sys.stderr.flush()
         peer = float("nan")
         if torch is not None:
             tk = torch.from_numpy(k).to(tdev)
@@ -62,10 +78,10 @@ for vdt in vdts:
             peer = loop_ms(lambda: out.zero_().index_add_(0, tk, tv), tsync, 10)
         name = np.dtype(vdt).name
         print("%-8s %-7s nondet %.3f ms (events %.3f)  det %.3f ms (events %.3f)  "
-              "det/nondet %.2f  torch.index_add_ %.3f  | %s"
-              % (name, order, w_nd, ev_nd, w_det, ev_det, w_det / w_nd, peer,
-                 t["plan"]["why"][-70:]), flush=True)
-        rows.append((name, order, w_nd, w_det, w_det / w_nd, peer))
+              "det/nondet %.2f  radix+lookback %.3f  fixed_point %.3f  torch.index_add_ %.3f  | %s"
+              % (name, order, w_nd, ev_nd, w_det, ev_det, w_det / w_nd, w_lb, w_fx, peer,
+                 t["plan"]["why"][:70]), flush=True)
+        rows.append((name, order, w_nd, w_det, w_det / w_nd, w_lb, w_fx, peer))
 if len(sys.argv) > 3 and sys.argv[3] == "sweep":
     k = rng.integers(0, nk, n).astype(np.int64)
     v = rng.standard_normal(n).astype(vdts[0])
@@ -82,7 +98,7 @@ if len(sys.argv) > 3 and sys.argv[3] == "sweep":
         except Exception as e:  # noqa: BLE001
             print("sweep wg %4d items %2d: %s" % (wg, it, e), flush=True)
 print()
-print("| values | keys | non-deterministic ms | deterministic ms | ratio | torch.index_add_ ms |")
-print("|---|---|---|---|---|---|")
+print("| values | keys | non-deterministic ms | deterministic ms | ratio | radix+lookback ms | fixed_point ms | torch.index_add_ ms |")
+print("|---|---|---|---|---|---|---|---|")
 for r in rows:
-    print("| %s | %s | %.3f | %.3f | %.2f | %.3f |" % r)
+    print("| %s | %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.3f |" % r)
