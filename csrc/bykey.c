@@ -545,18 +545,21 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     const cl_ulong un = n, ukoff = koff, uvoff = voff, unk = nk,
                    uit = p->items;
     if (p->variant == GR_BKV_FIXED) {
-        /* 128-bit accumulators (2 nk words), then exponents and flags
-         * (nk words of two uints), zeroed by one kernel; gr_fx_final
-         * writes every bin (kernels/bykey.cl, "fixed-point sums") */
-        cl_kernel kz = bk_kernel(d, ty, p, 5, "gr_fx_zero", st);
+        /* kernels/bykey.cl, "fixed-point sums": the header (the values'
+         * exponent range), the words of the path it picks on the device
+         * (windows, or each key's largest exponent first: gr_fx_exp
+         * returns at once where windows cover), the sums, every bin */
+        cl_kernel kh = bk_kernel(d, ty, p, 5, "gr_fx_hinit", st);
+        cl_kernel kr = kh ? bk_kernel(d, ty, p, 5, "gr_fx_range", st) : NULL;
+        cl_kernel kz = kr ? bk_kernel(d, ty, p, 5, "gr_fx_zero", st) : NULL;
         cl_kernel ke = kz ? bk_kernel(d, ty, p, 5, "gr_fx_exp", st) : NULL;
         cl_kernel ka = ke ? bk_kernel(d, ty, p, 5, "gr_fx_add", st) : NULL;
         cl_kernel kf = ka ? bk_kernel(d, ty, p, 5, "gr_fx_final", st) : NULL;
+        const size_t bytes = nk * (16 * GR_FX_WMAX + 4) + 16;
         cl_mem w;
-        if (kf == NULL || (w = bk_buffer(d, nk * 24, &sc, st)) == NULL) {
+        if (kf == NULL || (w = bk_buffer(d, bytes, &sc, st)) == NULL) {
             goto fail;
         }
-        const cl_ulong nw = 3 * nk;
         const size_t cu = d->compute_units ? d->compute_units : 1;
         const size_t cap = cu * (d->is_gpu ? 16 : 4);
         size_t gz = (3 * nk + p->wg - 1) / p->wg, gn = (n + p->wg - 1) / p->wg,
@@ -564,7 +567,10 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
         gz = gz < cap ? gz : cap;
         gn = gn < cap ? gn : cap;
         gk = gk < cap ? gk : cap;
-        if (BK_LAUNCH(d, kz, gz, p->wg, ns, st, GR_ARG(w), GR_ARG(nw)) != 0 ||
+        if (BK_LAUNCH(d, kh, 1, 1, ns, st, GR_ARG(w), GR_ARG(unk)) != 0 ||
+            BK_LAUNCH(d, kr, gn, p->wg, ns, st, GR_ARG(vals), GR_ARG(uvoff),
+                      GR_ARG(un), GR_ARG(w), GR_ARG(unk)) != 0 ||
+            BK_LAUNCH(d, kz, gz, p->wg, ns, st, GR_ARG(w), GR_ARG(unk)) != 0 ||
             BK_LAUNCH(d, ke, gn, p->wg, ns, st, GR_ARG(keys), GR_ARG(ukoff),
                       GR_ARG(vals), GR_ARG(uvoff), GR_ARG(un), GR_ARG(w),
                       GR_ARG(unk)) != 0 ||

@@ -786,6 +786,9 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        const gr_bk_plan *p, cl_mem keys, size_t koff,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
                        cl_mem out, cl_mem flag, double *ns, gr_status *st);
+/* fixed_point's windows a key at most (kernels/bykey.cl FX_WMAX): its
+ * words are 16 GR_FX_WMAX + 4 bytes a key. */
+#define GR_FX_WMAX 4
 int gr_bykey_sort_fits(size_t n, uint64_t max_key);
 int gr_bykey_sort_passes(uint64_t max_key);
 int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,

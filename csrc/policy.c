@@ -1116,7 +1116,8 @@ static int bk_lb_fits(const gr_device *d, size_t wg, size_t it, size_t esz)
 
 /* fixed_point: sum_by_key of float values into 128-bit integer
  * accumulators by 64-bit integer atomics (kernels/bykey.cl, "fixed-point
- * sums"): 24 bytes a key; float64 rounds through fp64, float32 in float. */
+ * sums"): 16 GR_FX_WMAX + 4 bytes a key; float64 rounds in fp64, float32
+ * in float. */
 static int bk_fixed_ok(const gr_device *d, gr_bk_func f, const gr_bk_types *ty,
                        size_t nk, char *why, size_t len)
 {
@@ -1126,11 +1127,12 @@ static int bk_fixed_ok(const gr_device *d, gr_bk_func f, const gr_bk_types *ty,
                          ? "sums float32 or float64 values only"
                      : !d->atomics64 ? "needs cl_khr_int64_base_atomics"
                      : ty->v == GR_FLOAT64 && !d->fp64 ? "needs fp64"
-                     : d->max_alloc && nk > d->max_alloc / 24
-                         ? "keeps 24 bytes a key: too many keys"
+                     : d->max_alloc &&
+                             nk > (d->max_alloc - 16) / (16 * GR_FX_WMAX + 4)
+                         ? "keeps 68 bytes a key: too many keys"
                          : NULL;
     if (no != NULL && why != NULL) {
-        snprintf(why, len, "variant 'fixed_point' %s (device '%s', %s %s)",
+        snprintf(why, len, "variant 'fixed_point' %s (device '%.64s', %s %s)",
                  no, d->name, ty->count ? "count" : gr_dtypes[ty->v].name,
                  gr_bk_func_names[f]);
     }
@@ -1219,8 +1221,8 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
          * BENCHMARKS.md (the radix sort, then lookback: 0.90 ms) */
         v = GR_BKV_FIXED;
         snprintf(p->why, sizeof p->why, "deterministic float sums on a GPU, "
-                 "keys not sorted: exact fixed-point sums by integer "
-                 "atomics, rounded once (the same bits in any order)");
+                 "keys not sorted: fixed-point sums by integer atomics, "
+                 "rounded once (the same bits in any order)");
     } else if (ov->deterministic && d->is_gpu && d->atomics64) {
         /* H100, 10 Mi f64 values, 2^20 sorted keys: see BENCHMARKS.md */
         v = GR_BKV_LOOKBACK;

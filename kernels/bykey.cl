@@ -1642,31 +1642,44 @@ SR_CSCATTER(gr_sr_cscatter_u, uint)
  * Variant fixed_point: deterministic sum_by_key of float values by
  * integer atomics, which give the same bits in any order: integer
  * addition is associative, so the sums are exact whatever the order.
- * Each key keeps a 128-bit two's-complement accumulator (acc[2k] low
- * word, acc[2k + 1] high word) in units of 2^(E_k - BIAS - G): E_k is the
- * largest exponent among the key's finite values, so its largest value's
- * mantissa sits just above G guard bits (float64 42, float32 71), with
- * room for 2^31 values above.  Bits of smaller values below the unit are
- * dropped: at most 2^-42 (float32 2^-71) of the largest value's ulp each,
- * where a float sum rounds by half an ulp of its running total.
- *   gr_fx_zero   the accumulators (words 0 .. 2 nk), exponents and flags
- *                (after them, two uints a key: ef[2k], ef[2k + 1])
- *   gr_fx_exp    per key: the largest exponent (atomic_max) and, for
- *                NaN / +inf / -inf, a flag bit (atomic_or)
- *   gr_fx_add    each value as a 128-bit integer: the low word by
- *                atom_add, whose old value tells the carry; the high word
- *                plus the carry by a second atom_add (float32 values
- *                within 2^47 of their key's largest touch the high word
- *                only)
- *   gr_fx_final  per key: NaN if a NaN or both infinities, else the
- *                infinity, else the 128-bit sum rounded once to the
- *                result type (64 leading bits with a sticky bit,
- *                convert_<type>_rte), scaled by ldexp
+ * A value is m 2^(e' - BIAS) (m the mantissa with its hidden bit, e' its
+ * exponent field, at least 1); it goes into a 128-bit two's-complement
+ * accumulator (two 64-bit words) as m << sh, 0 <= sh <= G (float64 G = 42,
+ * float32 71), with 32 bits of room above for 2^31 values: nothing below
+ * the accumulator's unit unless said so.
+ *
+ *   gr_fx_hinit  the header: the values' largest and smallest exponent
+ *   gr_fx_range  one read of the values: both, by atomic_max / atomic_min
+ *   gr_fx_zero   the words the path below needs
+ * Then, decided on the device from the header (no read by the host):
+ * windows, where the exponents span at most FX_WMAX windows of G + 1
+ * (float32: its whole range always does): window w of key k holds the
+ * values with E - (w + 1)(G + 1) < e' <= E - w(G + 1), E the largest, in
+ * units of 2^(E - w(G + 1) - BIAS - G).  One pass, nothing dropped: the
+ * sums are exact.
+ *   gr_fx_add    each value into its window: the low word by atom_add,
+ *                whose old value tells the carry; the high word plus the
+ *                carry by a second atom_add (values within 2^(G - 11) of
+ *                E touch the high word only); NaN / +inf / -inf set flag
+ *                bits (atomic_or)
+ *   gr_fx_final  each key's windows added into 32-bit limbs at their bit
+ *                offsets (one window: its own two words); the sign and
+ *                64 leading bits with a sticky bit rounded once
+ *                (convert_<type>_rte), ldexp
+ * Else (float64 data spanning more): each key's largest exponent E_k
+ * first, one accumulator a key in units of 2^(E_k - BIAS - G), so bits of
+ * values below 2^-G of E_k's ulp are dropped (a float sum rounds by half
+ * an ulp of its running total).
+ *   gr_fx_exp    per key: E_k (atomic_max) and the flags (atomic_or)
+ *   gr_fx_add, gr_fx_final as above, with one window per key at E_k
  * Results are reproducible run to run and independent of the input's
  * order.  Needs 64-bit atomics (and fp64 for float64 values).
- * (Tried: float32 in nine 32-bit chunk words a key, exact over the whole
- * range with no exponent pass: 72 bytes a key left the L2 at 2^20 keys,
- * 0.68 ms against 0.37 ms for these two passes; BENCHMARKS.md.)
+ * Words: [0, 2 FX_WMAX nk) the accumulators (window w of key k at
+ * 2 (w nk + k); the per-key path: 2k, then E_k and its flags as uints
+ * from word 2 nk), then as uints the header (largest, smallest exponent)
+ * and the windows' flags (one a key).
+ * (Tried: float32 in nine 32-bit chunk words a key, no exponent pass:
+ * 72 bytes a key left the L2 at 2^20 keys; BENCHMARKS.md.)
  */
 #if GR_BK_SEG == 5
 #if GR_T_SIZE == 8
@@ -1687,24 +1700,82 @@ SR_CSCATTER(gr_sr_cscatter_u, uint)
 #define FX_SIGN(b) (((b) >> (GR_T_SIZE * 8 - 1)) & 1ul)
 #define FX_EXP(b) ((uint)((b) >> FX_MBITS) & FX_EMAX)
 #define FX_MANT(b) ((b) & ((1ul << FX_MBITS) - 1ul))
-#define FX_U 4 /* elements a work-item takes a step, loads issued together */
+#define FX_U 4      /* elements a work-item takes a step, loads together */
+#define FX_S (FX_G + 1) /* exponents a window spans */
+#define FX_WMAX 4   /* GR_FX_WMAX (bykey.c allocates for it) */
+#define FX_L 12     /* limbs: 128 + 3 x 72 bits and a sign */
+#define FX_HDR(w, nk) ((__global uint *)((w) + 2 * FX_WMAX * (nk)))
+#define FX_FLAG(b) (FX_MANT(b) ? 1u : FX_SIGN(b) ? 4u : 2u)
 
-__kernel void gr_fx_zero(__global ulong *w, ulong nw)
+/* Windows the header asks for: 0 for the per-key path. */
+inline uint fx_windows(__global const uint *hdr)
 {
-    for (ulong i = get_global_id(0); i < nw; i += get_global_size(0)) {
-        w[i] = 0;
+    const uint emax = hdr[0], emin = hdr[1];
+    const uint W = emax >= emin ? (emax - emin) / FX_S + 1 : 1;
+    return W <= FX_WMAX ? W : 0;
+}
+
+__kernel void gr_fx_hinit(__global ulong *w, ulong nk)
+{
+    __global uint *hdr = FX_HDR(w, nk);
+    hdr[0] = 0;
+    hdr[1] = 0xffffffffu;
+}
+
+__kernel void gr_fx_range(__global const GR_T *vals, ulong voff, ulong n,
+                          __global ulong *w, ulong nk)
+{
+    __local uint lmax[GR_WG], lmin[GR_WG];
+    const uint lid = get_local_id(0);
+    uint emax = 0, emin = 0xffffffffu;
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const ulong b = FX_BITS(vals[voff + i]);
+        const uint e = FX_EXP(b);
+        if (e != FX_EMAX && (e | FX_MANT(b)) != 0) {
+            emax = max(emax, max(e, 1u));
+            emin = min(emin, max(e, 1u));
+        }
+    }
+    lmax[lid] = emax;
+    lmin[lid] = emin;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = GR_WG / 2; off > 0; off >>= 1) {
+        if (lid < off) {
+            lmax[lid] = max(lmax[lid], lmax[lid + off]);
+            lmin[lid] = min(lmin[lid], lmin[lid + off]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        __global uint *hdr = FX_HDR(w, nk);
+        atomic_max(&hdr[0], lmax[0]);
+        atomic_min(&hdr[1], lmin[0]);
     }
 }
 
-/* ef[2k]: the largest exponent of key k's finite nonzero values (at
- * least 1: subnormals share the smallest normal's scale); ef[2k + 1]:
- * 1 NaN, 2 +inf, 4 -inf.  Each work-item takes FX_U elements a step
- * (coalesced: the grid's size apart). */
+__kernel void gr_fx_zero(__global ulong *w, ulong nk)
+{
+    __global uint *hdr = FX_HDR(w, nk), *fl = hdr + 2;
+    const uint W = fx_windows(hdr);
+    const ulong nw = W ? 2 * W * nk : 3 * nk;
+    for (ulong i = get_global_id(0); i < nw; i += get_global_size(0)) {
+        w[i] = 0;
+    }
+    for (ulong i = get_global_id(0); W && i < nk; i += get_global_size(0)) {
+        fl[i] = 0;
+    }
+}
+
+/* The per-key path's exponents: ef[2k] the largest exponent of key k's
+ * finite nonzero values, ef[2k + 1] the flags (1 NaN, 2 +inf, 4 -inf). */
 __kernel void gr_fx_exp(__global const GR_K *keys, ulong koff,
                         __global const GR_T *vals, ulong voff, ulong n,
                         __global ulong *w, ulong nk)
 {
     __global uint *ef = (__global uint *)(w + 2 * nk);
+    if (fx_windows(FX_HDR(w, nk))) {
+        return;
+    }
     const ulong G = get_global_size(0);
     for (ulong i0 = get_global_id(0); i0 < n; i0 += FX_U * G) {
         ulong b[FX_U];
@@ -1717,8 +1788,7 @@ __kernel void gr_fx_exp(__global const GR_K *keys, ulong koff,
         for (uint u = 0; u < FX_U; ++u) {
             const uint e = FX_EXP(b[u]);
             if (e == FX_EMAX) {
-                atomic_or(&ef[2 * k[u] + 1],
-                          FX_MANT(b[u]) ? 1u : FX_SIGN(b[u]) ? 4u : 2u);
+                atomic_or(&ef[2 * k[u] + 1], FX_FLAG(b[u]));
             } else if ((e | FX_MANT(b[u])) != 0) {
                 atomic_max(&ef[2 * k[u]], max(e, 1u));
             }
@@ -1730,10 +1800,12 @@ __kernel void gr_fx_add(__global const GR_K *keys, ulong koff,
                         __global const GR_T *vals, ulong voff, ulong n,
                         __global ulong *acc, ulong nk)
 {
+    __global uint *hdr = FX_HDR(acc, nk), *fl = hdr + 2;
     __global const uint *ef = (__global const uint *)(acc + 2 * nk);
+    const uint W = fx_windows(hdr), emax = hdr[0];
     const ulong G = get_global_size(0);
     for (ulong i0 = get_global_id(0); i0 < n; i0 += FX_U * G) {
-        ulong b[FX_U], lo[FX_U], hi[FX_U], old[FX_U];
+        ulong b[FX_U], lo[FX_U], hi[FX_U], old[FX_U], at[FX_U];
         uint k[FX_U], ek[FX_U];
         for (uint u = 0; u < FX_U; ++u) {
             const ulong i = i0 + u * G;
@@ -1741,23 +1813,33 @@ __kernel void gr_fx_add(__global const GR_K *keys, ulong koff,
             k[u] = i < n ? (uint)BK_KEY(i) : 0u;
         }
         for (uint u = 0; u < FX_U; ++u) {
-            ek[u] = ef[2 * k[u]];
+            ek[u] = W ? emax : ef[2 * k[u]];
         }
         for (uint u = 0; u < FX_U; ++u) {
             const uint e = FX_EXP(b[u]);
             const ulong m = FX_MANT(b[u]) | (e ? 1ul << FX_MBITS : 0ul);
-            const int sh = (int)max(e, 1u) - (int)ek[u] + FX_G;
             lo[u] = hi[u] = 0;
-            if (e == FX_EMAX || m == 0) {
+            at[u] = 2 * (ulong)k[u];
+            if (e == FX_EMAX) {
+                if (W) {
+                    atomic_or(&fl[k[u]], FX_FLAG(b[u]));
+                }
                 continue;
             }
+            if (m == 0) {
+                continue;
+            }
+            /* d >= 0: ek is at least every exponent it covers */
+            const uint d = ek[u] - max(e, 1u), win = W ? d / FX_S : 0u;
+            const int sh = FX_G - (int)(d - win * FX_S);
+            at[u] = 2 * ((ulong)win * nk + k[u]);
             if (sh >= 64) {
                 hi[u] = m << (sh - 64);
             } else if (sh >= 0) {
                 lo[u] = m << sh;
                 hi[u] = sh > 0 ? m >> (64 - sh) : 0ul;
             } else if (sh > -64) {
-                lo[u] = m >> (-sh);
+                lo[u] = m >> (-sh); /* per key: bits below the unit dropped */
             }
             if (FX_SIGN(b[u]) && (lo[u] | hi[u]) != 0) {
                 /* two's complement of the 128-bit magnitude */
@@ -1766,23 +1848,45 @@ __kernel void gr_fx_add(__global const GR_K *keys, ulong koff,
             }
         }
         for (uint u = 0; u < FX_U; ++u) {
-            old[u] = lo[u] != 0 ? atom_add(&acc[2 * k[u]], lo[u]) : 0ul;
+            old[u] = lo[u] != 0 ? atom_add(&acc[at[u]], lo[u]) : 0ul;
         }
         for (uint u = 0; u < FX_U; ++u) {
             const ulong h = hi[u] + (old[u] + lo[u] < old[u] ? 1ul : 0ul);
             if (h != 0) {
-                atom_add(&acc[2 * k[u] + 1], h);
+                atom_add(&acc[at[u] + 1], h);
             }
         }
     }
 }
 
+/* Bits [pos, pos + 32) of the signed 128-bit (hi, lo): zeros below bit 0,
+ * the sign above bit 127. */
+inline uint fx_bits32(ulong hi, ulong lo, int pos)
+{
+    if (pos <= -32) {
+        return 0u;
+    }
+    if (pos < 0) {
+        return (uint)(lo << (-pos));
+    }
+    if (pos >= 128) {
+        return (long)hi < 0 ? 0xffffffffu : 0u;
+    }
+    const ulong w0 = pos < 64 ? lo : hi;
+    const ulong w1 = pos < 64 ? hi : ((long)hi < 0 ? ~0ul : 0ul);
+    const uint o = (uint)pos & 63u;
+    return (uint)(o ? (w0 >> o) | (w1 << (64 - o)) : w0);
+}
+
 __kernel void gr_fx_final(__global const ulong *acc, ulong nk,
                           __global GR_T *out)
 {
+    __global const uint *hdr = FX_HDR(acc, nk), *fl = hdr + 2;
     __global const uint *ef = (__global const uint *)(acc + 2 * nk);
+    const uint W = fx_windows(hdr), nwin = W ? W : 1u;
     for (ulong k = get_global_id(0); k < nk; k += get_global_size(0)) {
-        const uint f = ef[2 * k + 1];
+        const uint f = W ? fl[k] : ef[2 * k + 1];
+        const uint ek = W ? hdr[0] : ef[2 * k];
         GR_T r;
         if ((f & 1u) || (f & 6u) == 6u) {
             r = (GR_T)NAN;
@@ -1790,26 +1894,82 @@ __kernel void gr_fx_final(__global const ulong *acc, ulong nk,
             r = (GR_T)INFINITY;
         } else if (f & 4u) {
             r = -(GR_T)INFINITY;
-        } else {
+        } else if (nwin == 1) {
+            /* one accumulator: its sign, 64 leading bits and a sticky bit */
             ulong lo = acc[2 * k], hi = acc[2 * k + 1];
             const int neg = (long)hi < 0;
             if (neg) {
                 lo = ~lo + 1ul;
                 hi = ~hi + (lo == 0 ? 1ul : 0ul);
             }
-            if ((lo | hi) == 0) {
+            ulong m = lo, sticky = 0;
+            int up = 0;
+            if (hi != 0) {
+                const uint lz = clz(hi);
+                m = lz ? (hi << lz) | (lo >> (64 - lz)) : hi;
+                sticky = (lz ? lo << lz : lo) != 0 ? 1ul : 0ul;
+                up = 64 - (int)lz;
+            }
+            r = (lo | hi) == 0 ? (GR_T)0
+                : ldexp(FX_ROUND(m | sticky), up + (int)ek - FX_BIAS - FX_G);
+            r = neg ? -r : r;
+        } else {
+            /* the windows into limbs, in units of the last window's */
+            uint limb[FX_L];
+            for (uint j = 0; j < FX_L; ++j) {
+                limb[j] = 0;
+            }
+            for (uint w = 0; w < nwin; ++w) {
+                const ulong lo = acc[2 * (w * nk + k)];
+                const ulong hi = acc[2 * (w * nk + k) + 1];
+                const int off = (int)((nwin - 1 - w) * FX_S);
+                ulong c = 0;
+                for (uint j = 0; j < FX_L; ++j) {
+                    const ulong t = (ulong)limb[j] +
+                                    fx_bits32(hi, lo, 32 * (int)j - off) + c;
+                    limb[j] = (uint)t;
+                    c = t >> 32;
+                }
+            }
+            const int neg = (int)(limb[FX_L - 1] >> 31);
+            if (neg) {
+                ulong c = 1;
+                for (uint j = 0; j < FX_L; ++j) {
+                    const ulong t = (ulong)(~limb[j]) + c;
+                    limb[j] = (uint)t;
+                    c = t >> 32;
+                }
+            }
+            int h = FX_L - 1;
+            while (h >= 0 && limb[h] == 0) {
+                --h;
+            }
+            if (h < 0) {
                 r = (GR_T)0;
             } else {
-                ulong m = lo, sticky = 0;
-                int up = 0;
-                if (hi != 0) {
-                    const uint lz = clz(hi);
-                    m = lz ? (hi << lz) | (lo >> (64 - lz)) : hi;
-                    sticky = (lz ? lo << lz : lo) != 0 ? 1ul : 0ul;
-                    up = 64 - (int)lz;
+                ulong m = (ulong)limb[h] << 32;
+                uint nxt = 0, sticky = 0;
+                if (h >= 1) {
+                    m |= limb[h - 1];
                 }
-                r = ldexp(FX_ROUND(m | sticky),
-                          up + (int)ef[2 * k] - FX_BIAS - FX_G);
+                if (h >= 2) {
+                    nxt = limb[h - 2];
+                }
+                for (int j = 0; j < h - 2; ++j) {
+                    sticky |= limb[j];
+                }
+                const uint lz = clz(m);
+                if (lz) {
+                    m = (m << lz) | (ulong)(nxt >> (32 - lz));
+                    sticky |= nxt << lz;
+                } else {
+                    sticky |= nxt;
+                }
+                /* m's last bit weighs 2^(32 (h - 1) - lz) units of the
+                 * last window: 2^(ek - (nwin - 1) S - BIAS - G) */
+                r = ldexp(FX_ROUND(m | (sticky ? 1ul : 0ul)),
+                          32 * (h - 1) - (int)lz + (int)ek -
+                              (int)((nwin - 1) * FX_S) - FX_BIAS - FX_G);
                 r = neg ? -r : r;
             }
         }

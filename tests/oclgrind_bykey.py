@@ -72,6 +72,13 @@ def run_sort(gpured):
     rng = np.random.default_rng(5)
     k = rng.integers(0, 70000, 7000).astype(np.int64)
     v = rng.integers(-3, 4, k.size).astype(np.float64)
+    ks, vs = k[:300] % 997, v[:300]
+    got = gpured.sum_by_key(ks, vs, 997, deterministic=True, wg_size=4,
+                            items=3, variant="sorted_segments")
+    assert np.array_equal(got, np.bincount(ks, vs, 997)), "radix sort, 4 x 3"
+    got = gpured.sum_by_key(k, v, 70000, deterministic=True, wg_size=1,
+                            items=9, variant="sorted_segments")
+    assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort, chunks"
     plan = gpured.explain_by_key("sum_by_key", k, v, num_keys=70000,
                                  deterministic=True, variant="lookback")
     assert "radix sort on the device" in plan["why"], plan["why"]
@@ -86,20 +93,17 @@ def run_sort(gpured):
     assert np.array_equal(got, np.bincount(k, v, 70000)), "fixed_point"
     got = gpured.sum_by_key(k, v.astype(np.float32), 70000, deterministic=True)
     assert np.array_equal(got, np.bincount(k, v, 70000)), "fixed_point f32"
-    ks, vs = k[:300] % 997, v[:300]
-    got = gpured.sum_by_key(ks, vs, 997, deterministic=True, wg_size=4,
-                            items=3, variant="sorted_segments")
-    assert np.array_equal(got, np.bincount(ks, vs, 997)), "radix sort, 4 x 3"
-    got = gpured.sum_by_key(k, v, 70000, deterministic=True, wg_size=1,
-                            items=9, variant="sorted_segments")
-    assert np.array_equal(got, np.bincount(k, v, 70000)), "radix sort, chunks"
+    # exponents past four windows: each key's largest exponent first
+    kw, vw = np.array([0, 1, 0, 1, 2]), np.array([2.0 ** 600, 3.0, 2.0 ** -600, 2.0 ** -700, -1.5])
+    got = gpured.sum_by_key(kw, vw, 3, deterministic=True)
+    assert np.array_equal(got, [2.0 ** 600, 3.0, -1.5]), "fixed_point per key"
     k32 = (k % 300).astype(np.uint32)
     got = gpured.sum_by_key(k32, v.astype(np.int32), 300, "max",
                             deterministic=True)
     want = np.full(300, np.iinfo(np.int32).min, np.int32)
     np.maximum.at(want, k32.astype(np.int64), v.astype(np.int32))
     assert np.array_equal(got, want), "radix sort, max"
-    return 6
+    return 7
 
 
 def run_case(gpured, func, kdt, vdt, op, variant, exclusive=False):

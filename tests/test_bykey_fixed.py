@@ -3,11 +3,13 @@ float values summed exactly by 64-bit integer atomics, GPUs' deterministic
 default for float sums on unsorted keys.
 
 The reference is the exact sum of each key's values (math.fsum over
-float64, correctly rounded, then to float32 without double rounding).  A
-128-bit accumulator at the scale of the key's largest exponent drops the
-bits below 2^-42 (float32: 2^-71) of that value's ulp; where nothing is
-dropped (float32 values within 2^71 of their key's largest) the result is
-the exact sum rounded once, bit for bit.  NaN and the infinities follow IEEE
+float64, correctly rounded, then to float32 without double rounding).
+Where up to four windows of 43 (float32: 72) exponents cover every value's
+exponent (float32's whole range always), one pass adds each value into its
+window's 128-bit accumulator and nothing is dropped: the result is the
+exact sum rounded once, bit for bit.  Wider float64 data takes each key's
+largest exponent first, and a 128-bit accumulator at that scale drops the
+bits below 2^-42 of that value's ulp.  NaN and the infinities follow IEEE
 sums; there is no intermediate overflow.  The same bits must come back in
 any order of the input, on every call.  The variant is asked for by name,
 so PoCL (CI) runs every kernel; auto's choice is checked per device.
@@ -63,6 +65,21 @@ def exact(k, v, nk):
     return out
 
 
+def windows(v):
+    """Whether the device takes the one pass: the exponent fields (at least
+    1) of the finite nonzero values span at most 4 windows of 43 (float32:
+    72) -- kernels/bykey.cl fx_windows."""
+    f = v[np.isfinite(v) & (v != 0)]
+    if f.size == 0:
+        return True
+    if v.dtype == np.float64:
+        e, s = (f.view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF), 43
+    else:
+        e, s = (f.view(np.uint32) >> np.uint32(23)) & np.uint32(0xFF), 72
+    e = np.maximum(e.astype(np.int64), 1)
+    return (e.max() - e.min()) // s + 1 <= 4
+
+
 def fixed(k, v, nk, **kw):
     return gpured.sum_by_key(k, v, nk, variant="fixed_point", deterministic=True, **kw)
 
@@ -74,7 +91,7 @@ def check(k, v, nk, bits=False):
     got = fixed(k, v, nk)
     assert got.dtype == v.dtype
     want = exact(k, v, nk)
-    if bits:
+    if bits or windows(v):  # windows drop nothing
         np.testing.assert_array_equal(got, want)
     mx = np.zeros(nk)
     fin = np.isfinite(v)
@@ -122,7 +139,9 @@ def test_edges(vdt):
     assert got[9] == -big  # exact: no overflow on the way, as a float sum has
     assert got[11] == 0 and not np.signbit(got[11])
     assert got[7] == np.asarray(1e-9 if vdt == "float64" else 1e-15, vdt)  # nothing dropped
-    assert got[10] == 0  # 1.0 is 2^-1024 (float32: 2^-128) of big: dropped
+    # float32's whole range is four windows: exact; float64's 2^-1024 of big
+    # goes through each key's largest exponent and is dropped
+    assert got[10] == (1 if vdt == "float32" else 0)
 
 
 def test_one_key_many_values():
@@ -191,3 +210,33 @@ def test_geometries_and_empty(wg):
         v = rng.standard_normal(n)
         got = gpured.sum_by_key(k, v, nk, variant="fixed_point", wg_size=wg)
         np.testing.assert_array_equal(got, exact(k, v, nk))
+
+
+@pytest.mark.parametrize("vdt,span", [("float64", 43), ("float32", 72)])
+def test_windows(vdt, span):
+    """Values whose exponents span 1 .. 4 windows take the one pass, exact
+    bit for bit; 5 windows' worth (float64: float32's whole range is 4)
+    take each key's largest exponent first, whose accumulators drop the
+    bits far below it.  Keys hold values from the whole span."""
+    rng = np.random.default_rng(span)
+    top, lowest = (0, -1022) if vdt == "float64" else (127, -126)
+    for w in (1, 2, 3, 4, 5) if vdt == "float64" else (1, 2, 3, 4):
+        e = rng.integers(max(top - w * span + 1, lowest), top + 1, 6000)
+        e[:2] = [top, top - (w - 1) * span]  # the span's two ends
+        v = (rng.uniform(1, 1.5, e.size) * 2.0 ** e * rng.choice([-1, 1], e.size)).astype(vdt)
+        k = rng.integers(0, 50, e.size).astype(np.int64)
+        assert windows(v) == (w <= 4)
+        check(k, v, 50)
+
+
+def test_paths_drop_or_keep():
+    """[1, -1, 2^-100]: the windows keep 2^-100 (exponents span 3 windows);
+    with a 2^-400 elsewhere (10 windows) each key's largest exponent comes
+    first and 2^-100, 2^-100 of 1.0, is dropped as the docs say."""
+    k = np.array([0, 0, 0], np.int64)
+    v = np.array([1.0, -1.0, 2.0 ** -100])
+    assert windows(v)
+    np.testing.assert_array_equal(fixed(k, v, 1), [2.0 ** -100])
+    k2, v2 = np.r_[k, 1], np.r_[v, 2.0 ** -400]
+    assert not windows(v2)
+    np.testing.assert_array_equal(fixed(k2, v2, 2), [0.0, 2.0 ** -400])
