@@ -1119,9 +1119,11 @@ static int bk_lb_fits(const gr_device *d, size_t wg, size_t it, size_t esz)
  * sums"): 16 GR_FX_WMAX + 4 bytes a key; float64 rounds in fp64, float32
  * in float. */
 static int bk_fixed_ok(const gr_device *d, gr_bk_func f, const gr_bk_types *ty,
-                       size_t nk, char *why, size_t len)
+                       size_t n, size_t nk, char *why, size_t len)
 {
     const char *no = f != GR_BK_DENSE ? "runs sum_by_key only"
+                     : n > ((size_t)1 << 31)
+                         ? "sums at most 2^31 values (32 bits of headroom)"
                      : ty->count || ty->op != GR_ADD ||
                              !gr_dtypes[ty->v].is_float
                          ? "sums float32 or float64 values only"
@@ -1164,7 +1166,8 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
             return -1;
         }
         if (v == GR_BKV_FIXED &&
-            !bk_fixed_ok(d, f, ty, facts->num_keys, p->why, sizeof p->why)) {
+            !bk_fixed_ok(d, f, ty, facts->n, facts->num_keys, p->why,
+                         sizeof p->why)) {
             return -2;
         }
         if (v == GR_BKV_LOOKBACK && f == GR_BK_SCAN) {
@@ -1216,7 +1219,7 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         snprintf(p->why, sizeof p->why, "%s: head flags + segmented scan",
                  gr_bk_func_names[f]);
     } else if (ov->deterministic && d->is_gpu && facts->descents != 0 &&
-               bk_fixed_ok(d, f, ty, facts->num_keys, NULL, 0)) {
+               bk_fixed_ok(d, f, ty, facts->n, facts->num_keys, NULL, 0)) {
         /* H100, 10 Mi float64 values into 2^20 random keys: see
          * BENCHMARKS.md (the radix sort, then lookback: 0.90 ms) */
         v = GR_BKV_FIXED;

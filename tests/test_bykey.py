@@ -482,6 +482,10 @@ def test_plans_gpu():
     assert plan(CPU, deterministic=True, desc=7)["variant"] == "sorted_segments"
     # float32 needs no fp64 (chunk words, rounded in float); float64 does
     assert plan(dict(H100, fp64=0), deterministic=True, desc=7, vdt="float32")["variant"] == "fixed_point"
+    # 32 bits of headroom above a key's largest value: 2^31 values at most
+    assert plan(H100, deterministic=True, desc=7, n=(1 << 31) + 1)["variant"] == "lookback"
+    with pytest.raises(gpured.VariantUnavailable, match="2\\^31 values"):
+        plan(H100, variant="fixed_point", n=(1 << 31) + 1)
     with pytest.raises(gpured.VariantUnavailable, match="too many keys"):
         plan(dict(H100, max_alloc_size=1 << 20), vdt="float32", nk=1 << 20, variant="fixed_point")
     assert plan(OTHER_GPU, deterministic=True, desc=7)["variant"] != "fixed_point"
