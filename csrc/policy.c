@@ -1148,6 +1148,12 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
     const int a_size = ty->count ? 8 : gr_dtypes[ty->r].size;
     const char *want = ov->variant && strcmp(ov->variant, "auto") != 0
                            ? ov->variant : NULL;
+    /* sum_by_key of integers (and counts): atomics add, min and max them
+     * exactly, so every variant gives the same bits in any order and
+     * deterministic=True needs no sort */
+    const int exact = f == GR_BK_DENSE &&
+                      (ty->count || !gr_dtypes[ty->v].is_float);
+    const int det = ov->deterministic && !exact;
     int v = -1;
     memset(p, 0, sizeof *p);
     p->ptx = d->nvidia_ptx;
@@ -1198,8 +1204,8 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
                      want, d->name);
             return -2;
         }
-        if (ov->deterministic && v != GR_BKV_SEGMENTS &&
-            v != GR_BKV_LOOKBACK && v != GR_BKV_FIXED) {
+        if (det && v != GR_BKV_SEGMENTS && v != GR_BKV_LOOKBACK &&
+            v != GR_BKV_FIXED) {
             snprintf(p->why, sizeof p->why, "deterministic=True runs "
                      "'sorted_segments', 'lookback' or 'fixed_point' (no "
                      "float value through an atomic); '%s' is not "
@@ -1218,7 +1224,7 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         v = GR_BKV_SEGMENTS;
         snprintf(p->why, sizeof p->why, "%s: head flags + segmented scan",
                  gr_bk_func_names[f]);
-    } else if (ov->deterministic && d->is_gpu && facts->descents != 0 &&
+    } else if (det && d->is_gpu && facts->descents != 0 &&
                bk_fixed_ok(d, f, ty, facts->n, facts->num_keys, NULL, 0)) {
         /* H100, 10 Mi float64 values into 2^20 random keys: see
          * BENCHMARKS.md (the radix sort, then lookback: 0.90 ms) */
@@ -1226,13 +1232,13 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
         snprintf(p->why, sizeof p->why, "deterministic float sums on a GPU, "
                  "keys not sorted: fixed-point sums by integer atomics, "
                  "rounded once (the same bits in any order)");
-    } else if (ov->deterministic && d->is_gpu && d->atomics64) {
+    } else if (det && d->is_gpu && d->atomics64) {
         /* H100, 10 Mi f64 values, 2^20 sorted keys: see BENCHMARKS.md */
         v = GR_BKV_LOOKBACK;
         snprintf(p->why, sizeof p->why, "deterministic on a GPU: the runs "
                  "of sorted keys in one pass (decoupled look-back, no value "
                  "through an atomic), each run then to its bin");
-    } else if (ov->deterministic) {
+    } else if (det) {
         v = GR_BKV_SEGMENTS;
         snprintf(p->why, sizeof p->why, "deterministic: sorted segments, "
                  "no atomics");
@@ -1284,6 +1290,12 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
     }
     p->variant = v;
     p->name = gr_bk_variant_names[v];
+    if (ov->deterministic && exact && want == NULL) {
+        char why[sizeof p->why];
+        snprintf(why, sizeof why, "deterministic with integer values: any "
+                 "order gives the same bits, no sort; %.179s", p->why);
+        memcpy(p->why, why, sizeof why);
+    }
     /* Geometry. */
     const size_t n = facts->n ? facts->n : 1;
     const size_t cu = d->compute_units ? d->compute_units : 1;

@@ -99,11 +99,15 @@ def run_sort(gpured):
     assert np.array_equal(got, [2.0 ** 600, 3.0, -1.5]), "fixed_point per key"
     k32 = (k % 300).astype(np.uint32)
     got = gpured.sum_by_key(k32, v.astype(np.int32), 300, "max",
-                            deterministic=True)
+                            deterministic=True, variant="lookback")
     want = np.full(300, np.iinfo(np.int32).min, np.int32)
     np.maximum.at(want, k32.astype(np.int64), v.astype(np.int32))
     assert np.array_equal(got, want), "radix sort, max"
-    return 7
+    # integer values: deterministic takes the (exact) atomics, no sort
+    got = gpured.sum_by_key(k32, v.astype(np.int32), 300, "max",
+                            deterministic=True)
+    assert np.array_equal(got, want), "deterministic integers"
+    return 8
 
 
 def run_case(gpured, func, kdt, vdt, op, variant, exclusive=False):

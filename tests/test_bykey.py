@@ -302,7 +302,8 @@ def test_sum_by_key_variants(variant, kdt, vdt, op):
         v = values(k.size, vdt, rng, op)
         want, absx, m = ref_dense(k, v, op, nk + 5)
         if variant == "sorted_segments" and order != "sorted":
-            got = gpured.sum_by_key(k, v, nk + 5, op, deterministic=True)
+            got = gpured.sum_by_key(k, v, nk + 5, op, deterministic=True,
+                                    variant="sorted_segments")
         else:
             got = gpured.sum_by_key(k, v, nk + 5, op, variant=variant)
         check_close(got, want, op, absx, m)
@@ -478,7 +479,14 @@ def test_plans_gpu():
     assert plan(H100, deterministic=True, desc=7)["variant"] == "fixed_point"
     assert plan(H100, deterministic=True, desc=7, vdt="float32")["variant"] == "fixed_point"
     assert plan(H100, deterministic=True, desc=0)["variant"] == "lookback"
-    assert plan(H100, deterministic=True, desc=7, vdt="int32")["variant"] == "lookback"
+    # integer values: atomics are exact, so deterministic=True changes nothing
+    for vdt in ("int32", "uint64"):
+        p = plan(H100, deterministic=True, desc=7, vdt=vdt, heads=10 << 20)
+        assert p["variant"] == "atomic" and "integer values" in p["why"], p
+        assert plan(H100, deterministic=True, desc=7, vdt=vdt, variant="atomic")["variant"] == "atomic"
+        assert plan(CPU, deterministic=True, desc=7, vdt=vdt)["variant"] == "private_bins"
+    with pytest.raises(gpured.VariantUnavailable, match="reproducible"):
+        plan(H100, deterministic=True, desc=7, vdt="float32", variant="atomic")
     assert plan(CPU, deterministic=True, desc=7)["variant"] == "sorted_segments"
     # float32 needs no fp64 (chunk words, rounded in float); float64 does
     assert plan(dict(H100, fp64=0), deterministic=True, desc=7, vdt="float32")["variant"] == "fixed_point"
