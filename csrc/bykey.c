@@ -226,6 +226,16 @@ static void bk_scratch_free(bk_scratch *sc)
     sc->n = 0;
 }
 
+/* Groups of wg work-items for a grid-stride loop over count elements:
+ * enough for one each, at most per_cu a compute unit. */
+static size_t bk_grid(const gr_device *d, size_t count, size_t wg,
+                      size_t per_cu)
+{
+    const size_t cu = d->compute_units ? d->compute_units : 1;
+    const size_t g = (count + wg - 1) / wg;
+    return g == 0 ? 1 : g < cu * per_cu ? g : cu * per_cu;
+}
+
 /* ------------------------------------------------- device-level drivers */
 
 /* The key check and measurement: one pass over the keys writing, per
@@ -431,10 +441,8 @@ int gr_bykey_segments_dev(gr_device *d, const gr_bk_types *ty,
     }
     if (p->variant == GR_BKV_LOOKBACK && mode == 3) {
         /* dense: the runs into temporaries, then each to its bin */
-        const size_t cu = d->compute_units ? d->compute_units : 1;
         const size_t wg = d->is_gpu ? 256 : 1;
-        size_t g = (n + wg - 1) / wg;
-        g = g < cu * 8 ? g : cu * 8;
+        const size_t g = bk_grid(d, n, wg, 8);
         cl_kernel kb = bk_kernel(d, ty, p, 3, "gr_bk_lb_bins", st);
         cl_mem rk, rv, rc1;
         if (kb == NULL ||
@@ -527,10 +535,7 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                                  p->variant == GR_BKV_FIXED, "gr_bk_init", st);
         const cl_ulong unk0 = nk;
         const size_t wg = d->is_gpu ? 256 : 1;
-        size_t groups = (nk + wg - 1) / wg;
-        const size_t cap = (d->compute_units ? d->compute_units : 1) *
-                           (d->is_gpu ? 32 : 4);
-        groups = groups < cap ? groups : cap;
+        const size_t groups = bk_grid(d, nk, wg, d->is_gpu ? 32 : 4);
         if (ki == NULL) {
             goto fail;
         }
@@ -560,13 +565,10 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
         if (kf == NULL || (w = bk_buffer(d, bytes, &sc, st)) == NULL) {
             goto fail;
         }
-        const size_t cu = d->compute_units ? d->compute_units : 1;
-        const size_t cap = cu * (d->is_gpu ? 16 : 4);
-        size_t gz = (3 * nk + p->wg - 1) / p->wg, gn = (n + p->wg - 1) / p->wg,
-               gk = (nk + p->wg - 1) / p->wg;
-        gz = gz < cap ? gz : cap;
-        gn = gn < cap ? gn : cap;
-        gk = gk < cap ? gk : cap;
+        const size_t per_cu = d->is_gpu ? 16 : 4;
+        const size_t gz = bk_grid(d, 3 * nk, p->wg, per_cu),
+                     gn = bk_grid(d, n, p->wg, per_cu),
+                     gk = bk_grid(d, nk, p->wg, per_cu);
         if (BK_LAUNCH(d, kh, 1, 1, ns, st, GR_ARG(w), GR_ARG(unk)) != 0 ||
             BK_LAUNCH(d, kr, gn, p->wg, ns, st, GR_ARG(vals), GR_ARG(uvoff),
                       GR_ARG(un), GR_ARG(w), GR_ARG(unk)) != 0 ||
@@ -744,14 +746,12 @@ int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
         /* status, histograms and tickets zeroed; every pass's counts */
         const cl_ulong nst = (cl_ulong)passes * T * 256;
         const cl_uint nh = (cl_uint)(passes * 256), nc = (cl_uint)passes;
-        size_t g = (nst + p.wg - 1) / p.wg;
-        g = g < cu * 8 ? g : cu * 8;
-        size_t gh = (n + (size_t)p.wg * 64 - 1) / ((size_t)p.wg * 64);
-        gh = gh < cu * 4 ? gh : cu * 4;
+        const size_t g = bk_grid(d, nst, p.wg, 8);
+        const size_t gh = bk_grid(d, n, (size_t)p.wg * 64, 4);
         if (BK_LAUNCH(d, k0, g, p.wg, ns, st, GR_ARG(status), GR_ARG(nst),
                       GR_ARG(hist), GR_ARG(nh), GR_ARG(counter),
                       GR_ARG(nc)) != 0 ||
-            BK_LAUNCH(d, kh, gh ? gh : 1, p.wg, ns, st, GR_ARG(keys),
+            BK_LAUNCH(d, kh, gh, p.wg, ns, st, GR_ARG(keys),
                       GR_ARG(ikoff), GR_ARG(un), GR_ARG(upasses),
                       GR_ARG(hist)) != 0) {
             goto fail;

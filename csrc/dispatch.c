@@ -2799,12 +2799,11 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
     r->facts.first_bad = UINT64_MAX;
     r->fused = 0;
     /* The key check fused into an atomic kernel: num_keys given,
-     * nondeterministic, an atomic variant (asked for, or auto on NVIDIA),
-     * and 64-bit atomics for the flag word. */
-    /* integer values: atomics are exact, deterministic or not */
-    const int exact = req->bkt.count || !gr_dtypes[req->bkt.v].is_float;
-    if (num_keys > 0 && n > 0 && (!ov.deterministic || exact) &&
-        d->atomics64) {
+     * nondeterministic or integer values (exact in any order), an atomic
+     * variant (asked for, or auto on NVIDIA), and 64-bit atomics for the
+     * flag word. */
+    if (num_keys > 0 && n > 0 &&
+        (!ov.deterministic || gr_bk_exact(&req->bkt)) && d->atomics64) {
         const char *w = ov.variant;
         const int is_auto = w == NULL || strcmp(w, "auto") == 0;
         const int atomic_kind = !is_auto && (strcmp(w, "atomic") == 0 ||

@@ -766,6 +766,7 @@ extern const char *const gr_bk_func_names[];
 /* policy.c */
 int gr_bk_types_init(const gr_device *d, gr_bk_types *ty, char *err,
                      size_t n);
+int gr_bk_exact(const gr_bk_types *ty);  /* integer values: atomics exact */
 int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f,
                    const gr_bk_types *ty, const gr_bk_facts *facts,
                    const gr_bk_overrides *ov, gr_bk_plan *p);

@@ -1141,6 +1141,14 @@ static int bk_fixed_ok(const gr_device *d, gr_bk_func f, const gr_bk_types *ty,
     return no == NULL;
 }
 
+/* Integer values (and counts): atomics add, min and max them exactly, so
+ * every sum_by_key variant gives the same bits in any order and
+ * deterministic=True needs no sort. */
+int gr_bk_exact(const gr_bk_types *ty)
+{
+    return ty->count || !gr_dtypes[ty->v].is_float;
+}
+
 int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *ty,
                const gr_bk_facts *facts, const gr_bk_overrides *ov,
                gr_bk_plan *p)
@@ -1148,11 +1156,7 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
     const int a_size = ty->count ? 8 : gr_dtypes[ty->r].size;
     const char *want = ov->variant && strcmp(ov->variant, "auto") != 0
                            ? ov->variant : NULL;
-    /* sum_by_key of integers (and counts): atomics add, min and max them
-     * exactly, so every variant gives the same bits in any order and
-     * deterministic=True needs no sort */
-    const int exact = f == GR_BK_DENSE &&
-                      (ty->count || !gr_dtypes[ty->v].is_float);
+    const int exact = f == GR_BK_DENSE && gr_bk_exact(ty);
     const int det = ov->deterministic && !exact;
     int v = -1;
     memset(p, 0, sizeof *p);

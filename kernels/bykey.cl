@@ -1707,6 +1707,13 @@ SR_CSCATTER(gr_sr_cscatter_u, uint)
 #define FX_HDR(w, nk) ((__global uint *)((w) + 2 * FX_WMAX * (nk)))
 #define FX_FLAG(b) (FX_MANT(b) ? 1u : FX_SIGN(b) ? 4u : 2u)
 
+/* (hi, lo) <- -(hi, lo), 128-bit two's complement. */
+inline void fx_neg(ulong *hi, ulong *lo)
+{
+    *lo = ~*lo + 1ul;
+    *hi = ~*hi + (*lo == 0 ? 1ul : 0ul);
+}
+
 /* Windows the header asks for: 0 for the per-key path. */
 inline uint fx_windows(__global const uint *hdr)
 {
@@ -1842,9 +1849,7 @@ __kernel void gr_fx_add(__global const GR_K *keys, ulong koff,
                 lo[u] = m >> (-sh); /* per key: bits below the unit dropped */
             }
             if (FX_SIGN(b[u]) && (lo[u] | hi[u]) != 0) {
-                /* two's complement of the 128-bit magnitude */
-                lo[u] = ~lo[u] + 1ul;
-                hi[u] = ~hi[u] + (lo[u] == 0 ? 1ul : 0ul);
+                fx_neg(&hi[u], &lo[u]);
             }
         }
         for (uint u = 0; u < FX_U; ++u) {
@@ -1894,84 +1899,76 @@ __kernel void gr_fx_final(__global const ulong *acc, ulong nk,
             r = (GR_T)INFINITY;
         } else if (f & 4u) {
             r = -(GR_T)INFINITY;
-        } else if (nwin == 1) {
-            /* one accumulator: its sign, 64 leading bits and a sticky bit */
-            ulong lo = acc[2 * k], hi = acc[2 * k + 1];
-            const int neg = (long)hi < 0;
-            if (neg) {
-                lo = ~lo + 1ul;
-                hi = ~hi + (lo == 0 ? 1ul : 0ul);
-            }
-            ulong m = lo, sticky = 0;
-            int up = 0;
-            if (hi != 0) {
-                const uint lz = clz(hi);
-                m = lz ? (hi << lz) | (lo >> (64 - lz)) : hi;
-                sticky = (lz ? lo << lz : lo) != 0 ? 1ul : 0ul;
-                up = 64 - (int)lz;
-            }
-            r = (lo | hi) == 0 ? (GR_T)0
-                : ldexp(FX_ROUND(m | sticky), up + (int)ek - FX_BIAS - FX_G);
-            r = neg ? -r : r;
         } else {
-            /* the windows into limbs, in units of the last window's */
-            uint limb[FX_L];
-            for (uint j = 0; j < FX_L; ++j) {
-                limb[j] = 0;
-            }
-            for (uint w = 0; w < nwin; ++w) {
-                const ulong lo = acc[2 * (w * nk + k)];
-                const ulong hi = acc[2 * (w * nk + k) + 1];
-                const int off = (int)((nwin - 1 - w) * FX_S);
-                ulong c = 0;
-                for (uint j = 0; j < FX_L; ++j) {
-                    const ulong t = (ulong)limb[j] +
-                                    fx_bits32(hi, lo, 32 * (int)j - off) + c;
-                    limb[j] = (uint)t;
-                    c = t >> 32;
+            /* the sum's sign, its 64 leading bits m (the last weighing
+             * 2^up units of the last window) and a sticky bit for the rest */
+            int neg, up = 0;
+            ulong m = 0, sticky = 0;
+            if (nwin == 1) {
+                ulong lo = acc[2 * k], hi = acc[2 * k + 1];
+                neg = (long)hi < 0;
+                if (neg) {
+                    fx_neg(&hi, &lo);
                 }
-            }
-            const int neg = (int)(limb[FX_L - 1] >> 31);
-            if (neg) {
-                ulong c = 1;
-                for (uint j = 0; j < FX_L; ++j) {
-                    const ulong t = (ulong)(~limb[j]) + c;
-                    limb[j] = (uint)t;
-                    c = t >> 32;
+                m = lo;
+                if (hi != 0) {
+                    const uint lz = clz(hi);
+                    m = lz ? (hi << lz) | (lo >> (64 - lz)) : hi;
+                    sticky = (lz ? lo << lz : lo) != 0 ? 1ul : 0ul;
+                    up = 64 - (int)lz;
                 }
-            }
-            int h = FX_L - 1;
-            while (h >= 0 && limb[h] == 0) {
-                --h;
-            }
-            if (h < 0) {
-                r = (GR_T)0;
             } else {
-                ulong m = (ulong)limb[h] << 32;
-                uint nxt = 0, sticky = 0;
-                if (h >= 1) {
-                    m |= limb[h - 1];
+                /* the windows into limbs at their bit offsets */
+                uint limb[FX_L];
+                for (uint j = 0; j < FX_L; ++j) {
+                    limb[j] = 0;
                 }
-                if (h >= 2) {
-                    nxt = limb[h - 2];
+                for (uint w = 0; w < nwin; ++w) {
+                    const ulong lo = acc[2 * (w * nk + k)];
+                    const ulong hi = acc[2 * (w * nk + k) + 1];
+                    const int off = (int)((nwin - 1 - w) * FX_S);
+                    ulong c = 0;
+                    for (uint j = 0; j < FX_L; ++j) {
+                        const ulong t = (ulong)limb[j] +
+                                        fx_bits32(hi, lo, 32 * (int)j - off) +
+                                        c;
+                        limb[j] = (uint)t;
+                        c = t >> 32;
+                    }
                 }
-                for (int j = 0; j < h - 2; ++j) {
-                    sticky |= limb[j];
+                neg = (int)(limb[FX_L - 1] >> 31);
+                if (neg) {
+                    ulong c = 1;
+                    for (uint j = 0; j < FX_L; ++j) {
+                        const ulong t = (ulong)(~limb[j]) + c;
+                        limb[j] = (uint)t;
+                        c = t >> 32;
+                    }
                 }
-                const uint lz = clz(m);
-                if (lz) {
-                    m = (m << lz) | (ulong)(nxt >> (32 - lz));
-                    sticky |= nxt << lz;
-                } else {
-                    sticky |= nxt;
+                int h = FX_L - 1;
+                while (h >= 0 && limb[h] == 0) {
+                    --h;
                 }
-                /* m's last bit weighs 2^(32 (h - 1) - lz) units of the
-                 * last window: 2^(ek - (nwin - 1) S - BIAS - G) */
-                r = ldexp(FX_ROUND(m | (sticky ? 1ul : 0ul)),
-                          32 * (h - 1) - (int)lz + (int)ek -
-                              (int)((nwin - 1) * FX_S) - FX_BIAS - FX_G);
-                r = neg ? -r : r;
+                if (h >= 0) {
+                    const uint nxt = h >= 2 ? limb[h - 2] : 0u;
+                    uint rest = 0;
+                    for (int j = 0; j < h - 2; ++j) {
+                        rest |= limb[j];
+                    }
+                    m = (ulong)limb[h] << 32 | (h >= 1 ? limb[h - 1] : 0u);
+                    const uint lz = clz(m);
+                    if (lz) {
+                        m = (m << lz) | (ulong)(nxt >> (32 - lz));
+                    }
+                    sticky = (rest | (lz ? nxt << lz : nxt)) != 0 ? 1ul : 0ul;
+                    up = 32 * (h - 1) - (int)lz;
+                }
             }
+            r = m == 0 ? (GR_T)0
+                       : ldexp(FX_ROUND(m | sticky),
+                               up + (int)ek - (int)((nwin - 1) * FX_S) -
+                                   FX_BIAS - FX_G);
+            r = neg ? -r : r;
         }
         out[k] = r;
     }
