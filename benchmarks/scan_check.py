@@ -75,6 +75,7 @@ def ok(got, want, a, op, exclusive):
 def main():
     dev = gpured.get_device()
     print("device:", dev["name"], "|", dev["platform"])
+    gpured.placement("current")  # the device's kernels, not the host path
     t0 = time.time()
     bad = 0
     count = 0

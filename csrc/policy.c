@@ -788,8 +788,8 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
         snprintf(plan->why, sizeof plan->why, "groups must be in [1, 65535]");
         return -1;
     }
-    if (ov->ilp < 0 || ov->ilp > 8) {
-        snprintf(plan->why, sizeof plan->why, "ilp must be in [1, 8]");
+    if (ov->ilp < 0 || ov->ilp > 16) {
+        snprintf(plan->why, sizeof plan->why, "ilp must be in [1, 16]");
         return -1;
     }
     if (strcmp(name, "auto") == 0) {
@@ -824,12 +824,19 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
         plan->kind = GR_SK_ROW_ITEMS;
         plan->wg = ov->wg_size ? ov->wg_size : (d->is_gpu ? 128 : 16);
         plan->items = 1;
+        /* ilp: elements a work-item loads before folding them (loads in
+         * flight).  H100, 4096 x 65536 float32 down the columns: 1.99 ms
+         * at 1, 0.86 at 8, 0.80 at 16, 0.81 at 32 (torch 1.92).  PoCL
+         * (2 cores): columns 123 ms at 1 against 135 at 16, rows of 16
+         * 8.3 against 6.3 ms (2026-11-27). */
+        plan->ilp = ov->ilp ? ov->ilp : (d->is_gpu || rows_contig ? 16 : 1);
         plan->parts = 1;
         plan->chunk = lay->L;
         snprintf(plan->why, sizeof plan->why,
                  "%s rows: one work-item per row (%zu rows), sequential "
-                 "along the row, consecutive work-items on consecutive rows",
-                 rows_contig ? "short" : "strided", lay->M);
+                 "along the row, %d element(s) loaded at a time (ilp), "
+                 "consecutive work-items on consecutive rows",
+                 rows_contig ? "short" : "strided", lay->M, plan->ilp);
         return 0;
     }
     if (!rows_contig) {
@@ -861,10 +868,12 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
         plan->sg = d->nvidia_ptx ? 1 : 2;
     } else {
         plan->local = best_local(d, op, acc, &plan->sg);
-        /* H100 look-back tiles: 64 bytes per work-item in registers;
-         * 128 when elements and results are 4 bytes (warp-striped loads
-         * and stores, kernels/scan.cl): 256 x 32 float32, 1 GiB cumsum
-         * 1.027 ms vs 1.186 ms at 256 x 16 (2026-11-23). */
+        /* H100 look-back tiles: 64 bytes per work-item; 128 where
+         * elements and results have the same size (warp-striped loads and
+         * stores through local memory, kernels/scan.cl, read again there
+         * after the look-back): 256 x 32 float32, 1 GiB cumsum 1.027 ms
+         * vs 1.186 ms at 256 x 16 (2026-11-23); 0.911 ms with the re-read
+         * (1.101 without, 2026-11-27). */
         items = (int)max_sz(4, min_sz(16, 64 / (size_t)tsize));
         if (tsize == 4 && gr_dtypes[acc->r].size == 4 &&
             (size_t)wg * 32 * 4 + 8192 <=
@@ -874,7 +883,19 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
              * device keeps 16 (Oclgrind: 38204 bytes refused) */
             items = 32;
         }
-        if (tsize == 8 && acc->nan) {
+        if (tsize == 8 && gr_dtypes[acc->r].size == 8 &&
+            (size_t)128 * 32 * 8 + 8192 <=
+                (d->local_mem ? (size_t)d->local_mem : 32768)) {
+            /* 8-byte elements and results: 128 x 32 (32 KiB staged, as
+             * 256 x 32 four-byte ones).  H100, 1 GiB, kernel events, the
+             * run re-read from local memory after the look-back: float64
+             * cumsum 1.242 ms at 256 x 8, 1.047 at 256 x 16, 0.891 at
+             * 128 x 32; int64 1.030 / 1.001 / 0.933
+             * (benchmarks/exp/scan_reread.py, 2026-11-27); nancumsum
+             * float64 1.071 ms at 128 x 16, 1.007 at 128 x 32 (wall) */
+            wg = 128;
+            items = 32;
+        } else if (tsize == 8 && acc->nan) {
             /* H100, 1 GiB float64 nancumsum: 256 x 8 ran at 0.80 of
              * cumsum's time (1.466 vs 1.173 ms), 128 x 16 at 0.95
              * (1.230; cumsum itself 1.170 there): fewer, longer

@@ -408,6 +408,42 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
 #ifndef GR_TSUM
 #define GR_TSUM 0
 #endif
+/* Look-back tiles read their run again from the exchange buffer after the
+ * look-back instead of holding it in registers across it. */
+#ifndef GRS_REREAD
+#define GRS_REREAD GRS_STRIPE
+#endif
+
+/* nan* scans: the run's NaNs read as GR_NANREP before anything (the
+ * float32 partial sums of GR_TSUM included) uses them. */
+inline void grs_nanrep(GR_T *x)
+{
+#if GR_NAN
+#pragma unroll
+    for (uint j = 0; j < GR_ITEMS; ++j) {
+        x[j] = GR_ISNAN(x[j]) ? (GR_T)GR_NANREP : x[j];
+    }
+#endif
+}
+
+#if GRS_STRIPE
+/* x[0..GR_ITEMS) <- this work-item's run, from the exchange buffer the
+ * warp filled (its blocked positions). */
+inline void grs_tile_regs(GR_T *x, __local const GRS_XT *xch)
+{
+    const uint lid = get_local_id(0);
+#pragma unroll
+    for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
+        union { GR_TVEC v; GR_T s[GR_MV]; } u;
+        u.v = xch[GRS_PAD(lid * GR_ITEMS + k * GR_MV) / GR_MV];
+#pragma unroll
+        for (uint j = 0; j < GR_MV; ++j) {
+            x[k * GR_MV + j] = u.s[j];
+        }
+    }
+    grs_nanrep(x);
+}
+#endif
 
 /* Loads this work-item's run of the tile at row[pos..end) (zeros past
  * end) and folds it; returns how many of its elements are in range. */
@@ -441,15 +477,7 @@ inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
         }
     }
     GRS_WARP_SYNC();
-#pragma unroll
-    for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
-        union { GR_TVEC v; GR_T s[GR_MV]; } u;
-        u.v = xch[GRS_PAD(lid * GR_ITEMS + k * GR_MV) / GR_MV];
-#pragma unroll
-        for (uint j = 0; j < GR_MV; ++j) {
-            x[k * GR_MV + j] = u.s[j];
-        }
-    }
+    grs_tile_regs(x, xch);
 #else
     if (nv == GR_ITEMS) {
         grs_load_full(row + p, x);
@@ -459,14 +487,7 @@ inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
             x[j] = j < nv ? row[p + j] : (GR_T)0;
         }
     }
-#endif
-#if GR_NAN
-    /* nan* scans: the run's NaNs read as GR_NANREP before anything (the
-     * float32 partial sums of GR_TSUM included) uses them */
-#pragma unroll
-    for (uint j = 0; j < GR_ITEMS; ++j) {
-        x[j] = GR_ISNAN(x[j]) ? (GR_T)GR_NANREP : x[j];
-    }
+    grs_nanrep(x);
 #endif
 #if GR_TSUM
     /* The run's total in float64 (its float32 sum's error would reach
@@ -691,6 +712,9 @@ __kernel void gr_scan_partials(__global GR_A *part_v, __global GR_X *part_x,
 }
 
 /* One work-item per row, sequentially: short rows and strided layouts. */
+#ifndef GRS_ROW_U
+#define GRS_ROW_U GR_ILP /* the plan's ilp (1: one at a time) */
+#endif
 __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
                                 ulong L, ulong seg_stride, ulong elem_stride,
                                 ulong M, __global GR_R *out, ulong out_base,
@@ -704,7 +728,24 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
     __global const GR_T *rin = in + in_base + row * seg_stride;
     __global GR_R *rout = out + out_base + row * out_seg_stride;
     gr_state run = gr_identity();
-    for (ulong i = 0; i < L; ++i) {
+    ulong i = 0;
+    /* GRS_ROW_U loads issued before their folds: each store depends on
+     * the loads before it, so one load at a time waits a full memory
+     * latency per element (csrc/policy.c has the figures) */
+    for (; i + GRS_ROW_U <= L; i += GRS_ROW_U) {
+        GR_T x[GRS_ROW_U];
+#pragma unroll
+        for (uint u = 0; u < GRS_ROW_U; ++u) {
+            x[u] = rin[(i + u) * elem_stride];
+        }
+#pragma unroll
+        for (uint u = 0; u < GRS_ROW_U; ++u) {
+            gr_state before = run;
+            grs_fold(&run, x[u]);
+            rout[(i + u) * out_elem_stride] = gr_finish(excl ? before : run);
+        }
+    }
+    for (; i < L; ++i) {
         gr_state before = run;
         grs_fold(&run, rin[i * elem_stride]);
         rout[i * out_elem_stride] = gr_finish(excl ? before : run);
@@ -754,7 +795,7 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
                               __global const GR_T *rin, ulong L,
                               __local GR_A *lv, __local GR_X *lx,
                               __local long *sh_j, __local gr_state *sh_s,
-                              __local GRS_XT *xch)
+                              __local GRS_XT *xch, uint *fell)
 {
     const uint lid = get_local_id(0);
     long j = (long)k - 1; /* predecessor within the row */
@@ -830,7 +871,9 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
         if (jj < 0) {
             return acc;
         }
-        /* Decoupled fallback: tile jj's aggregate straight from the input. */
+        /* Decoupled fallback: tile jj's aggregate straight from the input
+         * (through the exchange buffer: *fell tells the caller). */
+        *fell = 1;
         const ulong p0 = (ulong)jj * GR_TILE;
 #if GR_CPU_TILE
         gr_state agg = gr_identity();
@@ -921,7 +964,9 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     }
     if (k > 0) {
         gr_status_publish(status, t, GR_STATUS_A, total);
-        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch);
+        uint fell = 0;
+        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch,
+                               &fell);
     } else {
         prefix = gr_identity();
     }
@@ -953,6 +998,7 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
 #else
     GR_T x[GR_ITEMS];
     gr_state a, total;
+    uint fell = 0;
     const uint nv = grs_tile_load(rin, pos, end, x, &a, xch);
     const gr_state e = grs_group_scan(a, lv, lx, &total);
     if (k == 0) {
@@ -964,11 +1010,22 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
         if (lid == 0) {
             gr_status_publish(status, t, GR_STATUS_A, total);
         }
-        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch);
+        prefix = grs_look_back(status, t, k, rin, L, lv, lx, &sh_j, &sh_s, xch,
+                               &fell);
         if (lid == 0) {
             gr_status_publish(status, t, GR_STATUS_P, grs_cat(prefix, total));
         }
     }
+#if GRS_REREAD
+    /* The run again from the exchange buffer, so that x[] does not live
+     * in registers across the look-back (more groups per multiprocessor);
+     * from the input again where a fallback used the buffer (rare). */
+    if (fell) {
+        grs_tile_load(rin, pos, end, x, &a, xch);
+    } else {
+        grs_tile_regs(x, xch);
+    }
+#endif
     grs_tile_store(rout, pos, end, nv, x, grs_cat(prefix, e), excl, xch);
 #endif
 }

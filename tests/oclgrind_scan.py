@@ -31,6 +31,7 @@ CONFIGS = [
     ["decoupled_lookback", {"wg_size": 4, "items": 8, "spins": 0}, 1],  # fallback, striped
     ["decoupled_lookback", {"wg_size": 1, "items": 16, "ilp": 4}, None],
     ["row_per_item", {}, 0],                                 # columns
+    ["row_per_item", {}, 1],                 # rows of 77: 16 loads at a time
 ]
 OPS = ["cumsum", "cumprod", "cummin", "cummax"]
 RACE_DTYPES = ["int8", "int32", "float32", "float64"]

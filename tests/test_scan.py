@@ -271,7 +271,7 @@ def test_out_and_errors():
         gpured.cumsum(a, bogus=1)
     with pytest.raises(ValueError, match="unknown variant"):
         gpured.cumsum(a, variant="nope")
-    for knob, val in (("wg_size", 3), ("items", 5), ("groups", 70000), ("ilp", 9)):
+    for knob, val in (("wg_size", 3), ("items", 5), ("groups", 70000), ("ilp", 17)):
         with pytest.raises(ValueError, match=knob):
             gpured.cumsum(a, **{knob: val})
     with pytest.raises(ValueError, match="at least 1"):
@@ -387,7 +387,11 @@ def test_plans_auto_by_device():
     p = plan_for(H100, rd="float32")
     assert p["variant"] == "decoupled_lookback" and p["combine"] == "subgroup"
     assert p["wg_size"] == 256 and p["items"] == 32 and p["accumulator"] == "double"
-    assert plan_for(H100, dt="float64")["items"] == 8
+    # 8-byte elements and results: 128 x 32 (32 KiB staged, as above)
+    p = plan_for(H100, dt="float64")
+    assert p["wg_size"] == 128 and p["items"] == 32
+    assert plan_for(H100, dt="int64")["items"] == 32
+    assert plan_for(dict(H100, local_mem_size=32 << 10), dt="float64")["items"] == 8
     # 256 x 32 four-byte elements stage 32 KiB (and padding) in local
     # memory: a 32 KiB device (Oclgrind) keeps 16
     p = plan_for(dict(H100, local_mem_size=32 << 10), rd="float32")
