@@ -1201,6 +1201,8 @@ def _knob_params():
     ps = []
     for fn in ("sum", "argmax", "cumsum"):
         for k, v in bad_value:
+            if (k, v) == ("ilp", 9) and fn == "cumsum":
+                v = 17  # scans take ilp up to 16 (row_per_item's loads)
             ps.append(pytest.param(fn, k, v, ValueError, id=f"{fn}-{k}={v}"))
         if fn != "cumsum":
             for v in (3, 32, 2**40):

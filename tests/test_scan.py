@@ -336,6 +336,24 @@ def test_variant_knobs(variant):
         check("cummin", a, axis=1, variant=variant, exclusive=True, **kw)
 
 
+@pytest.mark.parametrize("ilp", [1, 3, 16])
+def test_row_per_item_loads_in_flight(ilp):
+    """row_per_item loads `ilp` elements of its row before folding them
+    (16 by default on GPUs): rows and columns of every length around it,
+    inclusive and exclusive, against NumPy."""
+    for dt, op in (("float32", "cumsum"), ("int32", "cummax"), ("float64", "cumprod")):
+        for L in (1, ilp - 1, ilp, ilp + 1, 2 * ilp + 5, 40):
+            if L < 1:
+                continue
+            a = data(dt, (L, 7), op, L)
+            plan = gpured.explain(op, gpured.to_device(a), axis=0, variant="row_per_item",
+                                  ilp=ilp)
+            assert plan["ilp"] == ilp
+            check(op, a, axis=0, variant="row_per_item", ilp=ilp)
+            check(op, np.ascontiguousarray(a.T), axis=1, variant="row_per_item", ilp=ilp,
+                  exclusive=True)
+
+
 def test_lookback_chain_over_10000_tiles():
     """A look-back chain of > 10,000 tiles (tiny tiles through the knobs),
     with the fallback forced on: a tile that finds its predecessor not yet
@@ -404,7 +422,11 @@ def test_plans_auto_by_device():
     p = plan_for(OLD_GPU)
     assert p["variant"] == "reduce_then_scan" and p["passes"] == 3
     # Columns and short rows: one work-item per row.
-    assert plan_for(H100, M=4096, L=1000, ss=1, es=4096)["variant"] == "row_per_item"
+    p = plan_for(H100, M=4096, L=1000, ss=1, es=4096)
+    assert p["variant"] == "row_per_item" and p["ilp"] == 16
+    # CPUs: 16 loads at a time along short contiguous rows, one down columns
+    assert plan_for(POCL_CPU, M=1 << 20, L=8)["ilp"] == 16
+    assert plan_for(POCL_CPU, M=4096, L=1000, ss=1, es=4096)["ilp"] == 1
     assert plan_for(H100, M=1 << 20, L=8)["variant"] == "row_per_item"
     # Medium rows get a smaller tile; long rows several tiles.
     p = plan_for(H100, M=4096, L=65536)
