@@ -31,7 +31,7 @@ typedef struct {
 typedef struct {
     int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, nan;
     char a_cl[8];
-    int wg, ilp, sg, items, local, spin, cpu_tile, nvidia, tsum;
+    int wg, ilp, sg, items, local, spin, cpu_tile, nvidia, tsum, wide;
     kcfg k;
 } skey;
 
@@ -70,7 +70,7 @@ static void defines(const void *ctx, char *buf, size_t n)
         "#define GR_LOOKBACK %d\n#define GR_SPIN %d\n"
         "#define GR_CPU_TILE %d\n#define GR_NVIDIA %d\n"
         "#define GR_T_SIZE %d\n#define GR_R_SIZE %d\n#define GR_TSUM %d\n"
-        "#define GR_NAN %d\n",
+        "#define GR_NAN %d\n#define GR_STRIPE_WIDE %d\n",
         k->fp64, gr_dtypes[k->t].cl, k->a_cl, gr_dtypes[k->r].cl,
         k->a_size == 1   ? "char"
         : k->a_size == 2 ? "short"
@@ -80,7 +80,7 @@ static void defines(const void *ctx, char *buf, size_t n)
         a_max, k->wg, k->ilp, k->sg, k->items, k->local,
         vec_width(k->items, tsize), vec_width(k->items, rsize),
         k->k.in_aligned, k->k.out_aligned, k->k.lookback, k->spin,
-        k->cpu_tile, k->nvidia, tsize, rsize, k->tsum, k->nan);
+        k->cpu_tile, k->nvidia, tsize, rsize, k->tsum, k->nan, k->wide);
     /* Developer knob for benchmarks/scan_knobs.py: GPURED_SCAN_XDEFS
      * appends #define lines to every scan program (part of the program
      * cache's key; the kernel memo is bypassed while it is set). */
@@ -120,6 +120,15 @@ static void make_key(skey *k, const gr_device *d, gr_op op,
     k->tsum = op == GR_ADD && acc->t == GR_FLOAT32 && acc->r == GR_FLOAT32 &&
               strcmp(acc->a_cl, "double") == 0 && !acc->comp &&
               !p->cpu_tile && p->items > 1 && p->items <= 32;
+    /* Results wider than the elements are striped through local memory
+     * too where their tile (padded one vector in 8) and the group scan's
+     * arrays fit (kernels/scan.cl GR_STRIPE_WIDE). */
+    {
+        const size_t rs = (size_t)gr_dtypes[acc->r].size;
+        const size_t lm = d->local_mem ? (size_t)d->local_mem : 32768;
+        k->wide = gr_dtypes[acc->t].size < (int)rs && !p->cpu_tile &&
+                  (size_t)p->wg * (size_t)p->items * rs * 9 / 8 + 8192 <= lm;
+    }
     k->k = *kc;
 }
 

@@ -388,17 +388,38 @@ inline gr_state grs_group_scan(gr_state s, __local GR_A *lv, __local GR_X *lx,
  * of three; the extra error, items * u32 * (sum of |x| over the run so
  * far), stays local to the run (the bound documented with gpured.cumsum). */
 
+/* GR_STRIPE_WIDE (csrc/scan.c: where the results' tile fits the local
+ * memory): results wider than the elements (int32 -> int64 sums) are
+ * striped too, through the same buffer sized for the wider tile. */
+#ifndef GR_STRIPE_WIDE
+#define GR_STRIPE_WIDE 0
+#endif
 #if GR_ITEMS > GR_MV && GR_ITEMS % GR_MV == 0 && GR_WG > 1 && GR_MV > 1 && \
-    GR_T_SIZE == GR_R_SIZE
+    (GR_T_SIZE == GR_R_SIZE ||                                             \
+     (GR_STRIPE_WIDE && GR_ITEMS > GR_MVR && GR_ITEMS % GR_MVR == 0 &&    \
+      GR_MVR > 1 && GR_MV * GR_T_SIZE == GR_MVR * GR_R_SIZE))
 #define GRS_STRIPE 1
 #define GRS_LANES (GR_WG < 32 ? GR_WG : 32)
+/* one padding vector per 8, in elements of the loads (PAD) and of the
+ * stores (PADR): both vectors are 16 bytes */
 #define GRS_PAD(e) ((e) + GR_MV * ((e) / (8 * GR_MV)))
-#define GRS_XCH_N (GRS_PAD((uint)GR_WG * GR_ITEMS) / GR_MV)
+#define GRS_PADR(e) ((e) + GR_MVR * ((e) / (8 * GR_MVR)))
+#define GRS_XCH_T (GRS_PAD((uint)GR_WG * GR_ITEMS) / GR_MV)
+#define GRS_XCH_R (GRS_PADR((uint)GR_WG * GR_ITEMS) / GR_MVR)
+#define GRS_XCH_N (GRS_XCH_T > GRS_XCH_R ? GRS_XCH_T : GRS_XCH_R)
 #define GRS_XT GR_TVEC
 #if GR_NVIDIA && GR_WG % 32 == 0
 #define GRS_WARP_SYNC() gr_warp_sync()
 #else
 #define GRS_WARP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+/* Before a warp writes the buffer again: its own part of it if elements
+ * and results have one size, every warp's if not (a warp's results lie
+ * over the elements of the next warps). */
+#if GR_T_SIZE == GR_R_SIZE
+#define GRS_XCH_FREE() GRS_WARP_SYNC()
+#else
+#define GRS_XCH_FREE() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
 #else
 #define GRS_STRIPE 0
@@ -456,7 +477,7 @@ inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
     gr_state a = gr_identity();
 #if GRS_STRIPE
     const uint lane = lid % GRS_LANES, wbase = (lid - lane) * GR_ITEMS;
-    GRS_WARP_SYNC(); /* the warp is done with the exchange buffer */
+    GRS_XCH_FREE(); /* done with the exchange buffer */
     if (pos + GR_TILE <= end) {
 #pragma unroll
         for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
@@ -541,34 +562,34 @@ inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
 #if GRS_STRIPE
     __local GR_RVEC *xr = (__local GR_RVEC *)xch;
     const uint lane = lid % GRS_LANES, wbase = (lid - lane) * GR_ITEMS;
-    GRS_WARP_SYNC(); /* the warp is done with the exchange buffer */
+    GRS_XCH_FREE(); /* done with the exchange buffer */
 #pragma unroll
-    for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
-        union { GR_RVEC v; GR_R s[GR_MV]; } u;
+    for (uint k = 0; k < GR_ITEMS / GR_MVR; ++k) {
+        union { GR_RVEC v; GR_R s[GR_MVR]; } u;
 #pragma unroll
-        for (uint j = 0; j < GR_MV; ++j) {
-            u.s[j] = y[k * GR_MV + j];
+        for (uint j = 0; j < GR_MVR; ++j) {
+            u.s[j] = y[k * GR_MVR + j];
         }
-        xr[GRS_PAD(lid * GR_ITEMS + k * GR_MV) / GR_MV] = u.v;
+        xr[GRS_PADR(lid * GR_ITEMS + k * GR_MVR) / GR_MVR] = u.v;
     }
     GRS_WARP_SYNC();
     if (pos + GR_TILE <= end) {
 #pragma unroll
-        for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
-            const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
+        for (uint k = 0; k < GR_ITEMS / GR_MVR; ++k) {
+            const uint e = wbase + (k * GRS_LANES + lane) * GR_MVR;
 #if GR_OUT_ALIGNED
-            ((__global GR_RVEC *)(orow + pos))[e / GR_MV] = xr[GRS_PAD(e) / GR_MV];
+            ((__global GR_RVEC *)(orow + pos))[e / GR_MVR] = xr[GRS_PADR(e) / GR_MVR];
 #else
-            GR_VSTOREN(xr[GRS_PAD(e) / GR_MV], 0, orow + pos + e);
+            GR_VSTOREN(xr[GRS_PADR(e) / GR_MVR], 0, orow + pos + e);
 #endif
         }
     } else {
         __local GR_R *ys = (__local GR_R *)xch;
-        for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
-            const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
-            for (uint c = 0; c < GR_MV; ++c) {
+        for (uint k = 0; k < GR_ITEMS / GR_MVR; ++k) {
+            const uint e = wbase + (k * GRS_LANES + lane) * GR_MVR;
+            for (uint c = 0; c < GR_MVR; ++c) {
                 if (pos + e + c < end) {
-                    orow[pos + e + c] = ys[GRS_PAD(e) + c];
+                    orow[pos + e + c] = ys[GRS_PADR(e) + c];
                 }
             }
         }

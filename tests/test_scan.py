@@ -354,6 +354,24 @@ def test_row_per_item_loads_in_flight(ilp):
                   exclusive=True)
 
 
+@pytest.mark.parametrize("wg,items", [(32, 16), (64, 32), (8, 8)])
+def test_striped_tiles_with_wider_results(wg, items):
+    """Results wider than the elements (int32 -> int64 sums, float32 into
+    float64, bool/int8/int16 counts) go through the striped exchange too
+    (GR_STRIPE_WIDE): every size around the tile, rows, exclusive."""
+    T = wg * items
+    for dt, rdt in (("int32", None), ("uint32", None), ("int16", None), ("int8", None),
+                    ("bool", None), ("float32", "float64")):
+        kw = {"dtype": rdt} if rdt else {}
+        for n in (1, T - 1, T, T + 1, 5 * T + 17):
+            a = data(dt, (n,), "cumsum", n)
+            check("cumsum", a, variant="reduce_then_scan", wg_size=wg, items=items, **kw)
+            check("cumsum", a, variant="reduce_then_scan", wg_size=wg, items=items,
+                  exclusive=True, **kw)
+        check("cumsum", data(dt, (5, 2 * T + 3), "cumsum", 1), axis=1,
+              variant="reduce_then_scan", wg_size=wg, items=items, **kw)
+
+
 def test_lookback_chain_over_10000_tiles():
     """A look-back chain of > 10,000 tiles (tiny tiles through the knobs),
     with the fallback forced on: a tile that finds its predecessor not yet
@@ -410,6 +428,10 @@ def test_plans_auto_by_device():
     assert p["wg_size"] == 128 and p["items"] == 32
     assert plan_for(H100, dt="int64")["items"] == 32
     assert plan_for(dict(H100, local_mem_size=32 << 10), dt="float64")["items"] == 8
+    # int32 -> int64 sums: 128 x 32, the results' tile striped (45 KiB)
+    p = plan_for(H100, dt="int32", rd="int64")
+    assert p["wg_size"] == 128 and p["items"] == 32
+    assert plan_for(dict(H100, local_mem_size=32 << 10), dt="int32", rd="int64")["items"] == 16
     # 256 x 32 four-byte elements stage 32 KiB (and padding) in local
     # memory: a 32 KiB device (Oclgrind) keeps 16
     p = plan_for(dict(H100, local_mem_size=32 << 10), rd="float32")
