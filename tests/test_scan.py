@@ -354,7 +354,7 @@ def test_row_per_item_loads_in_flight(ilp):
                   exclusive=True)
 
 
-@pytest.mark.parametrize("wg,items", [(32, 16), (64, 32), (8, 8)])
+@pytest.mark.parametrize("wg,items", [(32, 16), (64, 32), (128, 8)])
 def test_striped_tiles_with_wider_results(wg, items):
     """Results wider than the elements (int32 -> int64 sums, float32 into
     float64, bool/int8/int16 counts) go through the striped exchange too
