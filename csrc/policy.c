@@ -322,6 +322,12 @@ static int pow2_at_most(size_t x)
 
 #define MAX_PARTS 65535 /* CUDA's grid y limit bounds the items kernel   */
 #define ITEMS_ROW_MAX 16 /* rows this short: one work-item per row       */
+/* GPUs, float32 rows summed (1 GiB, H100, wall, benchmarks/exp/
+ * short_rows_plans.py, 2026-11-27): one work-item per row 0.54 ms at 16
+ * elements, 1.07-1.08 at 32-128, 1.09 at 256; a work-group of 256 per
+ * row 13.9 / 7.19 / 3.80 / 2.13 ms at 32 / 64 / 128 / 256 elements, of 64
+ * 5.08 / 2.55 / 1.28 / 0.64 (0.35 at 512). */
+#define ITEMS_ROW_MAX_GPU 128
 
 static int knob_error(gr_plan *plan, const char *knob, const char *range)
 {
@@ -404,7 +410,8 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
             ov.groups = tu->groups;
             plan->tuned = 1;
         } else if (lay->elem_stride != 1 ||
-                   (lay->L <= ITEMS_ROW_MAX && lay->M > 1)) {
+                   (lay->L <= (d->is_gpu ? ITEMS_ROW_MAX_GPU : ITEMS_ROW_MAX) &&
+                    lay->M > 1)) {
             name = "segment_per_item";
         } else if (d->is_gpu) {
             /* Coalesced vectors, warp combine where the warp is reachable. */
@@ -516,6 +523,19 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         }
         if (v->vector && (op == GR_ALL || op == GR_ANY)) {
             plan->ilp = 1;
+        }
+        if (d->is_gpu && lay->M > 1 && !v->one_per_item &&
+            v->load != LOAD_STRIDE_GLOBAL) {
+            /* Short rows, one group each: groups no wider than a couple
+             * of loads a work-item, 64 at least (figures at
+             * ITEMS_ROW_MAX_GPU: rows of 256-512 at 64 0.64 / 0.35 ms,
+             * at 256 2.13 / 1.05) */
+            const size_t per = (size_t)plan->vw * (size_t)plan->ilp * 2;
+            size_t w = 256;
+            while (w > 64 && w * per > lay->L) {
+                w /= 2;
+            }
+            plan->wg = (int)w;
         }
         if (v->vector && tsize == 8 &&
             (acc->cvt == CVT_COUNT || acc->cvt == CVT_VALID)) {

@@ -204,6 +204,18 @@ def test_auto_differs_where_devices_differ():
     for caps in (H100, CPU):
         assert plan(caps, 4096, 4096, ss=1, es=4096)["variant"] == "segment_per_item"
         assert plan(caps, 100000, 3)["variant"] == "segment_per_item"
+    # GPUs: rows of up to 128 elements one work-item each; longer short
+    # rows in groups of 64-256 by length (H100, benchmarks/exp/
+    # short_rows_plans.py: rows of 64 in groups of 256 took 7.2 ms a GiB,
+    # one work-item a row 1.07); CPUs keep 16 and their chunks
+    assert plan(H100, 1 << 22, 64)["variant"] == "segment_per_item"
+    assert plan(H100, 1 << 22, 128)["variant"] == "segment_per_item"
+    assert plan(CPU, 1 << 22, 64)["variant"] == "chunked"
+    r = plan(H100, 1 << 20, 256)
+    assert r["variant"] == "subgroup" and r["wg_size"] == 64
+    assert plan(H100, 1 << 16, 2048)["wg_size"] == 128
+    assert plan(H100, 4096, 65536)["wg_size"] == 256
+    assert plan(H100, 1, 1000)["wg_size"] == 256  # one segment: as before
     # GPU columns: the nearest whole number of parts along the rows (H100,
     # 4096 x 65536 float32 axis 0: 4 parts fill one wave, 5 took 1.2)
     assert plan(H100, 65536, 4096, ss=1, es=65536)["groups"] == 4
