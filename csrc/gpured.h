@@ -677,6 +677,7 @@ typedef struct {
     int sg;               /* 0 none, 1 NVIDIA PTX, 2 khr sub-groups         */
     int wg, items, ilp;
     int cpu_tile;         /* look-back tile = one work-item's run          */
+    int wide;             /* results wider than the elements staged too    */
     int spin;             /* polls before the look-back fallback           */
     size_t parts, chunk;  /* CHUNKS / RTS: chunks per row, elements each    */
     size_t tiles;         /* LOOKBACK: tiles per row                       */

@@ -320,6 +320,12 @@ static int pow2_at_most(size_t x)
     return p;
 }
 
+/* The device's local memory (32 KiB, OpenCL's minimum, where unknown). */
+static size_t local_max(const gr_device *d)
+{
+    return d->local_mem ? (size_t)d->local_mem : 32768;
+}
+
 #define MAX_PARTS 65535 /* CUDA's grid y limit bounds the items kernel   */
 #define ITEMS_ROW_MAX 16 /* rows this short: one work-item per row       */
 /* GPUs, float32 rows summed (1 GiB, H100, wall, benchmarks/exp/
@@ -531,11 +537,8 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
              * ITEMS_ROW_MAX_GPU: rows of 256-512 at 64 0.64 / 0.35 ms,
              * at 256 2.13 / 1.05) */
             const size_t per = (size_t)plan->vw * (size_t)plan->ilp * 2;
-            size_t w = 256;
-            while (w > 64 && w * per > lay->L) {
-                w /= 2;
-            }
-            plan->wg = (int)w;
+            plan->wg = (int)max_sz(64, (size_t)pow2_at_most(
+                                           min_sz(lay->L / per, 256)));
         }
         if (v->vector && tsize == 8 &&
             (acc->cvt == CVT_COUNT || acc->cvt == CVT_VALID)) {
@@ -667,6 +670,15 @@ static int accum_scan(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
     return 0;
 }
 
+/* Results of rsize bytes, wider than the elements, staged through local
+ * memory as well (kernels/scan.cl GR_STRIPE_WIDE): their tile of wg x
+ * items, padded one vector in 8, beside the group scan's arrays. */
+static int scan_wide_fits(const gr_device *d, size_t wg, size_t items,
+                          size_t rsize)
+{
+    return wg * items * rsize * 9 / 8 + 8192 <= local_max(d);
+}
+
 enum { LOC_NONE = 0, LOC_NAIVE = 1, LOC_BLELLOCH = 2, LOC_WORKGROUP = 3,
        LOC_SUBGROUP = 4 };
 
@@ -770,9 +782,26 @@ static int pow2_at_least(size_t x)
     return p;
 }
 
+static int plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
+                     const gr_layout *lay, int out_contig,
+                     const gr_knobs *ov, gr_scan_plan *plan);
+
 int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
                  const gr_layout *lay, int out_contig,
                  const gr_knobs *ov, gr_scan_plan *plan)
+{
+    const int rc = plan_scan(d, op, acc, lay, out_contig, ov, plan);
+    if (rc == 0) {
+        const size_t rsize = (size_t)gr_dtypes[acc->r].size;
+        plan->wide = (size_t)gr_dtypes[acc->t].size < rsize && !plan->cpu_tile &&
+                     scan_wide_fits(d, (size_t)plan->wg, (size_t)plan->items, rsize);
+    }
+    return rc;
+}
+
+static int plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
+                     const gr_layout *lay, int out_contig,
+                     const gr_knobs *ov, gr_scan_plan *plan)
 {
     const char *name = (ov->variant && ov->variant[0]) ? ov->variant : "auto";
     const int tsize = gr_dtypes[acc->t].size;
@@ -896,16 +925,14 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
          * (1.101 without, 2026-11-27). */
         items = (int)max_sz(4, min_sz(16, 64 / (size_t)tsize));
         if (tsize == 4 && gr_dtypes[acc->r].size == 4 &&
-            (size_t)wg * 32 * 4 + 8192 <=
-                (d->local_mem ? (size_t)d->local_mem : 32768)) {
+            (size_t)wg * 32 * 4 + 8192 <= local_max(d)) {
             /* the tile's exchange buffer in local memory (32 KiB at
              * 256 x 32, padded): the H100's 48 KiB takes it, a 32 KiB
              * device keeps 16 (Oclgrind: 38204 bytes refused) */
             items = 32;
         }
         if (tsize == 8 && gr_dtypes[acc->r].size == 8 &&
-            (size_t)128 * 32 * 8 + 8192 <=
-                (d->local_mem ? (size_t)d->local_mem : 32768)) {
+            (size_t)128 * 32 * 8 + 8192 <= local_max(d)) {
             /* 8-byte elements and results: 128 x 32 (32 KiB staged, as
              * 256 x 32 four-byte ones).  H100, 1 GiB, kernel events, the
              * run re-read from local memory after the look-back: float64
@@ -916,8 +943,7 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
             wg = 128;
             items = 32;
         } else if (tsize == 4 && gr_dtypes[acc->r].size == 8 &&
-                   (size_t)128 * 32 * 8 * 9 / 8 + 8192 <=
-                       (d->local_mem ? (size_t)d->local_mem : 32768)) {
+                   scan_wide_fits(d, 128, 32, 8)) {
             /* 4-byte elements into 8-byte results (int32 -> int64 sums),
              * striped through local memory since 2026-11-27: H100, 1 GiB
              * int32 cumsum (wall) 2.50 ms before, 1.60 / 1.42 / 1.28 at
@@ -1013,7 +1039,8 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
                  plan->tiles, plan->wg, plan->items,
                  plan->cpu_tile ? "one contiguous run per tile, reduced then "
                                   "scanned from cache in sub-blocks"
-                                : "elements in registers",
+                                : "elements in registers, staged in local "
+                                  "memory where striped",
                  (const char *[]){"no", "naive", "Blelloch", "work_group_scan",
                                   "sub-group scan"}[plan->local]);
         return 0;
@@ -1152,16 +1179,11 @@ static size_t bk_lb_local(size_t wg, size_t it, size_t esz)
     return (wg * it + wg * it / 32) * esz + wg * 20 + 16;
 }
 
-static size_t bk_local_max(const gr_device *d)
-{
-    return d->local_mem ? (size_t)d->local_mem : 32768;
-}
-
 /* A lookback tile of wg x it pairs of esz bytes stages at most 32 KiB and
  * fits the device's local memory. */
 static int bk_lb_fits(const gr_device *d, size_t wg, size_t it, size_t esz)
 {
-    return wg * it * esz <= 32768 && bk_lb_local(wg, it, esz) <= bk_local_max(d);
+    return wg * it * esz <= 32768 && bk_lb_local(wg, it, esz) <= local_max(d);
 }
 
 /* fixed_point: sum_by_key of float values into 128-bit integer
@@ -1398,11 +1420,11 @@ int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f, const gr_bk_types *
                      "<= 32 (got %zu)", it);
             return -1;
         }
-        if (d->is_gpu && bk_lb_local((size_t)wg, it, esz) > bk_local_max(d)) {
+        if (d->is_gpu && bk_lb_local((size_t)wg, it, esz) > local_max(d)) {
             snprintf(p->why, sizeof p->why, "variant 'lookback': a tile of "
                      "%d x %zu takes %zu bytes of local memory, the device "
                      "has %zu: use fewer items or a smaller wg_size", wg, it,
-                     bk_lb_local((size_t)wg, it, esz), bk_local_max(d));
+                     bk_lb_local((size_t)wg, it, esz), local_max(d));
             return -1;
         }
         p->items = it;

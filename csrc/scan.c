@@ -120,15 +120,7 @@ static void make_key(skey *k, const gr_device *d, gr_op op,
     k->tsum = op == GR_ADD && acc->t == GR_FLOAT32 && acc->r == GR_FLOAT32 &&
               strcmp(acc->a_cl, "double") == 0 && !acc->comp &&
               !p->cpu_tile && p->items > 1 && p->items <= 32;
-    /* Results wider than the elements are striped through local memory
-     * too where their tile (padded one vector in 8) and the group scan's
-     * arrays fit (kernels/scan.cl GR_STRIPE_WIDE). */
-    {
-        const size_t rs = (size_t)gr_dtypes[acc->r].size;
-        const size_t lm = d->local_mem ? (size_t)d->local_mem : 32768;
-        k->wide = gr_dtypes[acc->t].size < (int)rs && !p->cpu_tile &&
-                  (size_t)p->wg * (size_t)p->items * rs * 9 / 8 + 8192 <= lm;
-    }
+    k->wide = p->wide; /* kernels/scan.cl GR_STRIPE_WIDE */
     k->k = *kc;
 }
 

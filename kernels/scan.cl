@@ -733,9 +733,6 @@ __kernel void gr_scan_partials(__global GR_A *part_v, __global GR_X *part_x,
 }
 
 /* One work-item per row, sequentially: short rows and strided layouts. */
-#ifndef GRS_ROW_U
-#define GRS_ROW_U GR_ILP /* the plan's ilp (1: one at a time) */
-#endif
 __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
                                 ulong L, ulong seg_stride, ulong elem_stride,
                                 ulong M, __global GR_R *out, ulong out_base,
@@ -750,17 +747,17 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
     __global GR_R *rout = out + out_base + row * out_seg_stride;
     gr_state run = gr_identity();
     ulong i = 0;
-    /* GRS_ROW_U loads issued before their folds: each store depends on
-     * the loads before it, so one load at a time waits a full memory
-     * latency per element (csrc/policy.c has the figures) */
-    for (; i + GRS_ROW_U <= L; i += GRS_ROW_U) {
-        GR_T x[GRS_ROW_U];
+    /* GR_ILP (the plan's ilp) loads issued before their folds: each store
+     * depends on the loads before it, so one load at a time waits a full
+     * memory latency per element (csrc/policy.c has the figures) */
+    for (; i + GR_ILP <= L; i += GR_ILP) {
+        GR_T x[GR_ILP];
 #pragma unroll
-        for (uint u = 0; u < GRS_ROW_U; ++u) {
+        for (uint u = 0; u < GR_ILP; ++u) {
             x[u] = rin[(i + u) * elem_stride];
         }
 #pragma unroll
-        for (uint u = 0; u < GRS_ROW_U; ++u) {
+        for (uint u = 0; u < GR_ILP; ++u) {
             gr_state before = run;
             grs_fold(&run, x[u]);
             rout[(i + u) * out_elem_stride] = gr_finish(excl ? before : run);
