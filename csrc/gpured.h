@@ -340,7 +340,8 @@ typedef struct {
     ptrdiff_t elem_stride;
 } gr_layout;
 
-/* GR_K_WARP: reduceat's warp per segment (NVIDIA; kernels/segments.cl) */
+/* GR_K_WARP: lanes of a warp per segment (NVIDIA): reduceat's
+ * (kernels/segments.cl) and short rows' (kernels/reduce.cl) */
 typedef enum { GR_K_GROUP, GR_K_ITEMS, GR_K_WARP } gr_kernel_kind;
 
 /* The knobs a user may set (0 / NULL / -1: choose); every family reads the
@@ -371,6 +372,7 @@ typedef struct {
     size_t chunk;         /* elements per chunk                            */
     int passes;
     int wg2;              /* work-group size of pass 2                     */
+    int lanes;            /* GR_K_WARP: work-items per segment (else 0)    */
     char why[256];
 } gr_plan;
 

@@ -163,13 +163,14 @@ static const variant_def variant_defs[] = {
     {"atomic", GR_K_GROUP, LOAD_COALESCED, COMB_UNROLL_COMPLETE, 0, 1, 1, 0, 0},
     {"chunked", GR_K_GROUP, LOAD_CONTIG, COMB_UNROLL_COMPLETE, 0, 0, 0, 0, 0},
     {"segment_per_item", GR_K_ITEMS, 0, 0, 0, 0, 0, 0, 0},
+    {"segment_per_warp", GR_K_WARP, 0, 0, 0, 0, 0, 0, 0},
 };
 #define NVARIANTS ((int)(sizeof variant_defs / sizeof *variant_defs))
 
 static const char *const variants[] = {
     "auto", "naive", "divergence_free", "unroll_last", "unroll_complete",
     "stride_global", "stride_local", "vector", "workgroup", "subgroup",
-    "atomic", "chunked", "segment_per_item", NULL};
+    "atomic", "chunked", "segment_per_item", "segment_per_warp", NULL};
 
 const char *const *gr_reduce_variants(void) { return variants; }
 
@@ -189,6 +190,11 @@ static int available(const gr_device *d, gr_op op, const gr_accum *acc,
                      const variant_def *v, char *why, size_t n)
 {
     const int sized = acc->a_size == 4 || acc->a_size == 8;
+    if (v->kind == GR_K_WARP && !d->nvidia_ptx) {
+        snprintf(why, n, "variant '%s' shuffles within NVIDIA's warps "
+                 "(inline PTX); device '%s' has none", v->name, d->name);
+        return 0;
+    }
     if (v->needs_sg && !d->nvidia_ptx && !d->subgroups) {
         snprintf(why, n, "variant '%s' needs sub-groups (cl_khr_subgroups or "
                  "NVIDIA PTX warp primitives); device '%s' has neither",
@@ -334,6 +340,14 @@ static size_t local_max(const gr_device *d)
  * row 13.9 / 7.19 / 3.80 / 2.13 ms at 32 / 64 / 128 / 256 elements, of 64
  * 5.08 / 2.55 / 1.28 / 0.64 (0.35 at 512). */
 #define ITEMS_ROW_MAX_GPU 128
+/* NVIDIA, rows of WARP_ROW_MIN .. WARP_ROW_MAX - 1 elements read along
+ * the row: lanes of a warp per row, about 8 elements a lane (H100, 1 GiB
+ * float32 row sums, wall, benchmarks/exp/rows_warp.py, 2026-11-27): rows
+ * of 16 0.38 ms (a work-item per row 0.54; CuPy 0.38), 32 0.41 (1.06),
+ * 64 0.38 (1.06), 128 0.36 (1.08), 256 0.35 (a work-group of 64 0.64),
+ * 511 0.36 (0.40); from 512 the groups' 0.35 */
+#define WARP_ROW_MIN 16
+#define WARP_ROW_MAX 512
 
 static int knob_error(gr_plan *plan, const char *knob, const char *range)
 {
@@ -415,6 +429,9 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
             ov.vw = tu->vw;
             ov.groups = tu->groups;
             plan->tuned = 1;
+        } else if (d->nvidia_ptx && lay->elem_stride == 1 && lay->M > 1 &&
+                   lay->L >= WARP_ROW_MIN && lay->L < WARP_ROW_MAX) {
+            name = "segment_per_warp";
         } else if (lay->elem_stride != 1 ||
                    (lay->L <= (d->is_gpu ? ITEMS_ROW_MAX_GPU : ITEMS_ROW_MAX) &&
                     lay->M > 1)) {
@@ -440,6 +457,47 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         plan->sg_native = plan->sg == 2 && acc->x_size == 0 &&
                           (op == GR_ADD || op == GR_MIN || op == GR_MAX) &&
                           (acc->a_size == 4 || acc->a_size == 8);
+    }
+
+    if (plan->kind == GR_K_WARP) {
+        /* lanes: a power of two up to 32, about 8 elements each (items=:
+         * elements per lane).  argmin/argmax shuffle an index beside the
+         * value: 2-4 lanes, 16 elements each at least (H100, float32,
+         * benchmarks/exp/rows_warp.py SWEEP=1: rows of 64 in 4 lanes
+         * 0.48 ms a GiB, 8 lanes 0.60; rows of 256 in 4 lanes 0.51, 32
+         * lanes 0.67; torch 1.85 / 0.63) */
+        const int arg = op == GR_ARGMIN || op == GR_ARGMAX;
+        const size_t per = ov.items ? (size_t)ov.items : arg ? 16 : 8;
+        size_t lanes = ov.items ? (size_t)pow2_at_most(2 * ceil_div(lay->L, per) - 1)
+                                : min_sz(arg ? 4 : 32, (size_t)pow2_at_most(
+                                                           max_sz(1, lay->L / per)));
+        if ((ov.vw && ov.vw != 1) || (ov.ilp && ov.ilp != 1)) {
+            snprintf(plan->why, sizeof plan->why,
+                     "variant '%s' reads one element at a time: vw and ilp "
+                     "must be 1", v->name);
+            return -1;
+        }
+        plan->lanes = (int)min_sz(32, max_sz(ov.items ? 1 : 2, lanes));
+        plan->wg = ov.wg_size ? ov.wg_size : 256;
+        if (plan->wg < 32 || (size_t)plan->wg > d->max_wg) {
+            snprintf(plan->why, sizeof plan->why,
+                     "variant '%s' needs whole warps: wg_size at least 32",
+                     v->name);
+            return -1;
+        }
+        plan->sg = 1; /* GR_SG_PTX: the shuffles */
+        plan->vw = 1;
+        plan->ilp = 1;
+        const size_t parts = ov.groups ? min_sz((size_t)ov.groups, lay->L) : 1;
+        plan->chunk = ceil_div(lay->L, parts);
+        plan->parts = ceil_div(lay->L, plan->chunk);
+        plan_second_pass(d, lay->M, plan);
+        snprintf(plan->why, sizeof plan->why,
+                 "short rows: %d lanes of a warp per segment (%zu work-items), "
+                 "shuffle combine; each segment in %zu part(s) of %zu "
+                 "elements", plan->lanes, lay->M * (size_t)plan->lanes,
+                 plan->parts, plan->chunk);
+        return 0;
     }
 
     if (plan->kind == GR_K_ITEMS) {
@@ -1958,6 +2016,7 @@ int gr_plan_segments(const gr_device *d, gr_op op, const gr_accum *acc,
             return -1;
         }
         plan->chunk = lanes;
+        plan->lanes = (int)lanes;
         plan->wg = (int)max_sz(32, (size_t)plan->wg);
         plan->vw = kn->vw ? kn->vw : vw;
         plan->sg = 1; /* GR_SG_PTX: the shuffles */

@@ -22,7 +22,7 @@ typedef struct {
     int final;
     int wg, vw, ilp;
     int load, combine, sg, sg_native, atomic;
-    int lanes;  /* reduceat's warp kernel: work-items per segment (0 else) */
+    int lanes;  /* GR_K_WARP: work-items per segment (GR_SEG_LANES; 0 else) */
 } pass_cfg;
 
 /* What decides a reduce program's defines (the kernel memo's key). */
@@ -147,7 +147,7 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
  * launched in batches so that no launch has more than 2^24 work-groups
  * (and at least one segment). */
 static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
-                        gr_kernel_kind kind, int wg, int vw, cl_mem in,
+                        gr_kernel_kind kind, int wg, int vw, int lanes, cl_mem in,
                         cl_mem inx, cl_mem cnt, cl_ulong base,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
@@ -201,7 +201,9 @@ static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
         lw /= 2;
     }
     const size_t local[2] = {lw, 1};
-    const cl_ulong items = (M + (cl_ulong)vw - 1) / (cl_ulong)vw;
+    /* GR_K_WARP: `lanes` work-items per segment, else one per vw */
+    const cl_ulong items = kind == GR_K_WARP ? M * (cl_ulong)lanes
+                                             : (M + (cl_ulong)vw - 1) / (cl_ulong)vw;
     const size_t global[2] = {(size_t)((items + lw - 1) / lw * lw),
                               (size_t)parts};
     const gr_arg args[] = {GR_ARG(in),          GR_ARG(inx),  GR_ARG(base),
@@ -236,7 +238,8 @@ static int enqueue_pieces(gr_device *d, const gr_accum *acc, cl_kernel k,
         size_t parts_i = npieces > 1
                              ? (piece.len + plan->chunk - 1) / plan->chunk
                              : plan->parts;
-        int rc = enqueue_pass(d, acc, k, plan->kind, plan->wg, plan->vw, piece.mem,
+        int rc = enqueue_pass(d, acc, k, plan->kind, plan->wg, plan->vw,
+                              plan->lanes, piece.mem,
                               NULL, cnt, piece.base, piece.len, lay->seg_stride,
                               lay->elem_stride, plan->chunk, parts_i, lay->M,
                               idx0, out0, outv, outx, piece.wmem,
@@ -325,7 +328,7 @@ static pass_cfg pass1_cfg(const gr_plan *p)
     const pass_cfg c = {0,        p->passes == 1, p->wg,
                         p->vw,    p->ilp,         p->load,
                         p->combine, p->sg,        p->sg_native,
-                        p->atomic};
+                        p->atomic, p->lanes};
     return c;
 }
 
@@ -337,7 +340,7 @@ static int enqueue_pass2(gr_device *d, const gr_accum *acc, cl_kernel k2,
                          cl_ulong res0, gr_span *sp, gr_status *st)
 {
     return enqueue_pass(d, acc, k2, plan->wg2 ? GR_K_GROUP : GR_K_ITEMS,
-                        plan->wg2 ? plan->wg2 : (d->is_gpu ? 256 : 64), 1,
+                        plan->wg2 ? plan->wg2 : (d->is_gpu ? 256 : 64), 1, 0,
                         mem_of(pv), mem_of(px), mem_of(pc), 0, plan->parts,
                         plan->parts, 1, plan->parts, 1, M, 0, res0, resv,
                         NULL, NULL, 0, NULL, sp, st);
@@ -425,7 +428,8 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
             goto fail;
         }
     } else if (plan.passes == 1) {
-        if (enqueue_pass(d, acc, k1, plan.kind, plan.wg, plan.vw, pieces[0].mem,
+        if (enqueue_pass(d, acc, k1, plan.kind, plan.wg, plan.vw, plan.lanes,
+                         pieces[0].mem,
                          NULL, NULL, pieces[0].base, lay->L, lay->seg_stride,
                          lay->elem_stride, plan.chunk, 1, M, 0, res0, resv,
                          NULL, pieces[0].wmem, (cl_long)pieces[0].wdelta,
@@ -503,7 +507,7 @@ static pass_cfg segments_cfg(const gr_plan *plan)
     const pass_cfg c = {0,           !split,   plan->wg, plan->vw,
                         1,           0,        plan->combine, plan->sg,
                         plan->sg_native, 0,
-                        plan->kind == GR_K_WARP ? (int)plan->chunk : 0};
+                        plan->lanes};
     return c;
 }
 
@@ -589,7 +593,7 @@ int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
     } else if (plan.kind == GR_K_WARP) {
         const size_t local = (size_t)plan.wg;
         const size_t global =
-            (size_t)((M * plan.chunk + local - 1) / local * local);
+            (size_t)((M * plan.lanes + local - 1) / local * local);
         const gr_arg args[] = {GR_ARG(in),  GR_ARG(ub), GR_ARG(uL),
                                GR_ARG(idx), GR_ARG(uS), GR_ARG(M),
                                GR_ARG(resv), GR_ARG(res0)};

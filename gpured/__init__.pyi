@@ -22,7 +22,7 @@ _Result = Any
 ReduceVariant = Literal[
     "auto", "naive", "divergence_free", "unroll_last", "unroll_complete",
     "stride_global", "stride_local", "vector", "workgroup", "subgroup",
-    "atomic", "chunked", "segment_per_item"]
+    "atomic", "chunked", "segment_per_item", "segment_per_warp"]
 ScanVariant = Literal[
     "auto", "naive", "blelloch", "workgroup", "subgroup", "reduce_then_scan",
     "decoupled_lookback", "row_per_item"]
@@ -30,7 +30,8 @@ ByKeyVariant = Literal[
     "auto", "atomic", "warp_aggregated", "local_hash", "sorted_segments",
     "private_bins", "lookback", "fixed_point"]
 ReduceOp = Literal["sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax"]
-ReduceatVariant = Literal["auto", "segment_per_group", "segment_per_item"]
+ReduceatVariant = Literal["auto", "segment_per_group", "segment_per_item",
+                          "segment_per_warp"]
 ReduceatOp = Literal["add", "sum", "multiply", "prod", "minimum", "min", "maximum", "max",
                      "logical_and", "all", "logical_or", "any"]
 ScanOp = Literal["cumsum", "cumprod", "cummin", "cummax"]

@@ -106,7 +106,10 @@ def tune(ops=("sum",), dtypes=("float32",), sizes=(2**20, 2**24, 2**28),
              for nbytes in sizes
              if int(nbytes) // np.dtype(dtype).itemsize >= 1
              and nbytes <= dev["max_alloc_size"]]
-    plans = {(op, dt): [(v, k) for v in variants(op, dt) if v != "segment_per_item"
+    # (the per-segment kernels read a one-segment input with a work-item
+    # or a warp: rows and columns are theirs, not whole arrays)
+    plans = {(op, dt): [(v, k) for v in variants(op, dt)
+                        if v not in ("segment_per_item", "segment_per_warp")
                         for k in [{}] + _GRIDS.get(v, [])]
              for op, dt, _ in cases}
     bar = _bar(sum(len(plans[op, dt]) + 10 for op, dt, _ in cases),

@@ -611,9 +611,22 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
         }
     }
 #else
-    const ulong j = get_global_id(0);
+    /* One work-item per segment, or on NVIDIA (segment_per_warp, short
+     * rows) GR_SEG_LANES lanes of a warp per segment: lane l reads
+     * elements l, l + GR_SEG_LANES, ... (a warp's loads cover 32 /
+     * GR_SEG_LANES whole rows, coalesced where a work-item per row reads
+     * at the row's stride), then the lanes shuffle down within their
+     * group; no barrier, no local memory. */
+#ifdef GR_SEG_LANES
+#define GRI_LANES GR_SEG_LANES
+#else
+#define GRI_LANES 1
+#endif
+    const ulong j = get_global_id(0) / GRI_LANES;
+    const uint lane = get_local_id(0) % GRI_LANES;
     /* Clamp instead of returning early: the loop bounds stay uniform in
-     * the work-group, which lets PoCL vectorise across work-items. */
+     * the work-group, which lets PoCL vectorise across work-items (and
+     * every lane of a warp reaches the shuffles). */
     const ulong seg = min(j, M - 1);
     const ulong seg_base = base + seg * seg_stride;
 #if GR_VAR && !GR_IN_PARTIAL
@@ -624,11 +637,20 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
 #endif
     gr_state s = gr_identity();
     ulong gr_cs = 0;
-    for (ulong i = lo; i < hi; ++i) {
+    for (ulong i = lo + lane; i < hi; i += GRI_LANES) {
         GR_FOLD_ELEM(s, in, inx, var_cnt, wm + wdelta + (GR_WAXIS ? idx0 : 0),
                      seg_base + i * elem_stride, i);
     }
-    if (j < M) {
+#if GRI_LANES > 1
+#pragma unroll
+    for (uint d = GRI_LANES / 2; d > 0; d >>= 1) {
+        gr_merge(&s, gr_shfl_down_state(s, d));
+#if GR_VARN
+        gr_cs += gr_shfl_down_u64(gr_cs, d);
+#endif
+    }
+#endif
+    if (lane == 0 && j < M) {
         GR_STORE(s, out0 + seg * parts + part, GR_VARN ? gr_cs : var_n);
     }
 #endif

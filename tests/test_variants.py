@@ -19,7 +19,8 @@ from conftest import (DTYPES, OPS, compare, data_kinds, dtype_id, make_data,
 
 ALL_VARIANTS = ["naive", "divergence_free", "unroll_last", "unroll_complete",
                 "stride_global", "stride_local", "vector", "workgroup",
-                "subgroup", "atomic", "chunked", "segment_per_item"]
+                "subgroup", "atomic", "chunked", "segment_per_item",
+                "segment_per_warp"]
 
 # Shapes from the foundation tests: tiny, primes, 2^k +- 1, more than one
 # work-group, and an N-d array reduced along each axis.
@@ -163,6 +164,88 @@ def test_knobs_change_the_plan_not_the_answer(variant):
         assert gpured.sum(a, variant=variant, groups=groups) == want
 
 
+def _need_warp_rows():
+    if "segment_per_warp" not in gpured.variants("sum", np.float32):
+        pytest.skip("variant 'segment_per_warp' needs NVIDIA's warps (inline "
+                    "PTX): unavailable on this device (plan tests cover its "
+                    "choice on every device)")
+
+
+@pytest.mark.parametrize("op", OPS + ["var", "nanvar", "nansum", "ptp"])
+def test_segment_per_warp_rows(op):
+    """NVIDIA's short rows, lanes of a warp per row (auto from 16 to 511
+    elements): every dtype on device arrays, rows that do not fill their
+    lanes (17, 100: 2 and 8 lanes; argmin/argmax 2 and 4), rows in several
+    parts (groups=), 1, 16 and 32 lanes per row (items=), rows of a 3-d
+    array."""
+    _need_warp_rows()
+    for dtype in DTYPES:
+        if op in ("var", "nanvar", "nansum") and np.dtype(dtype).kind != "f":
+            continue
+        for shape, kw in (((37, 17), {}), ((41, 100), {}), ((9, 511), {}),
+                          ((5, 3, 33), {}), ((41, 100), {"groups": 3}),
+                          ((41, 100), {"items": 1}), ((41, 100), {"items": 8}),
+                          ((41, 100), {"items": 1000})):
+            a = make_data(dtype, shape, kind_for(op), seed=shape[-1])
+            if op in ("sum", "mean", "var") and np.dtype(dtype).kind == "f":
+                a = make_data(dtype, shape, "general", seed=3)
+            if op.startswith("nan") and np.dtype(dtype).kind == "f":
+                a = a.copy()
+                a.reshape(-1)[::7] = np.nan
+            d = gpured.to_device(a)
+            kn = dict(kw, variant="segment_per_warp") if kw else {}
+            if op == "ptp" and np.dtype(dtype) == np.bool_:
+                with pytest.raises(TypeError):  # as NumPy's
+                    gp_call(op, d, axis=-1, **kn)
+                continue
+            plan = gpured.explain(op, d, axis=-1, **kn)
+            assert plan["variant"] == "segment_per_warp", plan
+            what = ("gpured.%s(%s %s, axis=-1, %s) lanes %d"
+                    % (op, np.dtype(dtype).name, shape, kn, plan["lanes"]))
+            expected = np_call(op, a, axis=-1)
+            got = np.asarray(gp_call(op, d, axis=-1, **kn))
+            if op == "nansum":
+                # against the float64 sum (NumPy's float32 pairwise sum is
+                # the less exact one here: a float64 accumulator)
+                eps = float(np.finfo(dtype).eps)
+                exact = np.nansum(a.astype(np.float64), axis=-1)
+                bound = 4 * eps * np.nansum(np.abs(a.astype(np.float64)), axis=-1)
+                assert got.dtype == expected.dtype, what
+                assert np.all(np.abs(got - exact) <= bound), what
+            elif op == "ptp":  # max - min: exact
+                np.testing.assert_array_equal(got, expected, err_msg=what,
+                                              strict=True)
+            elif op in ("var", "nanvar"):
+                rtol = {4: 2e-5, 8: 1e-12}[np.dtype(dtype).itemsize]
+                assert got.dtype == expected.dtype, what
+                np.testing.assert_allclose(got, expected, rtol=rtol, err_msg=what)
+            else:
+                compare(op, a, got, expected, {"axis": -1}, what)
+
+
+def test_segment_per_warp_rows_where_and_ties():
+    """where= through the warp rows (a mask per element), and argmax's
+    first index when a row's equal values fall in different lanes."""
+    _need_warp_rows()
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((300, 96))
+    m = rng.random((300, 96)) < 0.7
+    d, dm = gpured.to_device(x), gpured.to_device(m)
+    np.testing.assert_allclose(np.asarray(gpured.sum(d, axis=1, where=dm)),
+                               np.sum(x, axis=1, where=m), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gpured.mean(d, axis=1, where=dm)),
+                               np.mean(x, axis=1, where=m), rtol=1e-12)
+    t = rng.integers(0, 3, (300, 96)).astype(np.int32)
+    for items in (None, 1, 3):
+        kn = {} if items is None else dict(variant="segment_per_warp", items=items)
+        dt = gpured.to_device(t)
+        assert gpured.explain("argmax", dt, axis=1, **kn)["variant"] == "segment_per_warp"
+        np.testing.assert_array_equal(np.asarray(gpured.argmax(dt, axis=1, **kn)),
+                                      np.argmax(t, axis=1))
+        np.testing.assert_array_equal(np.asarray(gpured.argmin(dt, axis=1, **kn)),
+                                      np.argmin(t, axis=1))
+
+
 def test_explain_describes_the_plan():
     a = np.ones((4096, 4096), np.float32)
     d = gpured.to_device(a)  # (a NumPy array may go to the host path)
@@ -208,10 +291,27 @@ def test_auto_differs_where_devices_differ():
     # rows in groups of 64-256 by length (H100, benchmarks/exp/
     # short_rows_plans.py: rows of 64 in groups of 256 took 7.2 ms a GiB,
     # one work-item a row 1.07); CPUs keep 16 and their chunks
-    assert plan(H100, 1 << 22, 64)["variant"] == "segment_per_item"
-    assert plan(H100, 1 << 22, 128)["variant"] == "segment_per_item"
+    # NVIDIA: rows of 16-511 elements read by lanes of a warp each, about
+    # 8 elements a lane (benchmarks/exp/rows_warp.py: rows of 64 1.06 ms
+    # a GiB one work-item a row, 0.40 a warp's 8 lanes); other GPUs keep
+    # a work-item per row up to 128
+    for L, lanes in ((16, 2), (17, 2), (32, 4), (64, 8), (100, 8), (128, 16),
+                     (256, 32), (511, 32)):
+        r = plan(H100, 1 << 20, L)
+        assert (r["variant"], r["lanes"], r["groups"]) == ("segment_per_warp", lanes, 1)
+    # argmin/argmax: 2-4 lanes (an index shuffled beside each value)
+    i64 = np.dtype(np.int64)
+    assert [plan(H100, 1 << 20, L, op="argmax", rd=i64)["lanes"]
+            for L in (16, 32, 64, 256, 511)] == [2, 2, 4, 4, 4]
+    assert plan(H100, 1 << 22, 15)["variant"] == "segment_per_item"
+    assert plan(H100, 1 << 22, 64, ss=1, es=1 << 22)["variant"] == "segment_per_item"
+    assert plan(H100, 1, 64)["variant"] != "segment_per_warp"
+    assert plan(AMD, 1 << 22, 64)["variant"] == "segment_per_item"
+    assert plan(AMD, 1 << 22, 128)["variant"] == "segment_per_item"
     assert plan(CPU, 1 << 22, 64)["variant"] == "chunked"
-    r = plan(H100, 1 << 20, 256)
+    r = plan(AMD, 1 << 20, 256)
+    assert r["variant"] == "vector" and r["wg_size"] == 64
+    r = plan(H100, 1 << 20, 512)
     assert r["variant"] == "subgroup" and r["wg_size"] == 64
     assert plan(H100, 1 << 16, 2048)["wg_size"] == 128
     assert plan(H100, 4096, 65536)["wg_size"] == 256
@@ -245,6 +345,17 @@ def test_availability_follows_capabilities():
     assert plan(dict(CPU, fp64=0), 1, 1000, variant="atomic")["accumulator"] == "float"
     with pytest.raises(ValueError, match="whole warps"):
         plan(H100, 1, 1000, variant="unroll_last", wg_size=16)
+    # lanes of a warp per row: NVIDIA only; items= elements per lane
+    for caps in (AMD, CPU):
+        with pytest.raises(gpured.VariantUnavailable, match="NVIDIA's warps"):
+            plan(caps, 100, 64, variant="segment_per_warp")
+    w = lambda **kw: plan(H100, 100, 64, variant="segment_per_warp", **kw)
+    assert [w(items=k)["lanes"] for k in (1, 3, 8, 64, 1000)] == [32, 32, 8, 1, 1]
+    assert (w(groups=3)["groups"], w(groups=3)["passes"]) == (3, 2)
+    with pytest.raises(ValueError, match="whole warps"):
+        w(wg_size=16)
+    with pytest.raises(ValueError, match="one element at a time"):
+        w(vw=4)
 
 
 # ------------------------------------------------------------------- tune

@@ -14,6 +14,15 @@ def optional_torch():
     return torch
 
 
+def optional_cupy():
+    """CuPy for the peer rows, or None where it is not installed."""
+    try:
+        import cupy
+    except ImportError:  # pragma: no cover - the GPU host has it
+        return None
+    return cupy
+
+
 def loop_ms(fn, sync, calls=10, loops=5):
     fn()
     sync()
