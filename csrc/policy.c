@@ -12,6 +12,8 @@
  *   gr_bk_plan_for   reduce-by-key: variant and geometry from key facts
  *
  * The auto choice for reductions, in a few lines:
+ *   - NVIDIA, contiguous rows of 16-511 elements: lanes of a warp per
+ *       row, shuffled down ("segment_per_warp");
  *   - strided segments (column reductions) or very short rows:
  *       one work-item per segment, consecutive work-items on consecutive
  *       addresses ("segment_per_item"), rows split in parts when there are
