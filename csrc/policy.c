@@ -328,6 +328,13 @@ static int pow2_at_most(size_t x)
     return p;
 }
 
+/* Lanes of a warp per segment of about len elements, per elements a lane:
+ * a power of two from 2 to most (reductions' short rows, reduceat). */
+static size_t warp_lanes(size_t len, size_t per, size_t most)
+{
+    return min_sz(most, max_sz(2, (size_t)pow2_at_most(max_sz(1, len / per))));
+}
+
 /* The device's local memory (32 KiB, OpenCL's minimum, where unknown). */
 static size_t local_max(const gr_device *d)
 {
@@ -354,6 +361,24 @@ static size_t local_max(const gr_device *d)
 static int knob_error(gr_plan *plan, const char *knob, const char *range)
 {
     snprintf(plan->why, sizeof plan->why, "%s must be %s", knob, range);
+    return -1;
+}
+
+/* The refusals of variants that read one element at a time (more: what
+ * else they refuse) and of NVIDIA's shuffles in part of a warp. */
+static int one_at_a_time(gr_plan *plan, const char *name, const char *more)
+{
+    snprintf(plan->why, sizeof plan->why,
+             "variant '%s' reads one element at a time: vw and ilp must be "
+             "1%s", name, more);
+    return -1;
+}
+
+static int whole_warps(gr_plan *plan, const char *name)
+{
+    snprintf(plan->why, sizeof plan->why,
+             "variant '%s' on NVIDIA needs whole warps: wg_size at least 32",
+             name);
     return -1;
 }
 
@@ -469,23 +494,16 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
          * 0.48 ms a GiB, 8 lanes 0.60; rows of 256 in 4 lanes 0.51, 32
          * lanes 0.67; torch 1.85 / 0.63) */
         const int arg = op == GR_ARGMIN || op == GR_ARGMAX;
-        const size_t per = ov.items ? (size_t)ov.items : arg ? 16 : 8;
-        size_t lanes = ov.items ? (size_t)pow2_at_most(2 * ceil_div(lay->L, per) - 1)
-                                : min_sz(arg ? 4 : 32, (size_t)pow2_at_most(
-                                                           max_sz(1, lay->L / per)));
         if ((ov.vw && ov.vw != 1) || (ov.ilp && ov.ilp != 1)) {
-            snprintf(plan->why, sizeof plan->why,
-                     "variant '%s' reads one element at a time: vw and ilp "
-                     "must be 1", v->name);
-            return -1;
+            return one_at_a_time(plan, v->name, "");
         }
-        plan->lanes = (int)min_sz(32, max_sz(ov.items ? 1 : 2, lanes));
-        plan->wg = ov.wg_size ? ov.wg_size : 256;
-        if (plan->wg < 32 || (size_t)plan->wg > d->max_wg) {
-            snprintf(plan->why, sizeof plan->why,
-                     "variant '%s' needs whole warps: wg_size at least 32",
-                     v->name);
-            return -1;
+        /* items: the power of two at or above length / items */
+        plan->lanes = (int)(ov.items ? min_sz(32, (size_t)pow2_at_most(
+                                                      2 * ceil_div(lay->L, (size_t)ov.items) - 1))
+                                     : warp_lanes(lay->L, arg ? 16 : 8, arg ? 4 : 32));
+        plan->wg = (int)min_sz(ov.wg_size ? (size_t)ov.wg_size : 256, d->max_wg);
+        if (plan->wg < 32) {
+            return whole_warps(plan, v->name);
         }
         plan->sg = 1; /* GR_SG_PTX: the shuffles */
         plan->vw = 1;
@@ -622,21 +640,16 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
     if (v->one_per_item || v->load == LOAD_STRIDE_GLOBAL) {
         if ((ov.vw && ov.vw != 1) || (ov.ilp && ov.ilp != 1) ||
             (v->one_per_item && ov.items > 1)) {
-            snprintf(plan->why, sizeof plan->why,
-                     "variant '%s' reads one element at a time: vw and ilp "
-                     "must be 1%s", v->name,
-                     v->one_per_item ? ", items 1 (use stride_local for more)"
+            return one_at_a_time(plan, v->name,
+                                 v->one_per_item
+                                     ? ", items 1 (use stride_local for more)"
                                      : "");
-            return -1;
         }
         plan->vw = 1;
         plan->ilp = 1;
     }
     if (plan->sg == 1 && plan->wg < 32) {
-        snprintf(plan->why, sizeof plan->why,
-                 "variant '%s' on NVIDIA needs whole warps: wg_size at least 32",
-                 v->name);
-        return -1;
+        return whole_warps(plan, v->name);
     }
 
     const size_t tile = (size_t)plan->wg * plan->vw;
@@ -2008,9 +2021,7 @@ int gr_plan_segments(const gr_device *d, gr_op op, const gr_accum *acc,
          * about eight elements per lane (H100: avg 16 -> 2 lanes 0.60 ms
          * per GiB, 64 -> 8 lanes 0.54, 128 -> 16 lanes 0.48, 256 -> 32
          * lanes 0.43; one work-item per segment: 0.66, 0.75, 0.79, 0.87) */
-        size_t lanes = kn->items ? (size_t)kn->items
-                                 : min_sz(32, max_sz(2, pow2_at_most(
-                                                          max_sz(1, avg / 8))));
+        size_t lanes = kn->items ? (size_t)kn->items : warp_lanes(avg, 8, 32);
         if (lanes > 32 || (lanes & (lanes - 1)) != 0) {
             snprintf(plan->why, sizeof plan->why, "segment_per_warp: items "
                      "(work-items per segment) must be a power of two up to "
