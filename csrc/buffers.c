@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ZC_ALIGN 128
 
 int gr_input_from_host(gr_device *d, const void *ptr, size_t nbytes,
                        size_t itemsize, gr_input *inp, gr_status *st)
@@ -37,7 +36,7 @@ int gr_input_from_host(gr_device *d, const void *ptr, size_t nbytes,
         nbytes = itemsize; /* OpenCL has no empty buffers */
     }
     uintptr_t addr = (uintptr_t)ptr;
-    size_t lead = addr % ZC_ALIGN;
+    size_t lead = addr % GR_ZC_ALIGN;
     if (!d->is_gpu && lead % itemsize == 0) {
         inp->mem = clCreateBuffer(d->ctx,
                                   CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
@@ -76,7 +75,7 @@ cl_mem gr_output_host(gr_device *d, void *ptr, size_t nbytes, size_t itemsize,
 {
     cl_int err = CL_SUCCESS;
     uintptr_t addr = (uintptr_t)ptr;
-    size_t lead = addr % ZC_ALIGN;
+    size_t lead = addr % GR_ZC_ALIGN;
     if (d->is_gpu || lead % itemsize != 0 || nbytes == 0) {
         return NULL;
     }

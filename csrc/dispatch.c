@@ -33,7 +33,6 @@
 #include <string.h>
 
 #define MAX_PIECES 256
-#define ZC_ALIGN 128
 
 /* --------------------------------------------------------- small helpers */
 
@@ -150,7 +149,7 @@ static void host_scatter(char *dst, const char *src, int n,
 static void *aligned_alloc_bytes(size_t n)
 {
     void *p = NULL;
-    if (posix_memalign(&p, ZC_ALIGN, n ? n : 1) != 0) {
+    if (posix_memalign(&p, GR_ZC_ALIGN, n ? n : 1) != 0) {
         return NULL;
     }
     return p;
@@ -755,17 +754,6 @@ static void replace_nan(void *p, gr_dtype t, size_t M, size_t L, gr_op op,
     }
 }
 
-/* The host path's nan* requests gather a copy and rewrite it (NaN
- * replaced) before the reduction or scan, where the
- * device's loads test in place: the placement rule counts them this much
- * slower than their plain forms.  2-core PoCL machine, 1 MiB float32
- * (2026-11-25): nansum 0.84 ms on the host path vs sum 0.041 ms; a scan
- * is itself slow enough that the copy about doubles it.  Counts
- * (count_nonzero, nanmean's) read in place (host.c gr_host_count), as a
- * sum does. */
-#define HOST_COPY_REDUCE 16.0
-#define HOST_COPY_SCAN 2.0
-
 /* The M x L elements a view reads from src, gathered into dst in
  * (kept..., reduced...) C order (the host path's copies). */
 static void gather_rows(const red_view *v, const char *src, size_t isz,
@@ -779,16 +767,6 @@ static void gather_rows(const red_view *v, const char *src, size_t isz,
     }
     host_gather(dst, src, gn, gshape, bstr, isz);
 }
-
-/* var/std on the host path: NumPy's two passes per segment (host.c
- * gr_host_var), rounded once into the result dtype.  The placement rule
- * counts them 5x a sum's time: 2-core machine, float32, host var / host
- * sum 6.7x at 4 MiB, 6.2x at 16, 4.3x at 64 (2026-11-26; it was priced
- * at 2x, which the host sum's default rate of 8 GB/s hid).  nanmean's
- * one pass (mode 3) at 2x: its NaN masks in double lanes ran at 0.6 of a
- * sum's rate (256 KiB-1 MiB float32, 2026-11-25). */
-#define HOST_VAR 5.0
-#define HOST_NANMEAN 2.0
 
 static int var_on_host(const gr_request *req, const red_view *v,
                        gr_result *res, gr_status *st)
@@ -857,7 +835,6 @@ static void ptp_finish(char *y, const char *z, gr_dtype t, size_t M)
  * host / PoCL: 1 MiB 0.03 / 0.13 ms, 4 MiB 0.11 / 0.20, 16 MiB 0.47 /
  * 0.47, 64 MiB 4.05 / 2.26 (2026-11-26): 2.2 puts the edge near 10 MB
  * with the default rates. */
-#define HOST_PTP 2.2
 static int reduce_on_host(const gr_request *req, const red_view *v,
                           gr_result *res, gr_status *st);
 static int ptp_on_host(const gr_request *req, const red_view *v,
@@ -1375,11 +1352,11 @@ static int run_reduce(gr_request *req, gr_result *res, gr_status *st)
         (!req->out.present || req->out.blk == NULL) &&
         gr_place(&req->dev, req->roam, GR_FAM_REDUCE, req->op, &v.lay,
                       v.lay.M * v.lay.L * isz,
-                      req->var == 3 ? HOST_NANMEAN
-                      : req->var ? HOST_VAR
-                      : req->ptp ? HOST_PTP
-                      : nan_floats(req, in->t) || mk != NULL
-                          ? HOST_COPY_REDUCE : 1.0,
+                      gr_host_factor(req->var == 3 ? GR_HW_NANMEAN
+                                     : req->var ? GR_HW_VAR
+                                     : req->ptp ? GR_HW_PTP
+                                     : nan_floats(req, in->t) || mk != NULL
+                                         ? GR_HW_COPY_REDUCE : GR_HW_PLAIN),
                       mk != NULL    ? " (where=: a masked copy first)"
                       : req->var == 3 ? " (nanmean: NaN-masked double lanes)"
                       : req->var    ? " (var/std: two passes)"
@@ -1751,12 +1728,6 @@ static size_t seg_end(const int64_t *idx, size_t s, size_t S, size_t L)
     return (size_t)idx[s + 1] > lo ? (size_t)idx[s + 1] : lo + 1;
 }
 
-/* float32 segments averaging fewer elements than this (float64: half as
- * many) take sum_short_segments (2 cores, 16 MiB against numpy.add.reduceat:
- * float32 1.06-1.72x at 8-63 elements; float64 1.03x at 8, 0.9 at 16, and
- * 0.6-0.7 from 32 on either way: TwoSum against NumPy's plain adds). */
-#define SEG_SHORT 64
-
 /* Float sums of short contiguous segments, one element at a time with the
  * kernels' accuracy: float32 in double (where the device has fp64: one
  * rounding at the end), float64 (and float32 without fp64) with Knuth's
@@ -1818,7 +1789,7 @@ static int segments_on_host(const gr_request *req, const char *src,
     char *out = req->out.host;
     if (inner == 1 && req->op == GR_ADD && req->rt == req->in.t &&
         (req->in.t == GR_FLOAT32 || req->in.t == GR_FLOAT64) &&
-        L < (req->in.t == GR_FLOAT32 ? SEG_SHORT : SEG_SHORT / 2) * S) {
+        L < gr_seg_short(req->in.t) * S) {
         /* short float sums: host.c's per-call set-up would dominate */
         sum_short_segments(req->in.t, src, rows, L, idx, S, out, d->fp64);
         return 0;
@@ -2056,8 +2027,6 @@ done:
 
 /* ================================================================= scans */
 
-#define MAX_SLOTS 16
-
 /* A long 1-D scan of host memory, streamed (stream.c's pinned pool): chunk
  * k is uploaded to din, converted to the result type into win[1..len] after
  * win[0] = the carry (the previous chunk's last inclusive prefix, or the
@@ -2074,9 +2043,9 @@ static int scan_streamed(gr_device *d, const gr_request *req, gr_op op,
 {
     const gr_dtype t = acc->t, r = acc->r;
     const size_t isz = isz_of(t), rsz = isz_of(r);
-    cl_mem din[MAX_SLOTS] = {0}, win[MAX_SLOTS] = {0}, wout[MAX_SLOTS] = {0};
-    cl_event used[MAX_SLOTS] = {0}, back[MAX_SLOTS] = {0};
-    size_t pend_off[MAX_SLOTS] = {0}, pend_len[MAX_SLOTS] = {0};
+    cl_mem din[GR_STREAM_SLOTS] = {0}, win[GR_STREAM_SLOTS] = {0}, wout[GR_STREAM_SLOTS] = {0};
+    cl_event used[GR_STREAM_SLOTS] = {0}, back[GR_STREAM_SLOTS] = {0};
+    size_t pend_off[GR_STREAM_SLOTS] = {0}, pend_len[GR_STREAM_SLOTS] = {0};
     unsigned char ident[8];
     gr_accum acc2;
     gr_scan_plan plan2;
@@ -2187,7 +2156,7 @@ fail:
     if (gr_stream_idle(p, st) != 0) {
         rc = -1;
     }
-    for (int i = 0; i < MAX_SLOTS; ++i) {
+    for (int i = 0; i < GR_STREAM_SLOTS; ++i) {
         if (back[i]) clReleaseEvent(back[i]);
         if (used[i]) clReleaseEvent(used[i]);
         if (din[i]) clReleaseMemObject(din[i]);
@@ -2327,8 +2296,8 @@ static int run_scan(gr_request *req, gr_result *res, gr_status *st)
         const gr_device *hd = gr_device_get(req->dev);
         if (gr_place(&req->dev, req->roam, GR_FAM_SCAN, req->op, &hl,
                           M * L * isz_of(in->t),
-                          nan_floats(req, in->t)
-                              ? HOST_COPY_SCAN : 1.0,
+                          gr_host_factor(nan_floats(req, in->t)
+                                             ? GR_HW_COPY_SCAN : GR_HW_PLAIN),
                           " (a copy first: nan*)",
                           req->mode == GR_EXPLAIN ? res->place_why : NULL,
                           sizeof res->place_why)) {
@@ -3639,7 +3608,7 @@ gr_block *gr_block_from_host(int dev, void *ptr, size_t nbytes, size_t *lead,
     cl_int e = CL_SUCCESS;
     gr_block *b = NULL;
     const uintptr_t addr = (uintptr_t)ptr;
-    *lead = addr % ZC_ALIGN;
+    *lead = addr % GR_ZC_ALIGN;
     gr_lock();
     if (gr_device_open(d, st) == 0 && !d->is_gpu) {
         cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,

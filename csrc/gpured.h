@@ -55,6 +55,12 @@
 /* ------------------------------------------------------------------ types */
 
 /* Element types gpured knows; one row each in gr_dtypes[] (policy.c). */
+/* Host buffers handed to CPU devices as zero-copy are aligned to this
+ * (buffers.c, dispatch's owned host blocks). */
+#define GR_ZC_ALIGN 128
+/* Pinned staging slots of the chunk pipeline (stream.c, streamed scans). */
+#define GR_STREAM_SLOTS 16
+
 typedef enum {
     GR_BOOL, GR_INT8, GR_UINT8, GR_INT16, GR_UINT16, GR_INT32, GR_UINT32,
     GR_INT64, GR_UINT64, GR_FLOAT32, GR_FLOAT64, GR_NDTYPES
@@ -445,6 +451,22 @@ void gr_rates_get(const gr_device *d, gr_rates *r, int *measured);
 void gr_placement_set(int automatic);   /* 0: always the device         */
 int gr_placement_auto(void);
 int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay);
+/* How much slower than its plain form the host path runs a request that
+ * does more than one pass or copies first: the placement rule's factors,
+ * one row each with the measurement behind it (policy.c host_factors). */
+typedef enum {
+    GR_HW_PLAIN = 0,     /* a plain reduction or scan                   */
+    GR_HW_COPY_REDUCE,   /* nan* reductions and where=: a copy first     */
+    GR_HW_COPY_SCAN,     /* nan* scans: a copy first                     */
+    GR_HW_VAR,           /* var/std: two passes                          */
+    GR_HW_NANMEAN,       /* nanmean: NaN-masked double lanes             */
+    GR_HW_PTP,           /* ptp: max, then min                           */
+    GR_NHW
+} gr_host_work;
+double gr_host_factor(gr_host_work w);
+/* reduceat on the host path: float sums of segments averaging fewer
+ * elements than this take the one-element-at-a-time loop. */
+size_t gr_seg_short(gr_dtype t);
 /* 1 if the host path is expected to finish first (why: the figures).
  * slow: how much slower than its plain form the host path runs this
  * request, slow_why says why (shown where slow > 1).  roam (placement

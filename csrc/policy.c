@@ -1749,6 +1749,56 @@ void gr_host_par(int dev, int f, size_t nbytes, int *threads, size_t *grain)
  * fastest device's, d1 (the current one first: ties keep it; with roam
  * every device, those without fp64 left out where cur has it), and the
  * next fastest, d2 (-1: none), for a split. */
+/* The host path's factors (gr_host_work), each with the measurement
+ * that set it.  The request's bytes are priced at factor x the plain
+ * form's host time; the device's loads test and mask in place.
+ *
+ * COPY_REDUCE, COPY_SCAN: The host path's nan* requests gather a copy and rewrite it (NaN
+ * replaced) before the reduction or scan, where the device's loads test in
+ * place: the placement rule counts them this much slower than their plain
+ * forms.  2-core PoCL machine, 1 MiB float32 (2026-11-25): nansum 0.84 ms
+ * on the host path vs sum 0.041 ms; a scan is itself slow enough that the
+ * copy about doubles it.  Counts (count_nonzero, nanmean's) read in place
+ * (host.c gr_host_count), as a sum does.
+ *
+ * VAR, NANMEAN: var/std on the host path: NumPy's two passes per segment (host.c
+ * gr_host_var), rounded once into the result dtype.  The placement rule
+ * counts them 5x a sum's time: 2-core machine, float32, host var / host
+ * sum 6.7x at 4 MiB, 6.2x at 16, 4.3x at 64 (2026-11-26; it was priced at
+ * 2x, which the host sum's default rate of 8 GB/s hid).  nanmean's one
+ * pass (mode 3) at 2x: its NaN masks in double lanes ran at 0.6 of a sum's
+ * rate (256 KiB-1 MiB float32, 2026-11-25).
+ *
+ * PTP: ptp on the host path: the host's max and its min (two passes, placed as
+ * such: GR_HW_PTP), then their difference.  2-core machine, float32, host /
+ * PoCL: 1 MiB 0.03 / 0.13 ms, 4 MiB 0.11 / 0.20, 16 MiB 0.47 / 0.47, 64
+ * MiB 4.05 / 2.26 (2026-11-26): 2.2 puts the edge near 10 MB with the
+ * default rates. */
+static const double host_factors[GR_NHW] = {
+    [GR_HW_PLAIN] = 1.0,
+    [GR_HW_COPY_REDUCE] = 16.0, /* nansum 0.84 ms vs sum 0.041, 1 MiB f32 */
+    [GR_HW_COPY_SCAN] = 2.0,    /* the copy about doubles a scan          */
+    [GR_HW_VAR] = 5.0,          /* host var / sum 4.3-6.7x, 4-64 MiB f32  */
+    [GR_HW_NANMEAN] = 2.0,      /* NaN masks at 0.6 of a sum's rate       */
+    [GR_HW_PTP] = 2.2,          /* edge near 10 MB with default rates     */
+};
+
+double gr_host_factor(gr_host_work w) { return host_factors[w]; }
+
+/* float32 segments averaging fewer elements than this (float64: half as
+ * many) take sum_short_segments (2 cores, 16 MiB against
+ * numpy.add.reduceat: float32 1.06-1.72x at 8-63 elements; float64 1.03x
+ * at 8, 0.9 at 16, and 0.6-0.7 from 32 on either way: TwoSum against
+ * NumPy's plain adds). */
+size_t gr_seg_short(gr_dtype t) { return t == GR_FLOAT32 ? 64 : 32; }
+
+/* The model's times for a call of family f on nbytes of host memory with
+ * the current device cur: the host path's (slow: how much slower than
+ * its plain form it runs this request), the current device's, and the
+ * fastest device's, d1 (the current one first: ties keep it; with roam
+ * every device, those without fp64 left out where cur has it), and the
+ * next fastest, d2 (-1: none), for a split. */
+
 typedef struct {
     double host, here, dev_ns; /* dev_ns: d1's */
     int d1, d2;

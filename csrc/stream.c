@@ -37,7 +37,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_SLOTS 16
 #define MAX_THREADS 16
 
 /* Settings (gpured.set_staging); read under gr_lock. */
@@ -55,14 +54,14 @@ typedef struct {
     size_t chunk;
     int nbuf;
     cl_command_queue copyq;
-    cl_mem pin[MAX_SLOTS];
-    void *pin_ptr[MAX_SLOTS];
-    cl_mem dev[MAX_SLOTS];      /* device chunks (reductions), lazily      */
-    cl_mem pout[MAX_SLOTS];     /* pinned buffers for results, lazily      */
-    void *pout_ptr[MAX_SLOTS];
-    cl_event written[MAX_SLOTS];
-    cl_event consumed[MAX_SLOTS];
-    int reg[MAX_SLOTS];         /* registration written[s] reads, or -1    */
+    cl_mem pin[GR_STREAM_SLOTS];
+    void *pin_ptr[GR_STREAM_SLOTS];
+    cl_mem dev[GR_STREAM_SLOTS];      /* device chunks (reductions), lazily      */
+    cl_mem pout[GR_STREAM_SLOTS];     /* pinned buffers for results, lazily      */
+    void *pout_ptr[GR_STREAM_SLOTS];
+    cl_event written[GR_STREAM_SLOTS];
+    cl_event consumed[GR_STREAM_SLOTS];
+    int reg[GR_STREAM_SLOTS];         /* registration written[s] reads, or -1    */
     int busy;                   /* a stream holds it (gr_lock)             */
 } pool;
 
@@ -415,7 +414,7 @@ void gr_stream_set_cfg(const gr_stream_cfg *c)
     pools_idle();
     cfg = *c;
     if (cfg.nbuf < 2) cfg.nbuf = 2;
-    if (cfg.nbuf > MAX_SLOTS) cfg.nbuf = MAX_SLOTS;
+    if (cfg.nbuf > GR_STREAM_SLOTS) cfg.nbuf = GR_STREAM_SLOTS;
     if (cfg.chunk < 4096) cfg.chunk = 4096;
     cfg.chunk = cfg.chunk / 128 * 128;
     reg_unpin_device(NULL);
@@ -480,7 +479,7 @@ static pool *pool_get(gr_device *d, gr_status *st)
         gr_status_fail(st, "out of host memory");
         return NULL;
     }
-    for (int i = 0; i < MAX_SLOTS; ++i) {
+    for (int i = 0; i < GR_STREAM_SLOTS; ++i) {
         p->reg[i] = -1;
     }
     p->d = d;
