@@ -8,6 +8,8 @@
 #     bench  peers, then the per-family scripts (device arrays, scans, by-key)
 #     quick  peers.py --quick
 #     exp S  run python3 S after the set-up (experiments)
+#     notebooks  run notebooks/*.ipynb at full size, outputs into $OUT/nb
+#            (benchmarks/run_notebooks.py: plain Python, no Jupyter there)
 # PyOpenCL comes from wheels carried in .whl/ (benchmarks/README: how to
 # fetch them); without them the PyOpenCL columns are empty.
 # Full logs land in $OUT (pytest.txt, peers.txt, bench_*.txt).
@@ -97,6 +99,11 @@ if [ "$what" = bench ]; then
   tail -20 "$OUT/bench_scan.txt"
   timeout 200 python3 benchmarks/bykey_gpu.py > "$OUT/bench_bykey.txt" 2>&1
   grep TARGET "$OUT/bench_bykey.txt" | cut -c1-160
+fi
+if [ "$what" = notebooks ]; then
+  mkdir -p "$OUT/nb"
+  timeout ${NB_TIMEOUT:-500} python3 benchmarks/run_notebooks.py "$OUT/nb" notebooks/*.ipynb 2>&1 | tail -20
+  grep -ho "NOTEBOOK OK[^\"]*" "$OUT"/nb/*.ipynb
 fi
 if [ "$what" = exp ]; then
   shift
