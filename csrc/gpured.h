@@ -54,13 +54,13 @@
 
 /* ------------------------------------------------------------------ types */
 
-/* Element types gpured knows; one row each in gr_dtypes[] (policy.c). */
 /* Host buffers handed to CPU devices as zero-copy are aligned to this
  * (buffers.c, dispatch's owned host blocks). */
 #define GR_ZC_ALIGN 128
 /* Pinned staging slots of the chunk pipeline (stream.c, streamed scans). */
 #define GR_STREAM_SLOTS 16
 
+/* Element types gpured knows; one row each in gr_dtypes[] (policy.c). */
 typedef enum {
     GR_BOOL, GR_INT8, GR_UINT8, GR_INT16, GR_UINT16, GR_INT32, GR_UINT32,
     GR_INT64, GR_UINT64, GR_FLOAT32, GR_FLOAT64, GR_NDTYPES
