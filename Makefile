@@ -6,7 +6,8 @@
 # come from apt when they are missing and apt can be used (root or sudo).
 # Without them the OpenCL pieces come from PyPI instead (gpured[cpu]).
 #
-#   make demo     set-up, then list devices and reduce a real array
+#   make demo     set-up (gpured alone, no test extras), then list devices and
+#                 reduce a real array on the host path and through a kernel
 #   make test     set-up, then every test: pytest on the default device, the
 #                 variant and scan tests again on Intel's CPU runtime (from
 #                 PyPI: sub-groups, work-group collectives), every kernel
@@ -94,7 +95,30 @@ setup: build
 
 # ------------------------------------------------------------------ demo
 
-demo: build
+# The demo needs gpured alone (numpy is its one dependency), not the test
+# extras: `pip install -e .` (plus gpured[cpu] where no OpenCL driver is
+# registered), pip's progress shown as one line per step.  Where `make
+# test`'s set-up already ran (test extras installed), that install serves.
+$(STAMPS)-core: $(STAMPS)-sysdeps $(VPY) pyproject.toml setup.py _build_backend/gpured_build.py _build_backend/gpured_opencl.py
+	@if [ -e $(STAMPS)-install ] && [ $(STAMPS)-install -nt pyproject.toml ]; then \
+	  echo "==> gpured already installed in $(VENV) (with the test extras)"; touch $@; exit 0; fi; \
+	extras=""; \
+	if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then \
+	  extras="[cpu]"; echo "==> no OpenCL driver registered in /etc/OpenCL/vendors: adding gpured[cpu] (PoCL from PyPI)"; fi; \
+	echo "==> $(VPIP) install -e .$$extras (builds the C extension: a minute or two)"; \
+	log=$(VENV)/.pip-demo.log; \
+	$(VPIP) install -q "setuptools>=77" || exit 1; \
+	( $(VPIP) install --progress-bar off -e ".$$extras" 2>&1; echo $$? > $$log.rc ) | tee $$log | \
+	  grep --line-buffered -E '^(Obtaining|Collecting|Successfully)|: started$$' | sed -u -e 's/^ *//' -e 's/: started$$/.../' -e 's/^/    /'; \
+	rc=$$(cat $$log.rc); if [ "$$rc" != 0 ]; then tail -30 $$log; echo "==> pip failed (full log: $$log)"; exit $$rc; fi
+	@touch $@
+
+# A kernel running on the current device: the NumPy array where placement
+# sends it (host path on a CPU-only machine), then a device Array through
+# the device's OpenCL kernel, each checked against NumPy.
+demo: $(STAMPS)-core
+	@echo "==> build the extension in place (csrc/, kernels/)"
+	@$(VPY) setup.py -q build_ext --inplace 2>&1 | { grep -v -E '^(running|copying|gpured: OpenCL from)' || true; }
 	@echo "==> $(VPY) -m gpured.demo"
 	@$(VPY) -m gpured.demo
 

@@ -17,7 +17,18 @@ and ``vw``; :func:`explain` shows what would run and why.
 """
 from . import _loader
 _loader.setup()  # the OpenCL loader and wheels' runtimes, before _core loads
-from . import _core  # noqa: E402
+try:
+    from . import _core  # noqa: E402
+except ImportError as _e:  # an unbuilt checkout: "cannot import name '_core'"
+    if "_core" not in str(_e):
+        raise
+    import os as _os
+    raise ImportError(
+        "gpured: the C extension gpured._core is not built (%s is a source "
+        "checkout without it). Build it in the checkout: `make build` (or "
+        "`pip install -e .`), or install gpured: `pip install .` (then import "
+        "it from outside the checkout). [%s]"
+        % (_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), _e)) from None
 from ._version import __version__  # noqa: E402
 from ._reduce import (all, any, argmax, argmin, count_nonzero, explain, max, mean, min,
                       nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum,

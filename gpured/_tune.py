@@ -5,8 +5,9 @@ The table lives next to the kernel cache (``<cache dir>/tuned.json``), keyed
 by device name, operation, input dtype and size class (floor(log2(bytes))).
 Its ``"_rates"`` entry keeps the placement model's measured rates per
 device name (:func:`gpured.measure_rates`).
-It is loaded into the C core at import; ``csrc/plan.c`` consults it for full
-reductions of a tuned (op, dtype, size class) and falls back to its built-in
+It is loaded into the C core at import; the policy layer (``csrc/policy.c``
+keeps the table, ``csrc/plan_reduce.c`` after issue 38's re-cut) consults it
+for full reductions of a tuned (op, dtype, size class) and falls back to its built-in
 rules otherwise.  ``gpured.explain`` says ``tuned: True`` when it applies.
 """
 import numpy as np
