@@ -1,4 +1,4 @@
-"""Scan benchmarks (figures in BENCHMARKS.md).
+"""Scan benchmarks (current figures: docs/benchmarks.md; history: docs/journal/BENCHMARKS.md).
 
     GPURED_DEVICE=nvidia python3 benchmarks/scan_bench.py --gpu
         1 GiB float32 cumsum, device-side input and output, kernel time by
