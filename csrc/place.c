@@ -29,35 +29,50 @@
  * host's 16 cores: ~100 GB/s for sums), a GPU through the pinned
  * pipeline. */
 
-static gr_rates rates_default(const gr_device *d)
-{
-    gr_rates r;
-    memset(&r, 0, sizeof r);
+/* The default rates, one row per side: the host path's, a GPU's, a CPU
+ * device's (dev_gbs a core, times its cores). */
+typedef struct {
+    const char *row;
+    double call_ns;            /* per-call cost                            */
+    double gbs[GR_NRATES];     /* bytes per ns, per family                 */
+    int per_core;              /* gbs a core                               */
+} rates_row;
+
+enum { RT_HOST, RT_GPU, RT_CPU };
+
+static const rates_row rates_rows[] = {
     /* the host path in cache on the 2-core machine: sums ~25 GB/s,
      * argmax 23, float32 columns 22, cumsum 4 (benchmarks/host_path.py,
      * 1 MiB); half of that, as its DRAM-bound rate is lower (sums of 256
      * MiB: 9 GB/s).  With 8 GB/s for sums the H100 host sent a 1 MiB
      * NumPy sum to the GPU: 0.134 ms, numpy 0.112. */
-    r.host_call_ns = 200;
-    r.host_gbs[GR_RATE_REDUCE] = 16.0;
-    r.host_gbs[GR_RATE_ARG] = 12.0;
-    r.host_gbs[GR_RATE_COLUMN] = 12.0;
-    r.host_gbs[GR_RATE_SCAN] = 2.0;
-    if (d->is_gpu) {
-        r.dev_call_ns = 60000;
-        for (int f = 0; f < GR_NRATES; ++f) {
-            r.dev_gbs[f] = f == GR_RATE_SCAN ? 8.0 : 25.0; /* transfers */
-        }
-    } else {
-        const double cores = d->compute_units ? d->compute_units : 1;
-        r.dev_call_ns = 120000;
-        r.dev_gbs[GR_RATE_REDUCE] = 4.0 * cores;
-        r.dev_gbs[GR_RATE_ARG] = 1.0 * cores;
-        r.dev_gbs[GR_RATE_COLUMN] = 1.0 * cores;
-        /* GPU host's PoCL 5 (16 cores): 1 GiB cumsum ~170 ms, slower
-         * than the GPU's pinned pipeline (115 ms): 0.4 GB/s a core keeps
-         * scans of NumPy arrays on the GPU there */
-        r.dev_gbs[GR_RATE_SCAN] = 0.4 * cores;
+    [RT_HOST] = {"host path", 200,
+                 {[GR_RATE_REDUCE] = 16.0, [GR_RATE_ARG] = 12.0,
+                  [GR_RATE_COLUMN] = 12.0, [GR_RATE_SCAN] = 2.0}, 0},
+    /* the H100 host: OpenCL call ~60 us, pinned transfers ~25 GB/s */
+    [RT_GPU] = {"gpu, pinned transfers", 60000,
+                {[GR_RATE_REDUCE] = 25.0, [GR_RATE_ARG] = 25.0,
+                 [GR_RATE_COLUMN] = 25.0, [GR_RATE_SCAN] = 8.0}, 0},
+    /* GPU host's PoCL 5 (16 cores): 1 GiB cumsum ~170 ms, slower than
+     * the GPU's pinned pipeline (115 ms): 0.4 GB/s a core keeps scans of
+     * NumPy arrays on the GPU there */
+    [RT_CPU] = {"cpu device, in place", 120000,
+                {[GR_RATE_REDUCE] = 4.0, [GR_RATE_ARG] = 1.0,
+                 [GR_RATE_COLUMN] = 1.0, [GR_RATE_SCAN] = 0.4}, 1},
+};
+
+static gr_rates rates_default(const gr_device *d)
+{
+    const rates_row *h = &rates_rows[RT_HOST];
+    const rates_row *v = &rates_rows[d->is_gpu ? RT_GPU : RT_CPU];
+    const double cores = d->compute_units ? d->compute_units : 1;
+    gr_rates r;
+    memset(&r, 0, sizeof r);
+    r.host_call_ns = h->call_ns;
+    r.dev_call_ns = v->call_ns;
+    for (int f = 0; f < GR_NRATES; ++f) {
+        r.host_gbs[f] = h->gbs[f];
+        r.dev_gbs[f] = v->per_core ? v->gbs[f] * cores : v->gbs[f];
     }
     return r;
 }

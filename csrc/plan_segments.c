@@ -75,13 +75,13 @@ static const seg_row seg_rows[] = {
     [SG_GROUP_WIDE_LONG] = {.row = "gpu segment per group, 8-byte, from "
                             "2048", .lo = 2048, .wide = 1, .wg = 256,
                             .vw = 1},
-    [SG_GROUP_WIDE] = {.row = "gpu segment per group, 8-byte, 512-2047",
-                       .lo = 512, .wide = 1, .wg = 64, .vw = 2},
+    [SG_GROUP_WIDE] = {.row = "gpu segment per group, 8-byte, under "
+                       "2048", .lo = 512, .wide = 1, .wg = 64, .vw = 2},
     [SG_GROUP_LONG] = {.row = "gpu segment per group, from 16384",
                        .lo = 16384, .wg = 256, .vw = 4},
     [SG_GROUP_MID] = {.row = "gpu segment per group, 2048-16383",
                       .lo = 2048, .wg = 128, .vw = 4},
-    [SG_GROUP_SHORT] = {.row = "gpu segment per group, 512-2047",
+    [SG_GROUP_SHORT] = {.row = "gpu segment per group, under 2048",
                         .lo = 512, .wg = 32, .vw = 4},
     /* aligned vector loads; parts: work-groups of at least C elements
      * each, while fewer than 16 K work-groups would run */
