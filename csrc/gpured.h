@@ -11,10 +11,8 @@
  *                layouts, copies a plan needs, host vs device operands,
  *                splitting to the largest buffer, streaming, `initial`,
  *                casts into `out`, temporaries from the pool.
- *   policy.c     every "auto" rule: accumulators (accum.c), plans of the
- *                families (plan_reduce.c, plan_segments.c, plan_scan.c,
- *                plan_bykey.c), placement (place.c), the tuned table.
- *                Pure functions.
+ *   policy.c     every "auto" rule: accumulators, plans of the three
+ *                families, the tuned table.  Pure functions.
  *   reduce.c     enqueue the passes of a plan, one file per family
  *   scan.c
  *   bykey.c

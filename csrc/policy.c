@@ -9,7 +9,8 @@
  *   plan_segments.c  gr_plan_segments: reduceat (segments by offsets)
  *   plan_scan.c      gr_plan_scan: scans
  *   plan_bykey.c     gr_bk_plan_for: reduce-by-key
- *   place.c          gr_place, gr_host_par, gr_split_plan: placement
+ *   place.c          gr_place, gr_host_par, gr_split_plan: placement,
+ *                    its rates and the host path's factors
  *
  * A planner is a driver of named phases: choose the variant, then one
  * function per kernel kind sets the geometry from a row of the family's
@@ -19,12 +20,8 @@
  * Pure functions of (device facts, operator, types, layout, knobs, tuned
  * table): nothing here touches OpenCL or Python, so every decision can be
  * unit-tested through _core.plan_for on synthetic devices and shown to
- * users (gpured.explain).
- *
- *   gr_accum_for     the accumulator of (family, op, input, result)
- *   gr_plan_reduce   reductions: variant, work-group, vectors, passes
- *   gr_plan_scan     scans: variant, tile, passes
- *   gr_bk_plan_for   reduce-by-key: variant and geometry from key facts
+ * users (gpured.explain).  (place.c also reads the device table and the
+ * host's CPUs: its model prices calls on every device.)
  *
  * The auto choice for reductions, in a few lines:
  *   - NVIDIA, contiguous rows of 16-511 elements: lanes of a warp per
