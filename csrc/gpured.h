@@ -379,11 +379,12 @@ typedef struct {
     int passes;
     int wg2;              /* work-group size of pass 2                     */
     int lanes;            /* GR_K_WARP: work-items per segment (else 0)    */
+    const char *row;      /* the policy table's row that set the geometry  */
     char why[256];
 } gr_plan;
 
 /* Accumulator choice for (family, op, input, result) on a device: the one
- * rule every family uses (policy.c, gr_accum_for). */
+ * rule every family uses (accum.c, gr_accum_for). */
 typedef struct {
     gr_dtype t, r;
     const char *a_cl;     /* accumulator OpenCL type                        */
@@ -438,7 +439,7 @@ const char *const *gr_reduce_variants(void);
 int gr_variant_available(const gr_device *d, gr_op op, const gr_accum *acc,
                          const char *name, char *why, size_t n);
 
-/* Placement (policy.c): the host path (host.c) or the device, for calls
+/* Placement (place.c): the host path (host.c) or the device, for calls
  * on host memory, from a time model per side (per-call cost + bytes /
  * rate) with rates per family; gpured.tune() measures them. */
 enum { GR_RATE_REDUCE, GR_RATE_ARG, GR_RATE_COLUMN, GR_RATE_SCAN, GR_NRATES };
@@ -453,7 +454,7 @@ int gr_placement_auto(void);
 int gr_rate_family(gr_family fam, gr_op op, const gr_layout *lay);
 /* How much slower than its plain form the host path runs a request that
  * does more than one pass or copies first: the placement rule's factors,
- * one row each with the measurement behind it (policy.c host_factors). */
+ * one row each with the measurement behind it (place.c host_factors). */
 typedef enum {
     GR_HW_PLAIN = 0,     /* a plain reduction or scan                   */
     GR_HW_COPY_REDUCE,   /* nan* reductions and where=: a copy first     */
@@ -477,7 +478,7 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
              const gr_layout *lay, size_t nbytes, double slow,
              const char *slow_why, char *why, size_t n);
 
-/* The host path on several threads (policy.c, hostpar.c): threads (the
+/* The host path on several threads (place.c, hostpar.c): threads (the
  * count in force; automatic: chosen from the CPUs), tasks of at least
  * grain bytes (0: host.c's default), the pool's cost a call and the rates
  * with every thread (bytes per ns; 0: the model's default).  gr_host_par:
@@ -494,7 +495,7 @@ void gr_hpar_get(gr_hpar *p);
 void gr_hpar_set(const gr_hpar *p);
 void gr_host_par(int dev, int f, size_t nbytes, int *threads, size_t *grain);
 
-/* A call on host memory split between two devices (policy.c): the pair's
+/* A call on host memory split between two devices (place.c): the pair's
  * rate together per family (0: never split), and the plan for a call:
  * dev[0] takes the first frac of the elements, dev[1] the rest.  1 if the
  * split is expected to finish first (why: the figures). */
@@ -705,6 +706,7 @@ typedef struct {
     int spin;             /* polls before the look-back fallback           */
     size_t parts, chunk;  /* CHUNKS / RTS: chunks per row, elements each    */
     size_t tiles;         /* LOOKBACK: tiles per row                       */
+    const char *row;      /* the policy table's row that set the geometry  */
     char why[256];
 } gr_scan_plan;
 
@@ -771,6 +773,7 @@ typedef struct {
     int wg;
     size_t items, groups, parts;
     int ptx, match, hash_bins;
+    const char *row;      /* the policy table's row that set the geometry  */
     char why[256];
 } gr_bk_plan;
 
@@ -788,7 +791,7 @@ typedef struct {
 
 extern const char *const gr_bk_variant_names[];
 extern const char *const gr_bk_func_names[];
-/* policy.c */
+/* policy layer (plan_bykey.c) */
 int gr_bk_types_init(const gr_device *d, gr_bk_types *ty, char *err,
                      size_t n);
 int gr_bk_exact(const gr_bk_types *ty);  /* integer values: atomics exact */
