@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 int gr_device_ready(int dev, gr_status *st)
 {
     gr_device *d = gr_device_get(dev);
@@ -73,127 +72,185 @@ typedef struct {
     cl_event ev;
 } gather;
 
-int gr_blocks_read(int count, gr_block *const *b, const size_t *off,
-                   void *const *dst, const size_t *n, int (*intr)(void *),
-                   void *ictx, cl_event *evs, gr_status *st)
+/* One gr_blocks_read's state: the arguments, the gathers (one per
+ * device), each read's gather (gi, -1: direct) and place in it (pos),
+ * and how many reads were enqueued (i). */
+typedef struct {
+    int count;
+    gr_block *const *b;
+    const size_t *off;
+    void *const *dst;
+    const size_t *n;
+    cl_event *evs;
+    gr_status *st;
+    gather *g;
+    int *gi;
+    size_t *pos;
+    int ng, i;
+} blocks_call;
+
+/* The gathers: the small reads of each device, where it has two or more
+ * (alone on its device: read directly). */
+static void blocks_group(blocks_call *c)
 {
-    int rc = 0, ng = 0;
-    gather *g = calloc((size_t)count + 1, sizeof *g);
-    int *gi = malloc(((size_t)count + 1) * sizeof *gi);
-    size_t *pos = malloc(((size_t)count + 1) * sizeof *pos);
-    if (g == NULL || gi == NULL || pos == NULL) {
-        free(g);
-        free(gi);
-        free(pos);
-        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-        return -1;
-    }
-    for (int i = 0; i < count; ++i) { /* the gathers: one per device */
-        evs[i] = NULL;
-        gi[i] = -1;
-        if (n[i] > GATHER_MAX) {
+    gather *g = c->g;
+    for (int i = 0; i < c->count; ++i) {
+        c->evs[i] = NULL;
+        c->gi[i] = -1;
+        if (c->n[i] > GATHER_MAX) {
             continue;
         }
         int j = 0;
-        while (j < ng && g[j].dev != b[i]->dev) {
+        while (j < c->ng && g[j].dev != c->b[i]->dev) {
             ++j;
         }
-        if (j == ng) {
-            g[ng++].dev = b[i]->dev;
+        if (j == c->ng) {
+            g[c->ng++].dev = c->b[i]->dev;
         }
-        gi[i] = j;
-        pos[i] = g[j].bytes;
-        g[j].bytes += (n[i] + 7) & ~(size_t)7;
+        c->gi[i] = j;
+        c->pos[i] = g[j].bytes;
+        g[j].bytes += (c->n[i] + 7) & ~(size_t)7;
         g[j].items++;
     }
-    for (int i = 0; i < count; ++i) {
-        if (gi[i] >= 0 && g[gi[i]].items < 2) {
-            gi[i] = -1; /* alone on its device: read directly */
+    for (int i = 0; i < c->count; ++i) {
+        if (c->gi[i] >= 0 && g[c->gi[i]].items < 2) {
+            c->gi[i] = -1;
         }
     }
-    gr_lock();
-    for (int j = 0; j < ng && rc == 0; ++j) {
-        gr_device *d = gr_device_get(g[j].dev);
-        if (g[j].items < 2) {
+}
+
+/* Each gather's host memory and device block (gr_lock held). */
+static int blocks_open(blocks_call *c)
+{
+    gr_status *st = c->st;
+    for (int j = 0; j < c->ng; ++j) {
+        gather *g = &c->g[j];
+        gr_device *d = gr_device_get(g->dev);
+        if (g->items < 2) {
             continue;
         }
         if (gr_device_open(d, st) != 0 ||
-            (g[j].host = malloc(g[j].bytes)) == NULL ||
-            (g[j].tmp = gr_block_get(d, g[j].bytes, st)) == NULL) {
+            (g->host = malloc(g->bytes)) == NULL ||
+            (g->tmp = gr_block_get(d, g->bytes, st)) == NULL) {
             if (st->call == NULL && st->kind == 0) {
                 gr_status_kind(st, GR_E_MEMORY, "out of host memory");
             }
-            rc = -1;
+            return -1;
         }
     }
-    int i = 0;
-    for (; i < count && rc == 0; ++i) {
-        gr_device *d = gr_device_get(b[i]->dev);
+    return 0;
+}
+
+/* Each read enqueued: a copy into its gather, or a read of its own
+ * (c->i: how many were); then the gathers' reads. */
+static int blocks_enqueue(blocks_call *c)
+{
+    gr_status *st = c->st;
+    int rc = 0;
+    for (c->i = 0; c->i < c->count && rc == 0; ++c->i) {
+        const int i = c->i, k = c->gi[i];
+        gr_device *d = gr_device_get(c->b[i]->dev);
         cl_int e;
-        if (gi[i] >= 0) {
-            e = clEnqueueCopyBuffer(d->queue, b[i]->mem, g[gi[i]].tmp->mem,
-                                    off[i], pos[i], n[i], 0, NULL, NULL);
+        if (k >= 0) {
+            e = clEnqueueCopyBuffer(d->queue, c->b[i]->mem, c->g[k].tmp->mem,
+                                    c->off[i], c->pos[i], c->n[i], 0, NULL,
+                                    NULL);
         } else if (gr_device_open(d, st) != 0) {
-            rc = -1;
-            break;
+            return -1; /* (this read not counted in c->i) */
         } else {
-            e = clEnqueueReadBuffer(d->queue, b[i]->mem, CL_FALSE, off[i],
-                                    n[i], dst[i], 0, NULL, &evs[i]);
+            e = clEnqueueReadBuffer(d->queue, c->b[i]->mem, CL_FALSE,
+                                    c->off[i], c->n[i], c->dst[i], 0, NULL,
+                                    &c->evs[i]);
             if (e != CL_SUCCESS) {
-                evs[i] = NULL;
+                c->evs[i] = NULL;
             }
         }
         if (e != CL_SUCCESS) {
-            st->call = gi[i] >= 0 ? "clEnqueueCopyBuffer"
-                                  : "clEnqueueReadBuffer";
+            st->call = k >= 0 ? "clEnqueueCopyBuffer" : "clEnqueueReadBuffer";
             st->err = e;
             rc = -1;
         }
     }
-    for (int j = 0; j < ng && rc == 0; ++j) {
-        if (g[j].tmp != NULL) {
+    for (int j = 0; j < c->ng && rc == 0; ++j) {
+        gather *g = &c->g[j];
+        if (g->tmp != NULL) {
             cl_int e = clEnqueueReadBuffer(
-                gr_device_get(g[j].dev)->queue, g[j].tmp->mem, CL_FALSE, 0,
-                g[j].bytes, g[j].host, 0, NULL, &g[j].ev);
+                gr_device_get(g->dev)->queue, g->tmp->mem, CL_FALSE, 0,
+                g->bytes, g->host, 0, NULL, &g->ev);
             if (e != CL_SUCCESS) {
-                g[j].ev = NULL;
+                g->ev = NULL;
                 st->call = "clEnqueueReadBuffer";
                 st->err = e;
                 rc = -1;
             }
         }
     }
-    for (int j = 0; j < i; ++j) { /* each run of one device's commands */
-        if (j + 1 == i || b[j + 1]->dev != b[j]->dev) {
+    return rc;
+}
+
+/* The waits without gr_lock: gathers first (none left pending, even when
+ * interrupted), then the direct reads, the gathered bytes copied out. */
+static int blocks_wait(blocks_call *c, int rc, int (*intr)(void *),
+                       void *ictx)
+{
+    for (int j = 0; j < c->ng; ++j) {
+        gather *g = &c->g[j];
+        if (g->ev != NULL) {
+            if (rc == 0) {
+                rc = gr_event_wait_intr(gr_device_get(g->dev), g->ev, intr,
+                                        ictx, c->st);
+            }
+            clWaitForEvents(1, &g->ev); /* (interrupted: still wait) */
+            clReleaseEvent(g->ev);
+        }
+    }
+    for (int k = 0; k < c->i && rc == 0; ++k) {
+        if (c->evs[k] != NULL) {
+            rc = gr_event_wait_intr(gr_device_get(c->b[k]->dev), c->evs[k],
+                                    intr, ictx, c->st);
+        } else if (c->gi[k] >= 0) {
+            memcpy(c->dst[k], c->g[c->gi[k]].host + c->pos[k], c->n[k]);
+        }
+    }
+    return rc;
+}
+
+int gr_blocks_read(int count, gr_block *const *b, const size_t *off,
+                   void *const *dst, const size_t *n, int (*intr)(void *),
+                   void *ictx, cl_event *evs, gr_status *st)
+{
+    blocks_call c = {count, b, off, dst, n, evs, st};
+    int rc = 0;
+    c.g = calloc((size_t)count + 1, sizeof *c.g);
+    c.gi = malloc(((size_t)count + 1) * sizeof *c.gi);
+    c.pos = malloc(((size_t)count + 1) * sizeof *c.pos);
+    if (c.g == NULL || c.gi == NULL || c.pos == NULL) {
+        free(c.g);
+        free(c.gi);
+        free(c.pos);
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    blocks_group(&c);
+    gr_lock();
+    rc = blocks_open(&c);
+    if (rc == 0) {
+        rc = blocks_enqueue(&c);
+    }
+    for (int j = 0; j < c.i; ++j) { /* each run of one device's commands */
+        if (j + 1 == c.i || b[j + 1]->dev != b[j]->dev) {
             clFlush(gr_device_get(b[j]->dev)->queue);
         }
     }
     gr_unlock();
-    for (int j = 0; j < ng; ++j) { /* gathers first: none left pending */
-        if (g[j].ev != NULL) {
-            if (rc == 0) {
-                rc = gr_event_wait_intr(gr_device_get(g[j].dev), g[j].ev,
-                                        intr, ictx, st);
-            }
-            clWaitForEvents(1, &g[j].ev); /* (interrupted: still wait) */
-            clReleaseEvent(g[j].ev);
-        }
+    rc = blocks_wait(&c, rc, intr, ictx);
+    for (int j = 0; j < c.ng; ++j) {
+        gr_block_put(c.g[j].tmp);
+        free(c.g[j].host);
     }
-    for (int k = 0; k < i && rc == 0; ++k) {
-        if (evs[k] != NULL) {
-            rc = gr_event_wait_intr(gr_device_get(b[k]->dev), evs[k], intr,
-                                    ictx, st);
-        } else if (gi[k] >= 0) {
-            memcpy(dst[k], g[gi[k]].host + pos[k], n[k]);
-        }
-    }
-    for (int j = 0; j < ng; ++j) {
-        gr_block_put(g[j].tmp);
-        free(g[j].host);
-    }
-    free(g);
-    free(gi);
-    free(pos);
+    free(c.g);
+    free(c.gi);
+    free(c.pos);
     return rc;
 }
 

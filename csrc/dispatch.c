@@ -28,16 +28,9 @@
  * the request); dispatch.h lists the layer's files, one per family plus
  * the hallway (dispatch_common.c) and the host finishing (host_epilogue.c).
  */
-#include "gpured.h"
-#include "host.h"
-
 #include "dispatch.h"
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
 
 void gr_request_clear(gr_request *req)
 {
@@ -55,6 +48,7 @@ void gr_result_clear(gr_result *res)
     res->blk[0] = res->blk[1] = NULL;
 }
 
+/* The request's family's driver (reps timed under the profiling queue). */
 int gr_dispatch(gr_request *req, gr_result *res, gr_status *st)
 {
     int rc;

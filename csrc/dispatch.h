@@ -102,6 +102,15 @@ void dp_nanvar_dof(const gr_request *req, const red_view *v,
                    const char *hptr, const char *wptr, gr_dtype t,
                    gr_result *res);
 
+void dp_host_allnan(char *y, gr_dtype ct, size_t M,
+                    const unsigned char *allnan);
+void dp_host_neg0(char *y, gr_dtype ct, size_t M, const char *base,
+                  ptrdiff_t ss, ptrdiff_t es, size_t Lh, size_t isz);
+int dp_host_fold_initial(const gr_request *req, gr_dtype ct, int fp64,
+                         const char *y, size_t M, gr_status *st);
+void dp_host_mean(const gr_request *req, const char *y, gr_dtype ct,
+                  size_t M);
+
 /* ------------------------------------------------ dispatch_reduce_host.c */
 
 int dp_reduce_on_host(const gr_request *req, const red_view *v,

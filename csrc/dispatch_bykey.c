@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* The ValueError of a bad key: its index and value (read from the host
  * array, or 8 bytes from the device). */
 static void bad_key(gr_device *d, const gr_request *req, cl_mem keys,
@@ -56,7 +55,8 @@ static int host_sort_by_key(const char *keys, const char *vals, size_t n,
 {
     uint64_t *k0 = malloc(n * 8), *k1 = malloc(n * 8);
     size_t *i0 = malloc(n * sizeof(size_t)), *i1 = malloc(n * sizeof(size_t));
-    char *sk = dp_aligned_alloc_bytes(n * ksz), *sv = dp_aligned_alloc_bytes(n * vsz);
+    char *sk = dp_aligned_alloc_bytes(n * ksz);
+    char *sv = dp_aligned_alloc_bytes(n * vsz);
     int rc = -1;
     if (!k0 || !k1 || !i0 || !i1 || !sk || !sv) {
         gr_status_kind(st, GR_E_MEMORY, "out of host memory sorting %zu keys",
@@ -151,113 +151,296 @@ static void bk_in_close(bk_in *b)
     memset(b, 0, sizeof *b);
 }
 
+/* One sum_by_key's state: the inputs as the kernels read them (sorted
+ * copies where a sort came first), the plan's overrides, the owned
+ * copies and blocks (start NULL; bykey_dense releases them). */
+typedef struct {
+    gr_device *d;
+    gr_request *req;
+    gr_result *res;
+    gr_bk_result *r;
+    gr_status *st;
+    gr_bk_overrides ov;
+    gr_bk_types ty;        /* keys as uint32 once sorted on the device    */
+    size_t n;
+    bk_in *kb, *vb;
+    bk_in skb, svb;        /* the sorted pairs                            */
+    char *sk, *sv;         /* ... sorted on the host                      */
+    gr_block *flag;
+} bk_call;
+
+/* The plan of the key facts so far (prc -2: the variant's refusal). */
+static int bk_plan(bk_call *c, const gr_bk_types *ty)
+{
+    gr_bk_result *r = c->r;
+    int prc = gr_bk_plan_for(c->d, c->d->sm, GR_BK_DENSE, ty, &r->facts,
+                             &c->ov, &r->plan);
+    if (prc != 0) {
+        gr_status_kind(c->st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
+                       r->plan.why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The key check fused into an atomic kernel: num_keys given,
+ * nondeterministic or integer values (exact in any order), an atomic
+ * variant (asked for, or auto on NVIDIA), and 64-bit atomics for the
+ * flag word.  Sets r->fused. */
+static int bk_fuse(bk_call *c)
+{
+    gr_device *d = c->d;
+    const gr_request *req = c->req;
+    gr_bk_result *r = c->r;
+    const int64_t num_keys = req->num_keys;
+    if (!(num_keys > 0 && c->n > 0 &&
+          (!c->ov.deterministic || gr_bk_exact(&req->bkt)) &&
+          d->atomics64)) {
+        return 0;
+    }
+    const char *w = c->ov.variant;
+    const int is_auto = w == NULL || strcmp(w, "auto") == 0;
+    const int atomic_kind = !is_auto && (strcmp(w, "atomic") == 0 ||
+                                         strcmp(w, "warp_aggregated") == 0 ||
+                                         strcmp(w, "local_hash") == 0);
+    if (!(atomic_kind || (is_auto && d->is_gpu && d->nvidia_ptx))) {
+        return 0;
+    }
+    memset(&r->facts, 0, sizeof r->facts);
+    r->facts.n = c->n;
+    r->facts.num_keys = (size_t)num_keys;
+    r->facts.first_bad = UINT64_MAX;
+    r->facts.sorted = c->ov.sorted;
+    r->facts.unmeasured = 1;
+    if (bk_plan(c, &req->bkt) != 0) {
+        return -1;
+    }
+    r->fused = r->plan.variant == GR_BKV_ATOMIC ||
+               r->plan.variant == GR_BKV_WARP ||
+               r->plan.variant == GR_BKV_HASH;
+    return 0;
+}
+
+/* Unfused: the keys measured (one wait, without the lock), checked,
+ * planned; whether a sort comes first and where (why says). */
+static int bk_measure(bk_call *c)
+{
+    gr_device *d = c->d;
+    gr_request *req = c->req;
+    gr_bk_result *r = c->r;
+    const size_t n = c->n;
+    const int64_t num_keys = req->num_keys;
+    cl_ulong *words = NULL;
+    size_t groups = 0;
+    cl_event ev = NULL;
+    const uint64_t bound = num_keys >= 0 ? (uint64_t)num_keys
+                                         : (uint64_t)1 << 62;
+    r->ns_stats = 0;
+    if (gr_bykey_stats_enqueue(d, &req->bkt, c->kb->mem, c->kb->base, n,
+                               bound,
+                               req->mode == GR_BENCH ? &r->ns_stats : NULL,
+                               &words, &groups, &ev, c->st) != 0) {
+        return -1;
+    }
+    if (ev != NULL) {
+        gr_unlock();
+        int wrc = gr_event_wait_intr(d, ev, NULL, NULL, c->st);
+        gr_lock();
+        clReleaseEvent(ev);
+        if (wrc != 0) {
+            free(words);
+            return -1;
+        }
+    }
+    gr_bykey_stats_combine(words, groups, n, &r->facts);
+    free(words);
+    if (r->facts.first_bad != UINT64_MAX) {
+        bad_key(d, req, c->kb->mem, c->kb->base, r->facts.first_bad, c->st);
+        return -1;
+    }
+    r->facts.num_keys = num_keys >= 0 ? (size_t)num_keys
+                        : n ? (size_t)r->facts.max_key + 1 : 0;
+    r->facts.sorted = c->ov.sorted;
+    if (bk_plan(c, &req->bkt) != 0) {
+        return -1;
+    }
+    r->needs_sort = (r->plan.variant == GR_BKV_SEGMENTS ||
+                     r->plan.variant == GR_BKV_LOOKBACK) &&
+                    r->facts.descents != 0;
+    if (r->needs_sort) {
+        /* the pairs sorted first: on the device where its radix sort
+         * takes them (keys and length below 2^32), else on the host */
+        const size_t at = strlen(r->plan.why);
+        r->needs_sort = gr_bykey_sort_fits(n, r->facts.max_key) ? 1 : 2;
+        if (r->needs_sort == 1) {
+            snprintf(r->plan.why + at, sizeof r->plan.why - at,
+                     "; keys not sorted: stable radix sort on the "
+                     "device first (%d passes of 8 bits)",
+                     gr_bykey_sort_passes(r->facts.max_key));
+        } else {
+            snprintf(r->plan.why + at, sizeof r->plan.why - at,
+                     "; keys not sorted: stable radix sort on the host "
+                     "first (keys or length past 2^32)");
+        }
+    }
+    return 0;
+}
+
+/* Deterministic on unsorted keys: a stable sort on the device, then
+ * sorted segments over uint32 keys (planned again, the why kept). */
+static int bk_sort_device(bk_call *c)
+{
+    gr_device *d = c->d;
+    const gr_request *req = c->req;
+    gr_bk_result *r = c->r;
+    if (gr_bykey_sort_dev(d, &req->bkt, c->ov.wg_size, c->ov.items,
+                          c->kb->mem, c->kb->base, c->vb->mem, c->vb->base,
+                          c->n, r->facts.max_key, &c->skb.tmp, &c->svb.tmp,
+                          req->mode == GR_BENCH ? &r->ns_stats : NULL,
+                          c->st) != 0) {
+        return -1;
+    }
+    c->skb.mem = c->skb.tmp->mem;
+    c->svb.mem = c->svb.tmp != NULL ? c->svb.tmp->mem : c->vb->mem;
+    c->svb.base = c->svb.tmp != NULL ? 0 : c->vb->base;
+    c->kb = &c->skb;
+    c->vb = &c->svb;
+    c->ty.k = GR_UINT32;
+    r->facts.sorted = 1;
+    r->facts.descents = 0;
+    c->ov.sorted = 1;
+    char why[sizeof r->plan.why];
+    memcpy(why, r->plan.why, sizeof why);
+    int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &c->ty, &r->facts,
+                             &c->ov, &r->plan);
+    memcpy(r->plan.why, why, sizeof why);
+    if (prc != 0) {
+        gr_status_kind(c->st, GR_E_VALUE, "%s", r->plan.why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Deterministic on unsorted keys past the device sort's range: the pairs
+ * (read back where on the device) sorted on the host without the lock,
+ * then uploaded and planned again. */
+static int bk_sort_host(bk_call *c)
+{
+    gr_device *d = c->d;
+    const gr_request *req = c->req;
+    gr_bk_result *r = c->r;
+    gr_status *st = c->st;
+    const size_t n = c->n;
+    const size_t ksz = isz_of(req->bkt.k), vsz = isz_of(req->bkt.v);
+    char *hk = req->in.host, *hv = req->vals.host;
+    char *rk = NULL, *rv = NULL;
+    if (hk == NULL && (rk = malloc(n * ksz)) != NULL &&
+        dp_read_unlocked(d, c->kb->mem, c->kb->base * ksz, n * ksz, rk,
+                         st) != 0) {
+        free(rk);
+        return -1;
+    }
+    if (hv == NULL && (rv = malloc(n * vsz)) != NULL &&
+        dp_read_unlocked(d, c->vb->mem, c->vb->base * vsz, n * vsz, rv,
+                         st) != 0) {
+        free(rk);
+        free(rv);
+        return -1;
+    }
+    if ((hk == NULL && rk == NULL) || (hv == NULL && rv == NULL)) {
+        free(rk);
+        free(rv);
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    gr_unlock();
+    int rc = host_sort_by_key(hk ? hk : rk, hv ? hv : rv, n, ksz, vsz,
+                              r->facts.max_key, &c->sk, &c->sv, st);
+    gr_lock();
+    free(rk);
+    free(rv);
+    if (rc != 0) {
+        return -1;
+    }
+    if (gr_input_from_host(d, c->sk, n * ksz, ksz, &c->skb.host, st) != 0 ||
+        gr_input_from_host(d, c->sv, n * vsz, vsz, &c->svb.host, st) != 0) {
+        return -1;
+    }
+    c->skb.mem = c->skb.host.mem;
+    c->skb.base = c->skb.host.base;
+    c->svb.mem = c->svb.host.mem;
+    c->svb.base = c->svb.host.base;
+    c->kb = &c->skb;
+    c->vb = &c->svb;
+    r->facts.sorted = 1;
+    r->facts.descents = 0;
+    c->ov.sorted = 1;
+    int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &req->bkt, &r->facts,
+                             &c->ov, &r->plan);
+    if (prc != 0) {
+        gr_status_kind(st, GR_E_VALUE, "%s", r->plan.why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The bins, the aggregation (reps: timed runs), and the fused check's
+ * flag word. */
+static int bk_aggregate(bk_call *c)
+{
+    gr_device *d = c->d;
+    gr_request *req = c->req;
+    gr_result *res = c->res;
+    gr_bk_result *r = c->r;
+    gr_status *st = c->st;
+    const size_t n = c->n, nk = r->facts.num_keys;
+    const size_t rs = isz_of(req->bkt.r);
+    if ((res->blk[1] = gr_block_get(d, nk ? nk * rs : 8, st)) == NULL ||
+        (c->flag = gr_block_get(d, 8, st)) == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < (req->mode == GR_BENCH ? req->reps : 1); ++i) {
+        double t = 0.0;
+        if (gr_bykey_dense_dev(d, &c->ty, &r->plan, c->kb->mem, c->kb->base,
+                               c->vb->mem, c->vb->base, n, nk,
+                               res->blk[1]->mem, c->flag->mem,
+                               req->mode == GR_BENCH ? &t : NULL, st) != 0) {
+            return -1;
+        }
+        if (req->ns != NULL) {
+            req->ns[i] = t + r->ns_stats;
+        }
+    }
+    if (r->fused && nk > 0 && n > 0) {
+        cl_ulong fb = 0;
+        if (dp_read_unlocked(d, c->flag->mem, 0, 8, &fb, st) != 0) {
+            return -1;
+        }
+        if (fb != UINT64_MAX) {
+            bad_key(d, req, c->kb->mem, c->kb->base, fb, st);
+            return -1;
+        }
+    }
+    res->count = nk;
+    return 0;
+}
+
 /* sum_by_key: key facts (or the fused check), plan, sort if asked to be
  * deterministic on unsorted keys, bins, aggregation.  gr_lock held. */
 static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
                        bk_in *kb, bk_in *vb, gr_status *st)
 {
-    gr_bk_result *r = &res->bk;
-    gr_bk_overrides ov = {req->kn.variant, req->kn.wg_size,
-                          req->kn.items > 0 ? (size_t)req->kn.items : 0,
-                          req->deterministic, req->sorted};
-    const size_t n = req->in.shape[0];
-    const int64_t num_keys = req->num_keys;
-    gr_bk_types ty = req->bkt; /* keys as uint32 once sorted on the device */
-    char *sk = NULL, *sv = NULL;
-    gr_block *flag = NULL;
-    bk_in skb, svb;
+    bk_call c = {d, req, res, &res->bk, st,
+                 {req->kn.variant, req->kn.wg_size,
+                  req->kn.items > 0 ? (size_t)req->kn.items : 0,
+                  req->deterministic, req->sorted},
+                 req->bkt, req->in.shape[0], kb, vb};
+    gr_bk_result *r = c.r;
     int rc = -1;
-    memset(&skb, 0, sizeof skb);
-    memset(&svb, 0, sizeof svb);
     r->facts.first_bad = UINT64_MAX;
     r->fused = 0;
-    /* The key check fused into an atomic kernel: num_keys given,
-     * nondeterministic or integer values (exact in any order), an atomic
-     * variant (asked for, or auto on NVIDIA), and 64-bit atomics for the
-     * flag word. */
-    if (num_keys > 0 && n > 0 &&
-        (!ov.deterministic || gr_bk_exact(&req->bkt)) && d->atomics64) {
-        const char *w = ov.variant;
-        const int is_auto = w == NULL || strcmp(w, "auto") == 0;
-        const int atomic_kind = !is_auto && (strcmp(w, "atomic") == 0 ||
-                                             strcmp(w, "warp_aggregated") == 0 ||
-                                             strcmp(w, "local_hash") == 0);
-        if (atomic_kind || (is_auto && d->is_gpu && d->nvidia_ptx)) {
-            memset(&r->facts, 0, sizeof r->facts);
-            r->facts.n = n;
-            r->facts.num_keys = (size_t)num_keys;
-            r->facts.first_bad = UINT64_MAX;
-            r->facts.sorted = ov.sorted;
-            r->facts.unmeasured = 1;
-            int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &req->bkt,
-                                     &r->facts, &ov, &r->plan);
-            if (prc != 0) {
-                gr_status_kind(st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE,
-                               "%s", r->plan.why);
-                return -1;
-            }
-            r->fused = r->plan.variant == GR_BKV_ATOMIC ||
-                       r->plan.variant == GR_BKV_WARP ||
-                       r->plan.variant == GR_BKV_HASH;
-        }
-    }
-    if (!r->fused) {
-        cl_ulong *words = NULL;
-        size_t groups = 0;
-        cl_event ev = NULL;
-        const uint64_t bound = num_keys >= 0 ? (uint64_t)num_keys
-                                             : (uint64_t)1 << 62;
-        r->ns_stats = 0;
-        if (gr_bykey_stats_enqueue(d, &req->bkt, kb->mem, kb->base, n, bound,
-                                   req->mode == GR_BENCH ? &r->ns_stats : NULL,
-                                   &words, &groups, &ev, st) != 0) {
-            return -1;
-        }
-        if (ev != NULL) {
-            gr_unlock();
-            int wrc = gr_event_wait_intr(d, ev, NULL, NULL, st);
-            gr_lock();
-            clReleaseEvent(ev);
-            if (wrc != 0) {
-                free(words);
-                return -1;
-            }
-        }
-        gr_bykey_stats_combine(words, groups, n, &r->facts);
-        free(words);
-        if (r->facts.first_bad != UINT64_MAX) {
-            bad_key(d, req, kb->mem, kb->base, r->facts.first_bad, st);
-            return -1;
-        }
-        r->facts.num_keys = num_keys >= 0 ? (size_t)num_keys
-                            : n ? (size_t)r->facts.max_key + 1 : 0;
-        r->facts.sorted = ov.sorted;
-        int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &req->bkt, &r->facts,
-                                 &ov, &r->plan);
-        if (prc != 0) {
-            gr_status_kind(st, prc == -2 ? GR_E_VARIANT : GR_E_VALUE, "%s",
-                           r->plan.why);
-            return -1;
-        }
-        r->needs_sort = (r->plan.variant == GR_BKV_SEGMENTS ||
-                         r->plan.variant == GR_BKV_LOOKBACK) &&
-                        r->facts.descents != 0;
-        if (r->needs_sort) {
-            /* the pairs sorted first: on the device where its radix sort
-             * takes them (keys and length below 2^32), else on the host */
-            const size_t at = strlen(r->plan.why);
-            r->needs_sort = gr_bykey_sort_fits(n, r->facts.max_key) ? 1 : 2;
-            if (r->needs_sort == 1) {
-                snprintf(r->plan.why + at, sizeof r->plan.why - at,
-                         "; keys not sorted: stable radix sort on the "
-                         "device first (%d passes of 8 bits)",
-                         gr_bykey_sort_passes(r->facts.max_key));
-            } else {
-                snprintf(r->plan.why + at, sizeof r->plan.why - at,
-                         "; keys not sorted: stable radix sort on the host "
-                         "first (keys or length past 2^32)");
-            }
-        }
+    if (bk_fuse(&c) != 0 || (!r->fused && bk_measure(&c) != 0)) {
+        return -1;
     }
     if (req->mode == GR_EXPLAIN) {
         return 0;
@@ -270,125 +453,20 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
                        nk, rs, d->name, (unsigned long long)d->max_alloc);
         return -1;
     }
-    if (r->needs_sort == 1) {
-        /* deterministic on unsorted keys: a stable sort on the device,
-         * then sorted segments over uint32 keys */
-        if (gr_bykey_sort_dev(d, &req->bkt, ov.wg_size, ov.items, kb->mem,
-                              kb->base, vb->mem, vb->base, n,
-                              r->facts.max_key, &skb.tmp,
-                              &svb.tmp, req->mode == GR_BENCH ? &r->ns_stats
-                                                              : NULL,
-                              st) != 0) {
-            goto out;
-        }
-        skb.mem = skb.tmp->mem;
-        svb.mem = svb.tmp != NULL ? svb.tmp->mem : vb->mem;
-        svb.base = svb.tmp != NULL ? 0 : vb->base;
-        kb = &skb;
-        vb = &svb;
-        ty.k = GR_UINT32;
-        r->facts.sorted = 1;
-        r->facts.descents = 0;
-        ov.sorted = 1;
-        char why[sizeof r->plan.why];
-        memcpy(why, r->plan.why, sizeof why);
-        int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &ty, &r->facts, &ov,
-                                 &r->plan);
-        memcpy(r->plan.why, why, sizeof why);
-        if (prc != 0) {
-            gr_status_kind(st, GR_E_VALUE, "%s", r->plan.why);
-            goto out;
-        }
-    } else if (r->needs_sort == 2) {
-        /* deterministic on unsorted keys: a stable sort on the host */
-        const size_t ksz = isz_of(req->bkt.k), vsz = isz_of(req->bkt.v);
-        char *hk = req->in.host, *hv = req->vals.host;
-        char *rk = NULL, *rv = NULL;
-        if (hk == NULL && (rk = malloc(n * ksz)) != NULL &&
-            dp_read_unlocked(d, kb->mem, kb->base * ksz, n * ksz, rk, st) != 0) {
-            free(rk);
-            return -1;
-        }
-        if (hv == NULL && (rv = malloc(n * vsz)) != NULL &&
-            dp_read_unlocked(d, vb->mem, vb->base * vsz, n * vsz, rv, st) != 0) {
-            free(rk);
-            free(rv);
-            return -1;
-        }
-        if ((hk == NULL && rk == NULL) || (hv == NULL && rv == NULL)) {
-            free(rk);
-            free(rv);
-            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-            return -1;
-        }
-        gr_unlock();
-        rc = host_sort_by_key(hk ? hk : rk, hv ? hv : rv, n, ksz, vsz,
-                              r->facts.max_key, &sk, &sv, st);
-        gr_lock();
-        free(rk);
-        free(rv);
-        if (rc != 0) {
-            return -1;
-        }
-        rc = -1;
-        if (gr_input_from_host(d, sk, n * ksz, ksz, &skb.host, st) != 0 ||
-            gr_input_from_host(d, sv, n * vsz, vsz, &svb.host, st) != 0) {
-            goto out;
-        }
-        skb.mem = skb.host.mem;
-        skb.base = skb.host.base;
-        svb.mem = svb.host.mem;
-        svb.base = svb.host.base;
-        kb = &skb;
-        vb = &svb;
-        r->facts.sorted = 1;
-        r->facts.descents = 0;
-        ov.sorted = 1;
-        int prc = gr_bk_plan_for(d, d->sm, GR_BK_DENSE, &req->bkt, &r->facts,
-                                 &ov, &r->plan);
-        if (prc != 0) {
-            gr_status_kind(st, GR_E_VALUE, "%s", r->plan.why);
-            goto out;
-        }
+    if ((r->needs_sort == 1 && bk_sort_device(&c) == 0) ||
+        (r->needs_sort == 2 && bk_sort_host(&c) == 0) ||
+        r->needs_sort == 0) {
+        rc = bk_aggregate(&c);
     }
-    if ((res->blk[1] = gr_block_get(d, nk ? nk * rs : 8, st)) == NULL ||
-        (flag = gr_block_get(d, 8, st)) == NULL) {
-        goto out;
-    }
-    for (int i = 0; i < (req->mode == GR_BENCH ? req->reps : 1); ++i) {
-        double t = 0.0;
-        if (gr_bykey_dense_dev(d, &ty, &r->plan, kb->mem, kb->base,
-                               vb->mem, vb->base, n, nk, res->blk[1]->mem,
-                               flag->mem, req->mode == GR_BENCH ? &t : NULL,
-                               st) != 0) {
-            goto out;
-        }
-        if (req->ns != NULL) {
-            req->ns[i] = t + r->ns_stats;
-        }
-    }
-    if (r->fused && nk > 0 && n > 0) {
-        cl_ulong fb = 0;
-        if (dp_read_unlocked(d, flag->mem, 0, 8, &fb, st) != 0) {
-            goto out;
-        }
-        if (fb != UINT64_MAX) {
-            bad_key(d, req, kb->mem, kb->base, fb, st);
-            goto out;
-        }
-    }
-    res->count = nk;
-    rc = 0;
-out:
-    if (sk != NULL || sv != NULL) {
+    if (c.sk != NULL || c.sv != NULL) {
         /* the sorted copies were read in place or uploaded: finish first */
         clFinish(d->queue);
     }
-    bk_in_close(&skb);
-    bk_in_close(&svb);
-    free(sk);
-    free(sv);
-    gr_block_put(flag);
+    bk_in_close(&c.skb);
+    bk_in_close(&c.svb);
+    free(c.sk);
+    free(c.sv);
+    gr_block_put(c.flag);
     return rc;
 }
 

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Element strides of an operand; -1 if one is not a multiple of the item
  * size (api.c copies such arrays first, so this is a safety net). */
 int dp_elem_strides(const gr_operand *o, ptrdiff_t *es)
@@ -391,7 +390,8 @@ void dp_gather_masked(const gr_request *req, char *dst, char *wdst)
     ptrdiff_t bstr[GR_MAXDIMS];
     int n = dp_split_dims(&req->in, req->axes, shape, bstr);
     if (dst != NULL) {
-        dp_host_gather(dst, req->in.host, n, shape, bstr, isz_of(req->in.t));
+        dp_host_gather(dst, req->in.host, n, shape, bstr,
+                       isz_of(req->in.t));
     }
     if (wdst != NULL) {
         n = dp_split_dims(&req->mask, req->axes, shape, bstr);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int var_on_host(const gr_request *req, const red_view *v,
                        gr_result *res, gr_status *st)
 {
@@ -77,6 +76,86 @@ static int ptp_on_host(const gr_request *req, const red_view *v,
     return rc;
 }
 
+/* A host-path reduction's rows: M rows of Lh elements from base (strides
+ * ss, es, elements), a copy where the view needed one (gathered, NaNs
+ * replaced, initial as column 0), and which rows held NaNs only. */
+typedef struct {
+    const gr_request *req;
+    gr_status *st;
+    size_t isz, M, L, Lh;
+    gr_dtype ct;           /* the computed dtype (argmin/argmax: int64)   */
+    int init_col;          /* initial as column 0 (the input's dtype)     */
+    int nan, skip;         /* nan*; nanmin/nanmax (NaN-only rows: NaN)    */
+    char *copy;
+    unsigned char *allnan;
+    const char *base;
+    ptrdiff_t ss, es;
+} host_rows;
+
+/* (kept..., reduced...) in C order, behind a column of initial (nan*: a
+ * copy with the NaNs replaced). */
+static int host_rows_copy(host_rows *h, const red_view *v)
+{
+    const gr_request *req = h->req;
+    const gr_operand *in = &req->in;
+    const size_t isz = h->isz, M = h->M, L = h->L;
+    const size_t lead = h->init_col ? 1 : 0;
+    char *rows = NULL;
+    const size_t Lh = h->Lh = L + lead;
+    char *copy = h->copy = malloc(M * Lh * isz + 1);
+    rows = lead ? malloc(M * L * isz + 1) : copy;
+    if (copy == NULL || rows == NULL) {
+        if (rows != copy) {
+            free(rows);
+        }
+        gr_status_kind(h->st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    dp_gather_rows(v, in->host + v->base * (ptrdiff_t)isz, isz, rows);
+    if (h->nan && !h->skip) {
+        dp_replace_nan(rows, in->t, M, L, req->op, NULL);
+    }
+    if (lead) {
+        for (size_t m = 0; m < M; ++m) {
+            memcpy(copy + m * Lh * isz, req->initial, isz);
+            memcpy(copy + (m * Lh + 1) * isz, rows + m * L * isz, L * isz);
+        }
+        free(rows);
+    }
+    if (h->skip) {
+        if ((h->allnan = malloc(M + 1)) == NULL) {
+            gr_status_kind(h->st, GR_E_MEMORY, "out of host memory");
+            return -1;
+        }
+        dp_replace_nan(copy, in->t, M, Lh, req->op, h->allnan);
+    }
+    h->base = copy;
+    h->ss = (ptrdiff_t)Lh;
+    h->es = 1;
+    return 0;
+}
+
+/* The rows' results into y (dtype ct): count_nonzero (element != 0, NaN
+ * included) or the count of valid elements (not NaN); else host.c's
+ * reduction (1: it lacks the operator). */
+static int host_rows_reduce(const host_rows *h, const gr_host_op *o, char *y)
+{
+    const gr_request *req = h->req;
+    if (req->count) {
+        for (size_t m = 0; m < h->M; ++m) {
+            dp_put_double(y, h->ct, m,
+                          (double)gr_host_count(h->base + (ptrdiff_t)m *
+                                                              h->ss *
+                                                              (ptrdiff_t)h->isz,
+                                                req->in.t, h->Lh, h->es,
+                                                req->count == 2),
+                          0);
+        }
+        return 0;
+    }
+    return gr_host_reduce(o, h->base, h->M, h->Lh, h->ss, h->es, y) != 0;
+}
+
 /* A reduction of host memory on the calling thread (host.c): the view v
  * (gathered first where it is not one M x L layout), `initial` folded in
  * first as NumPy's reduction does (as column 0 of a copy when it has the
@@ -93,65 +172,30 @@ int dp_reduce_on_host(const gr_request *req, const red_view *v,
     }
     const gr_operand *in = &req->in;
     const gr_device *d = gr_device_get(req->dev);
-    const size_t isz = isz_of(in->t), M = v->lay.M, L = v->lay.L;
     const int arg = req->op == GR_ARGMIN || req->op == GR_ARGMAX;
-    const gr_dtype ct = arg ? GR_INT64 : req->st;
-    const size_t csz = isz_of(ct);
-    const int init_col = req->has_initial && ct == in->t;
-    const int nan = nan_floats(req, in->t);
+    host_rows h = {req, st, isz_of(in->t), v->lay.M, v->lay.L, v->lay.L,
+                   arg ? GR_INT64 : req->st};
+    const size_t isz = h.isz, M = h.M, csz = isz_of(h.ct);
+    h.init_col = req->has_initial && h.ct == in->t;
+    h.nan = nan_floats(req, in->t);
     /* nanmin/nanmax: replaced by +-inf, NaN again where a row (initial
      * included) held NaNs only */
-    const int skip = nan && (req->op == GR_MIN || req->op == GR_MAX);
-    char *copy = NULL, *y = NULL, *z = NULL;
-    unsigned char *allnan = NULL;
-    const char *base = in->host + v->base * (ptrdiff_t)isz;
-    ptrdiff_t ss = v->lay.seg_stride, es = v->lay.elem_stride;
-    size_t Lh = L;
+    h.skip = h.nan && (req->op == GR_MIN || req->op == GR_MAX);
+    h.base = in->host + v->base * (ptrdiff_t)isz;
+    h.ss = v->lay.seg_stride;
+    h.es = v->lay.elem_stride;
+    char *y = NULL;
     int rc = -1;
     (void)res;
-    if (!v->ok || init_col || nan) {
-        /* (kept..., reduced...) in C order, behind a column of initial
-         * (nan*: a copy with the NaNs replaced) */
-        const size_t lead = init_col ? 1 : 0;
-        char *rows = NULL;
-        Lh = L + lead;
-        copy = malloc(M * Lh * isz + 1);
-        rows = lead ? malloc(M * L * isz + 1) : copy;
-        if (copy == NULL || rows == NULL) {
-            if (rows != copy) {
-                free(rows);
-            }
-            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-            goto out;
-        }
-        dp_gather_rows(v, in->host + v->base * (ptrdiff_t)isz, isz, rows);
-        if (nan && !skip) {
-            dp_replace_nan(rows, in->t, M, L, req->op, NULL);
-        }
-        if (lead) {
-            for (size_t m = 0; m < M; ++m) {
-                memcpy(copy + m * Lh * isz, req->initial, isz);
-                memcpy(copy + (m * Lh + 1) * isz, rows + m * L * isz, L * isz);
-            }
-            free(rows);
-        }
-        if (skip) {
-            if ((allnan = malloc(M + 1)) == NULL) {
-                gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-                goto out;
-            }
-            dp_replace_nan(copy, in->t, M, Lh, req->op, allnan);
-        }
-        base = copy;
-        ss = (ptrdiff_t)Lh;
-        es = 1;
+    if ((!v->ok || h.init_col || h.nan) && host_rows_copy(&h, v) != 0) {
+        goto out;
     }
     /* a large call on several threads, where the model says so */
-    gr_host_op o = {req->op, in->t, ct, d->fp64, 1, 0};
+    gr_host_op o = {req->op, in->t, h.ct, d->fp64, 1, 0};
     gr_host_par(req->dev, gr_rate_family(GR_FAM_REDUCE, req->op, &v->lay),
-                M * Lh * isz, &o.threads, &o.grain);
-    const int fold_init = req->has_initial && !init_col;
-    if (skip && fold_init) {
+                M * h.Lh * isz, &o.threads, &o.grain);
+    const int fold_init = req->has_initial && !h.init_col;
+    if (h.skip && fold_init) {
         rc = 1; /* an initial of another dtype: the device's fmin epilogue */
         goto out;
     }
@@ -161,72 +205,27 @@ int dp_reduce_on_host(const gr_request *req, const red_view *v,
         gr_status_kind(st, GR_E_MEMORY, "out of host memory");
         goto out;
     }
-    if (req->count) {
-        /* count_nonzero (element != 0, NaN included); the count of valid
-         * elements (not NaN) */
-        for (size_t m = 0; m < M; ++m) {
-            dp_put_double(y, ct, m,
-                          (double)gr_host_count(base + (ptrdiff_t)m * ss *
-                                                        (ptrdiff_t)isz,
-                                             in->t, Lh, es, req->count == 2),
-                          0);
-        }
-    } else if (gr_host_reduce(&o, base, M, Lh, ss, es, y) != 0) {
+    if (host_rows_reduce(&h, &o, y) != 0) {
         rc = 1;
         goto out;
     }
-    for (size_t m = 0; allnan != NULL && m < M; ++m) {
-        if (allnan[m]) {
-            dp_put_double(y, ct, m, NAN, 0);
-        }
-    }
-    if (init_col && req->op == GR_ADD && gr_dtypes[ct].is_float) {
-        /* host.c's sums start from +0.0; NumPy's fold starts from the
-         * initial: a sum of -0.0s only (initial included) is -0.0 */
-        for (size_t m = 0; m < M; ++m) {
-            if (gr_host_as_double(y, ct, m) != 0.0) {
-                continue;
-            }
-            int neg = 1;
-            for (size_t i = 0; neg && i < Lh; ++i) {
-                double x = gr_host_as_double(base + (m * ss + i * es) * isz, ct, 0);
-                neg = x == 0.0 && signbit(x);
-            }
-            if (neg) {
-                dp_put_double(y, ct, m, -0.0, 0);
-            }
-        }
+    dp_host_allnan(y, h.ct, M, h.allnan);
+    if (h.init_col && req->op == GR_ADD && gr_dtypes[h.ct].is_float) {
+        dp_host_neg0(y, h.ct, M, h.base, h.ss, h.es, h.Lh, isz);
     }
     if (fold_init) {
-        /* [initial, row's result] folded in the result dtype */
-        const gr_host_op o2 = {req->op, ct, ct, d->fp64};
-        if ((z = malloc(2 * M * csz + 1)) == NULL) {
-            gr_status_kind(st, GR_E_MEMORY, "out of host memory");
-            goto out;
-        }
-        for (size_t m = 0; m < M; ++m) {
-            memcpy(z + 2 * m * csz, req->initial, csz);
-            memcpy(z + (2 * m + 1) * csz, y + m * csz, csz);
-        }
-        if (gr_host_reduce(&o2, z, M, 2, 2, 1, req->out.host) != 0) {
-            rc = 1;
-            goto out;
-        }
+        rc = dp_host_fold_initial(req, h.ct, d->fp64, y, M, st);
+        goto out;
     } else if (req->div != 0.0) {
-        /* mean: the sum (ct) divided in double, rounded once to rt */
-        for (size_t m = 0; m < M; ++m) {
-            dp_put_double(req->out.host, req->rt, m,
-                          gr_host_as_double(y, ct, m) / req->div, 0);
-        }
+        dp_host_mean(req, y, h.ct, M);
     }
     rc = 0;
 out:
     if (y != NULL && y != req->out.host) {
         free(y);
     }
-    free(z);
-    free(copy);
-    free(allnan);
+    free(h.copy);
+    free(h.allnan);
     return rc;
 }
 

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Write double x as element i of type t (C's conversions: the casts
  * NumPy makes with casting="unsafe"); host.c's gr_host_as_double reads. */
 void dp_put_double(void *p, gr_dtype t, size_t i, double x, int f32)
@@ -162,5 +161,73 @@ void dp_nanvar_dof(const gr_request *req, const red_view *v,
             }
             res->dof_bad = (double)n - req->ddof <= 0.0;
         }
+    }
+}
+
+/* The results of rows that held NaNs only (allnan: M flags, or NULL) made
+ * NaN: nanmin/nanmax of nothing but NaN. */
+void dp_host_allnan(char *y, gr_dtype ct, size_t M,
+                    const unsigned char *allnan)
+{
+    for (size_t m = 0; allnan != NULL && m < M; ++m) {
+        if (allnan[m]) {
+            dp_put_double(y, ct, m, NAN, 0);
+        }
+    }
+}
+
+/* host.c's sums start from +0.0; NumPy's fold starts from the initial: a
+ * sum of -0.0s only (initial included: M rows of Lh from base, strides
+ * ss, es, elements of isz bytes) is -0.0. */
+void dp_host_neg0(char *y, gr_dtype ct, size_t M, const char *base,
+                  ptrdiff_t ss, ptrdiff_t es, size_t Lh, size_t isz)
+{
+    for (size_t m = 0; m < M; ++m) {
+        if (gr_host_as_double(y, ct, m) != 0.0) {
+            continue;
+        }
+        int neg = 1;
+        for (size_t i = 0; neg && i < Lh; ++i) {
+            double x = gr_host_as_double(base + (m * ss + i * es) * isz, ct, 0);
+            neg = x == 0.0 && signbit(x);
+        }
+        if (neg) {
+            dp_put_double(y, ct, m, -0.0, 0);
+        }
+    }
+}
+
+/* An initial of another dtype: [initial, row's result] folded in the
+ * result dtype ct into req->out.host; 0, -1 (st set), or 1: host.c lacks
+ * the operator. */
+int dp_host_fold_initial(const gr_request *req, gr_dtype ct, int fp64,
+                         const char *y, size_t M, gr_status *st)
+{
+    const gr_host_op o2 = {req->op, ct, ct, fp64};
+    const size_t csz = isz_of(ct);
+    char *z = malloc(2 * M * csz + 1);
+    int rc = 0;
+    if (z == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory");
+        return -1;
+    }
+    for (size_t m = 0; m < M; ++m) {
+        memcpy(z + 2 * m * csz, req->initial, csz);
+        memcpy(z + (2 * m + 1) * csz, y + m * csz, csz);
+    }
+    if (gr_host_reduce(&o2, z, M, 2, 2, 1, req->out.host) != 0) {
+        rc = 1;
+    }
+    free(z);
+    return rc;
+}
+
+/* mean: the sum (ct) divided in double, rounded once to rt. */
+void dp_host_mean(const gr_request *req, const char *y, gr_dtype ct,
+                  size_t M)
+{
+    for (size_t m = 0; m < M; ++m) {
+        dp_put_double(req->out.host, req->rt, m,
+                      gr_host_as_double(y, ct, m) / req->div, 0);
     }
 }
