@@ -113,11 +113,13 @@ void *dp_aligned_alloc_bytes(size_t n)
     return p;
 }
 
+/* The request's interrupt check (req->interrupted) says stop? */
 int dp_interrupted(const gr_request *req)
 {
     return req->interrupted != NULL && req->interrupted(req->ictx);
 }
 
+/* The interruption as the call's error; -1. */
 int dp_stop(gr_status *st)
 {
     gr_status_kind(st, GR_E_INTERRUPT, "interrupted");
@@ -263,6 +265,8 @@ int dp_out_geometry(const gr_operand *o, size_t *shape, ptrdiff_t *str)
 
 /* ------------------------------------------------ reductions' views */
 
+/* The request's input as kept and reduced dims (order-free operators:
+ * by decreasing stride, none negative), M x L where memory allows (ok). */
 void dp_red_view_of(const gr_request *req, red_view *v)
 {
     const gr_operand *in = &req->in;
