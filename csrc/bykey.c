@@ -512,12 +512,116 @@ fail:
  * into out[key].  Keys must have been validated (gr_bykey_stats_dev) unless
  * the variant checks them itself (atomic kernels on devices with 64-bit
  * atomics: bad indices go to flag[0]); sorted_segments needs sorted keys. */
+/* One dense call's arguments as the kernels take them. */
+typedef struct {
+    cl_mem keys, vals, out;
+    cl_ulong un, ukoff, uvoff, unk, uit;
+} bk_dense;
+
+/* The bins' identities (and the flag cleared). */
+static int dense_init(gr_device *d, const gr_bk_types *ty,
+                      const gr_bk_plan *p, cl_mem out, cl_mem flag, size_t nk,
+                      double *ns, gr_status *st)
+{
+    /* A kernel, not clEnqueueFillBuffer: Oclgrind's uninitialised-value
+     * check does not see what a fill wrote. */
+    cl_kernel ki = bk_kernel(d, ty, p, p->variant == GR_BKV_SEGMENTS ||
+                             p->variant == GR_BKV_LOOKBACK ||
+                             p->variant == GR_BKV_PRIV ||
+                             p->variant == GR_BKV_FIXED, "gr_bk_init", st);
+    const cl_ulong unk0 = nk;
+    const size_t wg = d->is_gpu ? 256 : 1;
+    const size_t groups = bk_grid(d, nk, wg, d->is_gpu ? 32 : 4);
+    if (ki == NULL) {
+        return -1;
+    }
+    if (BK_LAUNCH(d, ki, groups, wg, ns, st, GR_ARG(out), GR_ARG(unk0),
+                  GR_ARG(flag)) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* GR_BKV_FIXED: kernels/bykey.cl, "fixed-point sums": the header (the
+ * values' exponent range), the words of the path it picks on the device
+ * (windows, or each key's largest exponent first: gr_fx_exp returns at
+ * once where windows cover), the sums, every bin. */
+static int dense_fixed(gr_device *d, const gr_bk_types *ty,
+                       const gr_bk_plan *p, const bk_dense *a, size_t n,
+                       size_t nk, bk_scratch *sc, double *ns, gr_status *st)
+{
+    cl_kernel kh = bk_kernel(d, ty, p, 5, "gr_fx_hinit", st);
+    cl_kernel kr = kh ? bk_kernel(d, ty, p, 5, "gr_fx_range", st) : NULL;
+    cl_kernel kz = kr ? bk_kernel(d, ty, p, 5, "gr_fx_zero", st) : NULL;
+    cl_kernel ke = kz ? bk_kernel(d, ty, p, 5, "gr_fx_exp", st) : NULL;
+    cl_kernel ka = ke ? bk_kernel(d, ty, p, 5, "gr_fx_add", st) : NULL;
+    cl_kernel kf = ka ? bk_kernel(d, ty, p, 5, "gr_fx_final", st) : NULL;
+    const size_t bytes = nk * (16 * GR_FX_WMAX + 4) + 16;
+    cl_mem w;
+    if (kf == NULL || (w = bk_buffer(d, bytes, sc, st)) == NULL) {
+        return -1;
+    }
+    const size_t per_cu = d->is_gpu ? 16 : 4;
+    const size_t gz = bk_grid(d, 3 * nk, p->wg, per_cu),
+                 gn = bk_grid(d, n, p->wg, per_cu),
+                 gk = bk_grid(d, nk, p->wg, per_cu);
+    if (BK_LAUNCH(d, kh, 1, 1, ns, st, GR_ARG(w), GR_ARG(a->unk)) != 0 ||
+        BK_LAUNCH(d, kr, gn, p->wg, ns, st, GR_ARG(a->vals),
+                  GR_ARG(a->uvoff), GR_ARG(a->un), GR_ARG(w),
+                  GR_ARG(a->unk)) != 0 ||
+        BK_LAUNCH(d, kz, gz, p->wg, ns, st, GR_ARG(w),
+                  GR_ARG(a->unk)) != 0 ||
+        BK_LAUNCH(d, ke, gn, p->wg, ns, st, GR_ARG(a->keys),
+                  GR_ARG(a->ukoff), GR_ARG(a->vals), GR_ARG(a->uvoff),
+                  GR_ARG(a->un), GR_ARG(w), GR_ARG(a->unk)) != 0 ||
+        BK_LAUNCH(d, ka, gn, p->wg, ns, st, GR_ARG(a->keys),
+                  GR_ARG(a->ukoff), GR_ARG(a->vals), GR_ARG(a->uvoff),
+                  GR_ARG(a->un), GR_ARG(w), GR_ARG(a->unk)) != 0 ||
+        BK_LAUNCH(d, kf, gk, p->wg, ns, st, GR_ARG(w), GR_ARG(a->unk),
+                  GR_ARG(a->out)) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* GR_BKV_PRIV: P private copies of the bins filled, then merged. */
+static int dense_priv(gr_device *d, const gr_bk_types *ty,
+                      const gr_bk_plan *p, const bk_dense *a, size_t nk,
+                      bk_scratch *sc, double *ns, gr_status *st)
+{
+    cl_kernel kf = bk_kernel(d, ty, p, 1, "gr_bk_priv_fill", st);
+    cl_kernel km = kf ? bk_kernel(d, ty, p, 1, "gr_bk_priv_merge", st)
+                      : NULL;
+    const cl_ulong P = p->parts;
+    const size_t mparts = (d->compute_units ? d->compute_units : 1) * 4;
+    const cl_ulong mchunk = (nk + mparts - 1) / mparts;
+    const size_t mgroups = (nk + mchunk - 1) / mchunk;
+    cl_mem bins;
+    if (km == NULL) {
+        return -1;
+    }
+    const int a_size = (ty->op == GR_ADD && ty->r == GR_FLOAT32 &&
+                        d->fp64) ? 8 : gr_dtypes[ty->r].size;
+    if ((bins = bk_buffer(d, P * nk * a_size, sc, st)) == NULL) {
+        return -1;
+    }
+    if (BK_LAUNCH(d, kf, P, 1, ns, st, GR_ARG(a->keys), GR_ARG(a->ukoff),
+                  GR_ARG(a->vals), GR_ARG(a->uvoff), GR_ARG(a->un),
+                  GR_ARG(a->uit), GR_ARG(a->unk), GR_ARG(bins)) != 0) {
+        return -1;
+    }
+    if (BK_LAUNCH(d, km, mgroups, 1, ns, st, GR_ARG(bins), GR_ARG(a->unk),
+                  GR_ARG(P), GR_ARG(mchunk), GR_ARG(a->out)) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
 int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        const gr_bk_plan *p, cl_mem keys, size_t koff,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
                        cl_mem out, cl_mem flag, double *ns, gr_status *st)
 {
-    cl_mem bins = NULL;
     bk_scratch sc = {{NULL}, 0};
     int rc = -1;
     if (nk == 0) {
@@ -526,64 +630,17 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     if (gr_device_open(d, st) != 0) {
         return -1;
     }
-    if ((p->variant != GR_BKV_PRIV && p->variant != GR_BKV_FIXED) || n == 0) {
-        /* A kernel, not clEnqueueFillBuffer: Oclgrind's uninitialised-value
-         * check does not see what a fill wrote. */
-        cl_kernel ki = bk_kernel(d, ty, p, p->variant == GR_BKV_SEGMENTS ||
-                                 p->variant == GR_BKV_LOOKBACK ||
-                                 p->variant == GR_BKV_PRIV ||
-                                 p->variant == GR_BKV_FIXED, "gr_bk_init", st);
-        const cl_ulong unk0 = nk;
-        const size_t wg = d->is_gpu ? 256 : 1;
-        const size_t groups = bk_grid(d, nk, wg, d->is_gpu ? 32 : 4);
-        if (ki == NULL) {
-            goto fail;
-        }
-        if (BK_LAUNCH(d, ki, groups, wg, ns, st, GR_ARG(out), GR_ARG(unk0),
-                      GR_ARG(flag)) != 0) {
-            goto fail;
-        }
+    if (((p->variant != GR_BKV_PRIV && p->variant != GR_BKV_FIXED) ||
+         n == 0) &&
+        dense_init(d, ty, p, out, flag, nk, ns, st) != 0) {
+        goto fail;
     }
     if (n == 0) {
         return 0;
     }
-    const cl_ulong un = n, ukoff = koff, uvoff = voff, unk = nk,
-                   uit = p->items;
+    const bk_dense a = {keys, vals, out, n, koff, voff, nk, p->items};
     if (p->variant == GR_BKV_FIXED) {
-        /* kernels/bykey.cl, "fixed-point sums": the header (the values'
-         * exponent range), the words of the path it picks on the device
-         * (windows, or each key's largest exponent first: gr_fx_exp
-         * returns at once where windows cover), the sums, every bin */
-        cl_kernel kh = bk_kernel(d, ty, p, 5, "gr_fx_hinit", st);
-        cl_kernel kr = kh ? bk_kernel(d, ty, p, 5, "gr_fx_range", st) : NULL;
-        cl_kernel kz = kr ? bk_kernel(d, ty, p, 5, "gr_fx_zero", st) : NULL;
-        cl_kernel ke = kz ? bk_kernel(d, ty, p, 5, "gr_fx_exp", st) : NULL;
-        cl_kernel ka = ke ? bk_kernel(d, ty, p, 5, "gr_fx_add", st) : NULL;
-        cl_kernel kf = ka ? bk_kernel(d, ty, p, 5, "gr_fx_final", st) : NULL;
-        const size_t bytes = nk * (16 * GR_FX_WMAX + 4) + 16;
-        cl_mem w;
-        if (kf == NULL || (w = bk_buffer(d, bytes, &sc, st)) == NULL) {
-            goto fail;
-        }
-        const size_t per_cu = d->is_gpu ? 16 : 4;
-        const size_t gz = bk_grid(d, 3 * nk, p->wg, per_cu),
-                     gn = bk_grid(d, n, p->wg, per_cu),
-                     gk = bk_grid(d, nk, p->wg, per_cu);
-        if (BK_LAUNCH(d, kh, 1, 1, ns, st, GR_ARG(w), GR_ARG(unk)) != 0 ||
-            BK_LAUNCH(d, kr, gn, p->wg, ns, st, GR_ARG(vals), GR_ARG(uvoff),
-                      GR_ARG(un), GR_ARG(w), GR_ARG(unk)) != 0 ||
-            BK_LAUNCH(d, kz, gz, p->wg, ns, st, GR_ARG(w), GR_ARG(unk)) != 0 ||
-            BK_LAUNCH(d, ke, gn, p->wg, ns, st, GR_ARG(keys), GR_ARG(ukoff),
-                      GR_ARG(vals), GR_ARG(uvoff), GR_ARG(un), GR_ARG(w),
-                      GR_ARG(unk)) != 0 ||
-            BK_LAUNCH(d, ka, gn, p->wg, ns, st, GR_ARG(keys), GR_ARG(ukoff),
-                      GR_ARG(vals), GR_ARG(uvoff), GR_ARG(un), GR_ARG(w),
-                      GR_ARG(unk)) != 0 ||
-            BK_LAUNCH(d, kf, gk, p->wg, ns, st, GR_ARG(w), GR_ARG(unk),
-                      GR_ARG(out)) != 0) {
-            goto fail;
-        }
-        rc = 0;
+        rc = dense_fixed(d, ty, p, &a, n, nk, &sc, ns, st);
         goto fail;
     }
     if (p->variant == GR_BKV_SEGMENTS || p->variant == GR_BKV_LOOKBACK) {
@@ -591,31 +648,7 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                                      NULL, out, NULL, ns, st);
     }
     if (p->variant == GR_BKV_PRIV) {
-        cl_kernel kf = bk_kernel(d, ty, p, 1, "gr_bk_priv_fill", st);
-        cl_kernel km = kf ? bk_kernel(d, ty, p, 1, "gr_bk_priv_merge", st)
-                          : NULL;
-        const cl_ulong P = p->parts;
-        const size_t mparts = (d->compute_units ? d->compute_units : 1) * 4;
-        const cl_ulong mchunk = (nk + mparts - 1) / mparts;
-        const size_t mgroups = (nk + mchunk - 1) / mchunk;
-        if (km == NULL) {
-            goto fail;
-        }
-        const int a_size = (ty->op == GR_ADD && ty->r == GR_FLOAT32 &&
-                            d->fp64) ? 8 : gr_dtypes[ty->r].size;
-        if ((bins = bk_buffer(d, P * nk * a_size, &sc, st)) == NULL) {
-            goto fail;
-        }
-        if (BK_LAUNCH(d, kf, P, 1, ns, st, GR_ARG(keys), GR_ARG(ukoff),
-                      GR_ARG(vals), GR_ARG(uvoff), GR_ARG(un), GR_ARG(uit),
-                      GR_ARG(unk), GR_ARG(bins)) != 0) {
-            goto fail;
-        }
-        if (BK_LAUNCH(d, km, mgroups, 1, ns, st, GR_ARG(bins), GR_ARG(unk),
-                      GR_ARG(P), GR_ARG(mchunk), GR_ARG(out)) != 0) {
-            goto fail;
-        }
-        rc = 0;
+        rc = dense_priv(d, ty, p, &a, nk, &sc, ns, st);
         goto fail;
     }
     const char *name = p->variant == GR_BKV_ATOMIC ? "gr_bk_atomic"
@@ -626,9 +659,10 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     if (k == NULL) {
         goto fail;
     }
-    if (BK_LAUNCH(d, k, p->groups, p->wg, ns, st, GR_ARG(keys), GR_ARG(ukoff),
-                  GR_ARG(vals), GR_ARG(uvoff), GR_ARG(un), GR_ARG(uit),
-                  GR_ARG(out), GR_ARG(unk), GR_ARG(flag)) != 0) {
+    if (BK_LAUNCH(d, k, p->groups, p->wg, ns, st, GR_ARG(keys),
+                  GR_ARG(a.ukoff), GR_ARG(vals), GR_ARG(a.uvoff),
+                  GR_ARG(a.un), GR_ARG(a.uit), GR_ARG(out), GR_ARG(a.unk),
+                  GR_ARG(flag)) != 0) {
         goto fail;
     }
     rc = 0;
@@ -662,23 +696,24 @@ int gr_bykey_sort_passes(uint64_t max_key)
     return passes ? passes : 1;
 }
 
-int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
-                      size_t items, cl_mem keys, size_t koff, cl_mem vals,
-                      size_t voff, size_t n, uint64_t max_key,
-                      gr_block **okeys, gr_block **ovals, double *ns,
-                      gr_status *st)
-{
+/* One radix sort (gr_bykey_sort_dev): its geometry, kernels and scratch.
+ * chunks: P work-items of one, c keys each; else the sweep, T tiles of
+ * wg x items keys. */
+typedef struct {
     gr_bk_plan p;
-    gr_block *kbuf[2] = {NULL, NULL}, *vbuf[2] = {NULL, NULL};
-    bk_scratch sc = {{NULL}, 0};
-    cl_mem hist, status = NULL, counter = NULL;
-    cl_kernel k0 = NULL, kh = NULL, kx[2] = {NULL, NULL}, ks = NULL;
-    int rc = -1;
-    memset(&p, 0, sizeof p);
-    *okeys = *ovals = NULL;
-    if (gr_device_open(d, st) != 0) {
-        return -1;
-    }
+    int chunks, passes;
+    size_t P, T, vsz;
+    cl_ulong c;
+    cl_kernel k0, kh, kx[2], ks;
+    cl_mem hist, status, counter;
+} bk_sort;
+
+/* The sort's geometry: chunks or the sweep, tiles, passes. */
+static void sort_geometry(const gr_device *d, const gr_bk_types *ty, int wg,
+                          size_t items, size_t n, uint64_t max_key,
+                          bk_sort *s)
+{
+    gr_bk_plan *p = &s->p;
     /* H100, 10 Mi f64 values into 2^20 int64 keys, the whole
      * deterministic call (sort, then segments): wg 256 x items 12 1.05 ms,
      * x 8 1.17, x 15 1.55, x 4 1.60; wg 128 x 8 or 15 1.45-1.49; wg 512
@@ -687,118 +722,185 @@ int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
      * them, chunks.  CPUs sort in chunks whatever the call's wg_size and
      * items (the segments' knobs): PoCL, 2 cores, 4 Mi pairs, chunks 89 ms,
      * the sweep at wg 64 or 256 855 / 770 ms. */
-    p.wg = !d->is_gpu ? 1 : wg > 0 ? wg : 256;
-    p.items = items >= 1 && items <= 15 ? items : 12;
-    p.ptx = d->nvidia_ptx;
-    p.match = d->nvidia_ptx && d->sm >= 7; /* match.any.sync ranks */
-    if ((size_t)p.wg > d->max_wg) {
-        p.wg = (int)d->max_wg;
+    p->wg = !d->is_gpu ? 1 : wg > 0 ? wg : 256;
+    p->items = items >= 1 && items <= 15 ? items : 12;
+    p->ptx = d->nvidia_ptx;
+    p->match = d->nvidia_ptx && d->sm >= 7; /* match.any.sync ranks */
+    if ((size_t)p->wg > d->max_wg) {
+        p->wg = (int)d->max_wg;
     }
     if (!d->atomics64 && !d->nvidia_ptx) {
-        p.wg = 1;
+        p->wg = 1;
     }
-    const int chunks = p.wg == 1;
-    if (chunks) {
-        p.items = 1; /* one program whatever items */
-        p.ptx = p.match = 0;
+    s->chunks = p->wg == 1;
+    if (s->chunks) {
+        p->items = 1; /* one program whatever items */
+        p->ptx = p->match = 0;
     }
-    const size_t tile = (size_t)p.wg * p.items;
+    const size_t tile = (size_t)p->wg * p->items;
     const size_t cu = d->compute_units ? d->compute_units : 1;
-    const size_t P = chunks ? (n < cu * 4 ? (n ? n : 1) : cu * 4) : 0;
-    const cl_ulong c = chunks ? (n + P - 1) / P : 0;
-    const size_t T = chunks ? P : n ? (n + tile - 1) / tile : 1;
-    const size_t vsz = ty->count ? 0 : gr_dtypes[ty->v].size;
-    const int passes = gr_bykey_sort_passes(max_key);
-    if (chunks) {
-        kh = bk_kernel(d, ty, &p, 4, "gr_sr_chist_k", st);
-        ks = kh ? bk_kernel(d, ty, &p, 4, "gr_sr_chist_u", st) : NULL;
-        k0 = ks ? bk_kernel(d, ty, &p, 4, "gr_sr_cscan", st) : NULL;
-        kx[0] = k0 ? bk_kernel(d, ty, &p, 4, "gr_sr_cscatter_k", st) : NULL;
-        kx[1] = kx[0] ? bk_kernel(d, ty, &p, 4, "gr_sr_cscatter_u", st)
-                      : NULL;
+    s->P = s->chunks ? (n < cu * 4 ? (n ? n : 1) : cu * 4) : 0;
+    s->c = s->chunks ? (n + s->P - 1) / s->P : 0;
+    s->T = s->chunks ? s->P : n ? (n + tile - 1) / tile : 1;
+    s->vsz = ty->count ? 0 : gr_dtypes[ty->v].size;
+    s->passes = gr_bykey_sort_passes(max_key);
+}
+
+/* Its kernels: the chunks' (histograms of the input's keys and of a
+ * pass's uint32 keys, their scan, scatters) or the sweep's (init,
+ * histograms of every pass, sweeps).  0, or -1 with *st set. */
+static int sort_kernels(gr_device *d, const gr_bk_types *ty, bk_sort *s,
+                        gr_status *st)
+{
+    const gr_bk_plan *p = &s->p;
+    if (s->chunks) {
+        s->kh = bk_kernel(d, ty, p, 4, "gr_sr_chist_k", st);
+        s->ks = s->kh ? bk_kernel(d, ty, p, 4, "gr_sr_chist_u", st) : NULL;
+        s->k0 = s->ks ? bk_kernel(d, ty, p, 4, "gr_sr_cscan", st) : NULL;
+        s->kx[0] =
+            s->k0 ? bk_kernel(d, ty, p, 4, "gr_sr_cscatter_k", st) : NULL;
+        s->kx[1] = s->kx[0] ? bk_kernel(d, ty, p, 4, "gr_sr_cscatter_u", st)
+                            : NULL;
     } else {
-        k0 = bk_kernel(d, ty, &p, 4, "gr_sr_init", st);
-        kh = k0 ? bk_kernel(d, ty, &p, 4, "gr_sr_ghist", st) : NULL;
-        kx[0] = kh ? bk_kernel(d, ty, &p, 4, "gr_sr_sweep_k", st) : NULL;
-        kx[1] = kx[0] ? bk_kernel(d, ty, &p, 4, "gr_sr_sweep_u", st) : NULL;
+        s->k0 = bk_kernel(d, ty, p, 4, "gr_sr_init", st);
+        s->kh = s->k0 ? bk_kernel(d, ty, p, 4, "gr_sr_ghist", st) : NULL;
+        s->kx[0] = s->kh ? bk_kernel(d, ty, p, 4, "gr_sr_sweep_k", st) : NULL;
+        s->kx[1] =
+            s->kx[0] ? bk_kernel(d, ty, p, 4, "gr_sr_sweep_u", st) : NULL;
     }
-    if (kx[1] == NULL) {
+    return s->kx[1] == NULL ? -1 : 0;
+}
+
+/* Its memory: histograms (the sweep: status words and tickets too) in
+ * sc, the keys and values of the passes in two pool blocks each.  0 or
+ * -1. */
+static int sort_buffers(gr_device *d, bk_sort *s, size_t n, bk_scratch *sc,
+                        gr_block *kbuf[2], gr_block *vbuf[2], gr_status *st)
+{
+    const int passes = s->passes;
+    if ((s->hist = bk_buffer(d, 256 * (s->chunks ? s->T : (size_t)passes) * 4,
+                             sc, st)) == NULL ||
+        (!s->chunks &&
+         ((s->status = bk_buffer(d, passes * s->T * 256 * 8, sc, st)) ==
+              NULL ||
+          (s->counter = bk_buffer(d, passes * 8, sc, st)) == NULL))) {
         return -1;
-    }
-    if ((hist = bk_buffer(d, 256 * (chunks ? T : (size_t)passes) * 4, &sc,
-                          st)) == NULL ||
-        (!chunks &&
-         ((status = bk_buffer(d, passes * T * 256 * 8, &sc, st)) == NULL ||
-          (counter = bk_buffer(d, passes * 8, &sc, st)) == NULL))) {
-        goto fail;
     }
     for (int b = 0; b < (passes > 1 ? 2 : 1); ++b) {
         if ((kbuf[b] = gr_block_get(d, n * 4 + 8, st)) == NULL ||
-            (vsz && (vbuf[b] = gr_block_get(d, n * vsz + 8, st)) == NULL)) {
-            goto fail;
+            (s->vsz &&
+             (vbuf[b] = gr_block_get(d, n * s->vsz + 8, st)) == NULL)) {
+            return -1;
         }
+    }
+    return 0;
+}
+
+/* The sweep's start: status, histograms and tickets zeroed; every pass's
+ * counts. */
+static int sort_init(gr_device *d, const bk_sort *s, cl_mem keys,
+                     cl_ulong ikoff, size_t n, double *ns, gr_status *st)
+{
+    const gr_bk_plan *p = &s->p;
+    const cl_ulong un = n;
+    const cl_uint upasses = (cl_uint)s->passes;
+    const cl_ulong nst = (cl_ulong)s->passes * s->T * 256;
+    const cl_uint nh = (cl_uint)(s->passes * 256), nc = (cl_uint)s->passes;
+    const size_t g = bk_grid(d, nst, p->wg, 8);
+    const size_t gh = bk_grid(d, n, (size_t)p->wg * 64, 4);
+    if (BK_LAUNCH(d, s->k0, g, p->wg, ns, st, GR_ARG(s->status), GR_ARG(nst),
+                  GR_ARG(s->hist), GR_ARG(nh), GR_ARG(s->counter),
+                  GR_ARG(nc)) != 0 ||
+        BK_LAUNCH(d, s->kh, gh, p->wg, ns, st, GR_ARG(keys), GR_ARG(ikoff),
+                  GR_ARG(un), GR_ARG(upasses), GR_ARG(s->hist)) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Pass `pass`: (ik, iv) sorted by key bits 8 * pass .. into (ok, ov). */
+static int sort_pass(gr_device *d, const bk_sort *s, int pass, cl_mem ik,
+                     cl_ulong ikoff, cl_mem iv, cl_ulong ivoff, cl_mem ok,
+                     cl_mem ov, size_t n, double *ns, gr_status *st)
+{
+    const cl_uint shift = (cl_uint)(8 * pass), upass = (cl_uint)pass;
+    const int u = pass > 0;
+    const cl_ulong un = n, c = s->c;
+    const cl_uint uT = (cl_uint)s->T;
+    const size_t P = s->P, T = s->T;
+    const int wg = s->p.wg;
+    cl_kernel kx = s->kx[u];
+    int lrc;
+    if (s->chunks) {
+        /* hist, its scan in place, scatter: P work-items of one */
+        lrc = BK_LAUNCH(d, u ? s->ks : s->kh, P, 1, ns, st, GR_ARG(ik),
+                        GR_ARG(ikoff), GR_ARG(un), GR_ARG(shift), GR_ARG(c),
+                        GR_ARG(uT), GR_ARG(s->hist));
+        lrc = lrc ? lrc : BK_LAUNCH(d, s->k0, 1, 1, ns, st, GR_ARG(s->hist),
+                                    GR_ARG(uT));
+        lrc = lrc ? lrc
+              : s->vsz ? BK_LAUNCH(d, kx, P, 1, ns, st, GR_ARG(ik),
+                                   GR_ARG(ikoff), GR_ARG(iv), GR_ARG(ivoff),
+                                   GR_ARG(ov), GR_ARG(un), GR_ARG(shift),
+                                   GR_ARG(c), GR_ARG(uT), GR_ARG(s->hist),
+                                   GR_ARG(ok))
+                       : BK_LAUNCH(d, kx, P, 1, ns, st, GR_ARG(ik),
+                                   GR_ARG(ikoff), GR_ARG(un), GR_ARG(shift),
+                                   GR_ARG(c), GR_ARG(uT), GR_ARG(s->hist),
+                                   GR_ARG(ok));
+    } else {
+        lrc = s->vsz ? BK_LAUNCH(d, kx, T, wg, ns, st, GR_ARG(ik),
+                                 GR_ARG(ikoff), GR_ARG(iv), GR_ARG(ivoff),
+                                 GR_ARG(ov), GR_ARG(un), GR_ARG(upass),
+                                 GR_ARG(s->hist), GR_ARG(s->status),
+                                 GR_ARG(s->counter), GR_ARG(ok))
+                     : BK_LAUNCH(d, kx, T, wg, ns, st, GR_ARG(ik),
+                                 GR_ARG(ikoff), GR_ARG(un), GR_ARG(upass),
+                                 GR_ARG(s->hist), GR_ARG(s->status),
+                                 GR_ARG(s->counter), GR_ARG(ok));
+    }
+    return lrc;
+}
+
+int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
+                      size_t items, cl_mem keys, size_t koff, cl_mem vals,
+                      size_t voff, size_t n, uint64_t max_key,
+                      gr_block **okeys, gr_block **ovals, double *ns,
+                      gr_status *st)
+{
+    bk_sort s;
+    gr_block *kbuf[2] = {NULL, NULL}, *vbuf[2] = {NULL, NULL};
+    bk_scratch sc = {{NULL}, 0};
+    int rc = -1;
+    memset(&s, 0, sizeof s);
+    *okeys = *ovals = NULL;
+    if (gr_device_open(d, st) != 0) {
+        return -1;
+    }
+    sort_geometry(d, ty, wg, items, n, max_key, &s);
+    if (sort_kernels(d, ty, &s, st) != 0) {
+        return -1;
+    }
+    if (sort_buffers(d, &s, n, &sc, kbuf, vbuf, st) != 0) {
+        goto fail;
     }
     cl_mem ik = keys, iv = vals;
     cl_ulong ikoff = koff, ivoff = voff;
-    const cl_ulong un = n;
-    const cl_uint uT = (cl_uint)T, upasses = (cl_uint)passes;
-    if (!chunks) {
-        /* status, histograms and tickets zeroed; every pass's counts */
-        const cl_ulong nst = (cl_ulong)passes * T * 256;
-        const cl_uint nh = (cl_uint)(passes * 256), nc = (cl_uint)passes;
-        const size_t g = bk_grid(d, nst, p.wg, 8);
-        const size_t gh = bk_grid(d, n, (size_t)p.wg * 64, 4);
-        if (BK_LAUNCH(d, k0, g, p.wg, ns, st, GR_ARG(status), GR_ARG(nst),
-                      GR_ARG(hist), GR_ARG(nh), GR_ARG(counter),
-                      GR_ARG(nc)) != 0 ||
-            BK_LAUNCH(d, kh, gh, p.wg, ns, st, GR_ARG(keys),
-                      GR_ARG(ikoff), GR_ARG(un), GR_ARG(upasses),
-                      GR_ARG(hist)) != 0) {
-            goto fail;
-        }
+    if (!s.chunks && sort_init(d, &s, keys, ikoff, n, ns, st) != 0) {
+        goto fail;
     }
-    for (int pass = 0; pass < passes; ++pass) {
-        const cl_uint shift = (cl_uint)(8 * pass), upass = (cl_uint)pass;
-        const int u = pass > 0;
+    for (int pass = 0; pass < s.passes; ++pass) {
         cl_mem ok = kbuf[pass & 1]->mem;
-        cl_mem ov = vsz ? vbuf[pass & 1]->mem : NULL;
-        int lrc;
-        if (chunks) {
-            /* hist, its scan in place, scatter: P work-items of one */
-            lrc = BK_LAUNCH(d, u ? ks : kh, P, 1, ns, st, GR_ARG(ik),
-                            GR_ARG(ikoff), GR_ARG(un), GR_ARG(shift),
-                            GR_ARG(c), GR_ARG(uT), GR_ARG(hist));
-            lrc = lrc ? lrc : BK_LAUNCH(d, k0, 1, 1, ns, st, GR_ARG(hist),
-                                        GR_ARG(uT));
-            lrc = lrc ? lrc
-                  : vsz ? BK_LAUNCH(d, kx[u], P, 1, ns, st, GR_ARG(ik),
-                                    GR_ARG(ikoff), GR_ARG(iv), GR_ARG(ivoff),
-                                    GR_ARG(ov), GR_ARG(un), GR_ARG(shift),
-                                    GR_ARG(c), GR_ARG(uT), GR_ARG(hist),
-                                    GR_ARG(ok))
-                        : BK_LAUNCH(d, kx[u], P, 1, ns, st, GR_ARG(ik),
-                                    GR_ARG(ikoff), GR_ARG(un), GR_ARG(shift),
-                                    GR_ARG(c), GR_ARG(uT), GR_ARG(hist),
-                                    GR_ARG(ok));
-        } else {
-            lrc = vsz ? BK_LAUNCH(d, kx[u], T, p.wg, ns, st, GR_ARG(ik),
-                                  GR_ARG(ikoff), GR_ARG(iv), GR_ARG(ivoff),
-                                  GR_ARG(ov), GR_ARG(un), GR_ARG(upass),
-                                  GR_ARG(hist), GR_ARG(status),
-                                  GR_ARG(counter), GR_ARG(ok))
-                      : BK_LAUNCH(d, kx[u], T, p.wg, ns, st, GR_ARG(ik),
-                                  GR_ARG(ikoff), GR_ARG(un), GR_ARG(upass),
-                                  GR_ARG(hist), GR_ARG(status),
-                                  GR_ARG(counter), GR_ARG(ok));
-        }
-        if (lrc != 0) {
+        cl_mem ov = s.vsz ? vbuf[pass & 1]->mem : NULL;
+        if (sort_pass(d, &s, pass, ik, ikoff, iv, ivoff, ok, ov, n, ns,
+                      st) != 0) {
             goto fail;
         }
         ik = ok;
         iv = ov;
         ikoff = ivoff = 0;
     }
-    const int last = (passes - 1) & 1;
+    const int last = (s.passes - 1) & 1;
     *okeys = kbuf[last];
     *ovals = vbuf[last];
     kbuf[last] = vbuf[last] = NULL;

@@ -346,6 +346,60 @@ static int enqueue_pass2(gr_device *d, const gr_accum *acc, cl_kernel k2,
                         NULL, NULL, 0, NULL, sp, st);
 }
 
+/* The pass-1 kernel of *plan; the work-group shrunk if the compiled
+ * kernel needs it (PyOpenCL's habit: CL_KERNEL_WORK_GROUP_SIZE has the
+ * last word).  NULL with *st set. */
+static cl_kernel pass1_kernel(gr_device *d, gr_op op, const gr_accum *acc,
+                              gr_plan *plan, gr_status *st)
+{
+    cl_kernel k1;
+    for (;;) {
+        const pass_cfg c1 = pass1_cfg(plan);
+        const char *name = plan->kind == GR_K_GROUP ? "gr_reduce_group"
+                                                    : "gr_reduce_items";
+        if ((k1 = get_kernel(d, op, acc, &c1, name, st)) == NULL) {
+            return NULL;
+        }
+        if (plan->kind != GR_K_GROUP || plan->wg == 1 ||
+            gr_kernel_wg_limit(d, k1) >= (size_t)plan->wg) {
+            return k1;
+        }
+        plan->wg /= 2;
+    }
+}
+
+/* The atomic variant, one pass over the data: identity, CAS merges into
+ * a block of accumulators (*accv, the caller's to hand back), result
+ * type into resv. */
+static int run_atomic(gr_device *d, gr_op op, const gr_accum *acc,
+                      cl_kernel k1, const gr_plan *plan,
+                      const gr_layout *lay, const gr_piece *pieces,
+                      int npieces, const gr_source *src, cl_mem resv,
+                      gr_block **accv, gr_span *s1, gr_status *st)
+{
+    const cl_ulong M = lay->M;
+    const pass_cfg ca = {0,       1,           plan->wg,   plan->vw,
+                         plan->ilp, plan->load,  plan->combine, 0,
+                         0,       1};
+    cl_kernel ki = get_kernel(d, op, acc, &ca, "gr_reduce_init", st);
+    cl_kernel kf = ki ? get_kernel(d, op, acc, &ca, "gr_reduce_finish", st)
+                      : NULL;
+    const size_t g = (size_t)(M + 63) / 64 * 64;
+    if (kf == NULL ||
+        (*accv = gr_block_get(d, M * acc->a_size, st)) == NULL) {
+        return -1;
+    }
+    if (GR_LAUNCH1(d, ki, g, 64, NULL, st, GR_ARG((*accv)->mem),
+                   GR_ARG(M)) != 0 ||
+        enqueue_pieces(d, acc, k1, plan, lay, pieces, npieces, src,
+                       (*accv)->mem, NULL, NULL, s1, st) != 0 ||
+        GR_LAUNCH1(d, kf, g, 64, NULL, st, GR_ARG((*accv)->mem),
+                   GR_ARG(resv), GR_ARG(M)) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
 int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
                   const gr_layout *lay, const gr_plan *plan_in,
                   const gr_piece *pieces, int npieces, const gr_source *src,
@@ -374,20 +428,8 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         plan.passes = 2;
         plan.parts = total_parts;
     }
-    /* Pass 1 kernel; shrink the work-group if the compiled kernel needs to
-     * (PyOpenCL's habit: CL_KERNEL_WORK_GROUP_SIZE has the last word). */
-    for (;;) {
-        const pass_cfg c1 = pass1_cfg(&plan);
-        const char *name = plan.kind == GR_K_GROUP ? "gr_reduce_group"
-                                                   : "gr_reduce_items";
-        if ((k1 = get_kernel(d, op, acc, &c1, name, st)) == NULL) {
-            goto fail;
-        }
-        if (plan.kind != GR_K_GROUP || plan.wg == 1 ||
-            gr_kernel_wg_limit(d, k1) >= (size_t)plan.wg) {
-            break;
-        }
-        plan.wg /= 2;
+    if ((k1 = pass1_kernel(d, op, acc, &plan, st)) == NULL) {
+        goto fail;
     }
     if (plan.passes > 1 &&
         pass2_begin(d, op, acc, &plan, M, &k2, &pv, &px, &pc, st) != 0) {
@@ -407,24 +449,8 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
     }
 
     if (plan.atomic) {
-        /* One pass over the data: identity, CAS merges, result type. */
-        const pass_cfg ca = {0,       1,           plan.wg,   plan.vw,
-                             plan.ilp, plan.load,  plan.combine, 0,
-                             0,       1};
-        cl_kernel ki = get_kernel(d, op, acc, &ca, "gr_reduce_init", st);
-        cl_kernel kf = ki ? get_kernel(d, op, acc, &ca, "gr_reduce_finish", st)
-                          : NULL;
-        const size_t g = (size_t)(M + 63) / 64 * 64;
-        if (kf == NULL || (accv = gr_block_get(d, M * acc->a_size, st)) == NULL) {
-            goto fail;
-        }
-        if (GR_LAUNCH1(d, ki, g, 64, NULL, st, GR_ARG(accv->mem),
-                       GR_ARG(M)) != 0 ||
-            enqueue_pieces(d, acc, k1, &plan, lay, pieces, npieces, src,
-                           accv->mem, NULL, NULL, timing ? &s1 : NULL,
-                           st) != 0 ||
-            GR_LAUNCH1(d, kf, g, 64, NULL, st, GR_ARG(accv->mem),
-                       GR_ARG(resv), GR_ARG(M)) != 0) {
+        if (run_atomic(d, op, acc, k1, &plan, lay, pieces, npieces, src,
+                       resv, &accv, timing ? &s1 : NULL, st) != 0) {
             goto fail;
         }
     } else if (plan.passes == 1) {
@@ -511,6 +537,28 @@ static pass_cfg segments_cfg(const gr_plan *plan)
     return c;
 }
 
+/* The segments kernel of *plan; the work-group shrunk as pass1_kernel's
+ * (not below 32).  NULL with *st set. */
+static cl_kernel segments_kernel(gr_device *d, gr_op op, const gr_accum *acc,
+                                 gr_plan *plan, gr_status *st)
+{
+    cl_kernel k;
+    for (;;) {
+        const pass_cfg c = segments_cfg(plan);
+        const char *name = plan->kind == GR_K_GROUP  ? "gr_segments_group"
+                           : plan->kind == GR_K_WARP ? "gr_segments_warp"
+                                                     : "gr_segments_items";
+        if ((k = kernel_in(d, "segments", op, acc, &c, name, st)) == NULL) {
+            return NULL;
+        }
+        if (plan->kind == GR_K_ITEMS || plan->wg <= 32 ||
+            gr_kernel_wg_limit(d, k) >= (size_t)plan->wg) {
+            return k;
+        }
+        plan->wg /= 2;
+    }
+}
+
 /* Segments by offsets (kernels/segments.cl, NumPy's reduceat): rows x L x
  * inner elements of `in` from element `base`, S offsets in idx (device
  * longs, checked by the caller), rows * S * inner results into out.  The
@@ -539,19 +587,8 @@ int gr_segments_run(gr_device *d, gr_op op, const gr_accum *acc,
     if (gr_device_open(d, st) != 0) {
         return -1;
     }
-    for (;;) {
-        const pass_cfg c = segments_cfg(&plan);
-        const char *name = plan.kind == GR_K_GROUP  ? "gr_segments_group"
-                           : plan.kind == GR_K_WARP ? "gr_segments_warp"
-                                                    : "gr_segments_items";
-        if ((k = kernel_in(d, "segments", op, acc, &c, name, st)) == NULL) {
-            goto fail;
-        }
-        if (plan.kind == GR_K_ITEMS || plan.wg <= 32 ||
-            gr_kernel_wg_limit(d, k) >= (size_t)plan.wg) {
-            break;
-        }
-        plan.wg /= 2;
+    if ((k = segments_kernel(d, op, acc, &plan, st)) == NULL) {
+        goto fail;
     }
     if (out->mem != NULL) {
         resv = out->mem;

@@ -164,122 +164,183 @@ static void get_build(kbuild *b, gr_device *d, gr_op op, const gr_accum *acc,
 
 /* ------------------------------------------------------------- the run */
 
+/* One run (gr_scan_run): the layout as the kernels take it, the build,
+ * the span, and the pool blocks to hand back once enqueued. */
+typedef struct {
+    gr_device *d;
+    const gr_accum *acc;
+    const gr_scan_plan *plan;
+    const gr_scan_io *io;
+    kbuild kb;
+    gr_span *spp;
+    cl_ulong M, L, ss, es, in_base, out_base, oss, oes;
+    cl_uint excl;
+    gr_block *pv, *px, *status, *ctr;
+} srun;
+
+/* GR_SK_ROW_ITEMS: a work-item a row. */
+static int run_row_items(srun *r, gr_status *st)
+{
+    gr_device *d = r->d;
+    const gr_scan_io *io = r->io;
+    const size_t local = (size_t)r->plan->wg;
+    cl_kernel k1;
+    if ((k1 = kernel_of(&r->kb, "gr_scan_row_items", st)) == NULL ||
+        GR_LAUNCH1(d, k1, (r->M + local - 1) / local * local, local, r->spp,
+                   st, GR_ARG(io->in), GR_ARG(r->in_base), GR_ARG(r->L),
+                   GR_ARG(r->ss), GR_ARG(r->es), GR_ARG(r->M),
+                   GR_ARG(io->out), GR_ARG(r->out_base), GR_ARG(r->oss),
+                   GR_ARG(r->oes), GR_ARG(r->excl)) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* GR_SK_CHUNKS, GR_SK_RTS: parts chunks a row, each scanned by a group;
+ * RTS first reduces the chunks and scans their partials into carries. */
+static int run_chunks(srun *r, gr_status *st)
+{
+    gr_device *d = r->d;
+    const gr_accum *acc = r->acc;
+    const gr_scan_plan *plan = r->plan;
+    const gr_scan_io *io = r->io;
+    gr_span *spp = r->spp;
+    const cl_ulong chunk = plan->chunk;
+    const cl_uint parts = (cl_uint)plan->parts;
+    const cl_uint has_carry = plan->kind == GR_SK_RTS;
+    const size_t groups = (size_t)(r->M * parts), wg = (size_t)plan->wg;
+    cl_mem pvm = NULL, pxm = NULL;
+    cl_kernel k1 = NULL, k2 = NULL, k3;
+    if ((k3 = kernel_of(&r->kb, "gr_scan_chunks", st)) == NULL) {
+        return -1;
+    }
+    if (has_carry) {
+        const size_t l2 = d->is_gpu ? 64 : 1;
+        if ((r->pv = gr_block_get(d, groups * acc->a_size, st)) == NULL ||
+            (acc->x_size &&
+             (r->px = gr_block_get(d, groups * acc->x_size, st)) == NULL) ||
+            (k1 = kernel_of(&r->kb, "gr_scan_reduce", st)) == NULL ||
+            (k2 = kernel_of(&r->kb, "gr_scan_partials", st)) == NULL) {
+            return -1;
+        }
+        pvm = r->pv->mem;
+        pxm = r->px ? r->px->mem : NULL;
+        if (GR_LAUNCH1(d, k1, groups * wg, wg, spp, st, GR_ARG(io->in),
+                       GR_ARG(r->in_base), GR_ARG(r->L), GR_ARG(r->ss),
+                       GR_ARG(chunk), GR_ARG(parts), GR_ARG(pvm),
+                       GR_ARG(pxm)) != 0 ||
+            GR_LAUNCH1(d, k2, (r->M + l2 - 1) / l2 * l2, l2, spp, st,
+                       GR_ARG(pvm), GR_ARG(pxm), GR_ARG(parts),
+                       GR_ARG(r->M)) != 0) {
+            return -1;
+        }
+    }
+    if (GR_LAUNCH1(d, k3, groups * wg, wg, spp, st, GR_ARG(io->in),
+                   GR_ARG(r->in_base), GR_ARG(r->L), GR_ARG(r->ss),
+                   GR_ARG(chunk), GR_ARG(parts), GR_ARG(pvm), GR_ARG(pxm),
+                   GR_ARG(has_carry), GR_ARG(io->out), GR_ARG(r->out_base),
+                   GR_ARG(r->oss), GR_ARG(r->excl)) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* GR_SK_LOOKBACK: one pass over tiles numbered by a counter, each
+ * carrying its predecessors' published states (decoupled look-back). */
+static int run_lookback(srun *r, gr_status *st)
+{
+    gr_device *d = r->d;
+    const gr_accum *acc = r->acc;
+    const gr_scan_plan *plan = r->plan;
+    const gr_scan_io *io = r->io;
+    gr_span *spp = r->spp;
+    const cl_ulong tiles = plan->tiles, ntiles = r->M * plan->tiles;
+    const cl_ulong zero = 0;
+    cl_event ev = NULL;
+    gr_block *ctr, *status;
+    cl_kernel k1;
+    /* Per tile: the state in 32-bit pieces, each in a 64-bit word
+     * tagged with the tile's flag (kernels/scan.cl).  The tile counter
+     * has a block of its own (Oclgrind's uninitialised-value check
+     * flags a counter carved out of the filled status words). */
+    const size_t nw = ((size_t)acc->a_size * (acc->x_size ? 2 : 1) + 3) / 4;
+    const size_t bytes = (size_t)ntiles * nw * 8;
+    if ((k1 = kernel_of(&r->kb, "gr_scan_lookback", st)) == NULL ||
+        (ctr = r->ctr = gr_block_get(d, 8, st)) == NULL ||
+        (status = r->status = gr_block_get(d, bytes, st)) == NULL) {
+        return -1;
+    }
+    GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, ctr->mem, &zero,
+                                        sizeof zero, 0, 8, 0, NULL,
+                                        spp ? &ev : NULL));
+    if (spp) {
+        gr_span_add(spp, ev);
+        ev = NULL;
+    }
+    GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, status->mem, &zero,
+                                        sizeof zero, 0, bytes, 0, NULL,
+                                        spp ? &ev : NULL));
+    if (spp) {
+        gr_span_add(spp, ev);
+    }
+    if (GR_LAUNCH1(d, k1, (size_t)ntiles * plan->wg, (size_t)plan->wg,
+                   spp, st, GR_ARG(io->in), GR_ARG(r->in_base), GR_ARG(r->L),
+                   GR_ARG(r->ss), GR_ARG(tiles), GR_ARG(ctr->mem),
+                   GR_ARG(status->mem), GR_ARG(ntiles), GR_ARG(io->out),
+                   GR_ARG(r->out_base), GR_ARG(r->oss),
+                   GR_ARG(r->excl)) != 0) {
+        return -1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
                 const gr_layout *lay, const gr_scan_plan *plan,
                 const gr_scan_io *io, gr_timing *timing, gr_status *st)
 {
-    gr_block *pv = NULL, *px = NULL, *status = NULL, *ctr = NULL;
-    cl_kernel k1 = NULL, k2 = NULL, k3 = NULL;
     gr_span sp = {NULL, NULL};
-    gr_span *spp = timing ? &sp : NULL;
     const int tsize = gr_dtypes[acc->t].size, rsize = gr_dtypes[acc->r].size;
-    const int mv = vec_width(plan->items, tsize), mvr = vec_width(plan->items, rsize);
-    const cl_ulong M = lay->M, L = lay->L, ss = (cl_ulong)lay->seg_stride;
-    const cl_ulong es = (cl_ulong)lay->elem_stride;
-    const cl_ulong in_base = io->in_base, out_base = io->out_base;
-    const cl_ulong oss = (cl_ulong)io->out_seg_stride;
-    const cl_ulong oes = (cl_ulong)io->out_elem_stride;
-    const cl_uint excl = exclusive ? 1 : 0;
+    const int mv = vec_width(plan->items, tsize);
+    const int mvr = vec_width(plan->items, rsize);
+    srun r = {d, acc, plan, io};
     int rc = -1;
+    r.spp = timing ? &sp : NULL;
+    r.M = lay->M;
+    r.L = lay->L;
+    r.ss = (cl_ulong)lay->seg_stride;
+    r.es = (cl_ulong)lay->elem_stride;
+    r.in_base = io->in_base;
+    r.out_base = io->out_base;
+    r.oss = (cl_ulong)io->out_seg_stride;
+    r.oes = (cl_ulong)io->out_elem_stride;
+    r.excl = exclusive ? 1 : 0;
     const kcfg k = {plan->kind == GR_SK_LOOKBACK, 0,
-                    in_base % mv == 0 && (M == 1 || ss % mv == 0),
-                    out_base % mvr == 0 && (M == 1 || oss % mvr == 0)};
-    kbuild kb;
+                    r.in_base % mv == 0 && (r.M == 1 || r.ss % mv == 0),
+                    r.out_base % mvr == 0 && (r.M == 1 || r.oss % mvr == 0)};
 
     if (gr_device_open(d, st) != 0) {
         return -1;
     }
-    get_build(&kb, d, op, acc, plan, &k);
+    get_build(&r.kb, d, op, acc, plan, &k);
     switch (plan->kind) {
-    case GR_SK_ROW_ITEMS: {
-        const size_t local = (size_t)plan->wg;
-        if ((k1 = kernel_of(&kb, "gr_scan_row_items", st)) == NULL ||
-            GR_LAUNCH1(d, k1, (M + local - 1) / local * local, local, spp, st,
-                       GR_ARG(io->in), GR_ARG(in_base), GR_ARG(L), GR_ARG(ss),
-                       GR_ARG(es), GR_ARG(M), GR_ARG(io->out),
-                       GR_ARG(out_base), GR_ARG(oss), GR_ARG(oes),
-                       GR_ARG(excl)) != 0) {
+    case GR_SK_ROW_ITEMS:
+        if (run_row_items(&r, st) != 0) {
             goto fail;
         }
         break;
-    }
     case GR_SK_CHUNKS:
-    case GR_SK_RTS: {
-        const cl_ulong chunk = plan->chunk;
-        const cl_uint parts = (cl_uint)plan->parts;
-        const cl_uint has_carry = plan->kind == GR_SK_RTS;
-        const size_t groups = (size_t)(M * parts), wg = (size_t)plan->wg;
-        cl_mem pvm = NULL, pxm = NULL;
-        if ((k3 = kernel_of(&kb, "gr_scan_chunks", st)) == NULL) {
-            goto fail;
-        }
-        if (has_carry) {
-            const size_t l2 = d->is_gpu ? 64 : 1;
-            if ((pv = gr_block_get(d, groups * acc->a_size, st)) == NULL ||
-                (acc->x_size &&
-                 (px = gr_block_get(d, groups * acc->x_size, st)) == NULL) ||
-                (k1 = kernel_of(&kb, "gr_scan_reduce", st)) == NULL ||
-                (k2 = kernel_of(&kb, "gr_scan_partials", st)) == NULL) {
-                goto fail;
-            }
-            pvm = pv->mem;
-            pxm = px ? px->mem : NULL;
-            if (GR_LAUNCH1(d, k1, groups * wg, wg, spp, st, GR_ARG(io->in),
-                           GR_ARG(in_base), GR_ARG(L), GR_ARG(ss),
-                           GR_ARG(chunk), GR_ARG(parts), GR_ARG(pvm),
-                           GR_ARG(pxm)) != 0 ||
-                GR_LAUNCH1(d, k2, (M + l2 - 1) / l2 * l2, l2, spp, st,
-                           GR_ARG(pvm), GR_ARG(pxm), GR_ARG(parts),
-                           GR_ARG(M)) != 0) {
-                goto fail;
-            }
-        }
-        if (GR_LAUNCH1(d, k3, groups * wg, wg, spp, st, GR_ARG(io->in),
-                       GR_ARG(in_base), GR_ARG(L), GR_ARG(ss), GR_ARG(chunk),
-                       GR_ARG(parts), GR_ARG(pvm), GR_ARG(pxm),
-                       GR_ARG(has_carry), GR_ARG(io->out), GR_ARG(out_base),
-                       GR_ARG(oss), GR_ARG(excl)) != 0) {
+    case GR_SK_RTS:
+        if (run_chunks(&r, st) != 0) {
             goto fail;
         }
         break;
-    }
-    case GR_SK_LOOKBACK: {
-        const cl_ulong tiles = plan->tiles, ntiles = M * plan->tiles;
-        const cl_ulong zero = 0;
-        cl_event ev = NULL;
-        /* Per tile: the state in 32-bit pieces, each in a 64-bit word
-         * tagged with the tile's flag (kernels/scan.cl).  The tile counter
-         * has a block of its own (Oclgrind's uninitialised-value check
-         * flags a counter carved out of the filled status words). */
-        const size_t nw = ((size_t)acc->a_size * (acc->x_size ? 2 : 1) + 3) / 4;
-        const size_t bytes = (size_t)ntiles * nw * 8;
-        if ((k1 = kernel_of(&kb, "gr_scan_lookback", st)) == NULL ||
-            (ctr = gr_block_get(d, 8, st)) == NULL ||
-            (status = gr_block_get(d, bytes, st)) == NULL) {
-            goto fail;
-        }
-        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, ctr->mem, &zero,
-                                            sizeof zero, 0, 8, 0, NULL,
-                                            spp ? &ev : NULL));
-        if (spp) {
-            gr_span_add(spp, ev);
-            ev = NULL;
-        }
-        GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, status->mem, &zero,
-                                            sizeof zero, 0, bytes, 0, NULL,
-                                            spp ? &ev : NULL));
-        if (spp) {
-            gr_span_add(spp, ev);
-        }
-        if (GR_LAUNCH1(d, k1, (size_t)ntiles * plan->wg, (size_t)plan->wg,
-                       spp, st, GR_ARG(io->in), GR_ARG(in_base), GR_ARG(L),
-                       GR_ARG(ss), GR_ARG(tiles), GR_ARG(ctr->mem),
-                       GR_ARG(status->mem), GR_ARG(ntiles), GR_ARG(io->out),
-                       GR_ARG(out_base), GR_ARG(oss), GR_ARG(excl)) != 0) {
+    case GR_SK_LOOKBACK:
+        if (run_lookback(&r, st) != 0) {
             goto fail;
         }
         break;
-    }
     }
     if (timing != NULL) {
         GR_CL_CHECK(st, clFinish(d->queue));
@@ -289,10 +350,10 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
     rc = 0;
 fail:
     gr_span_release(&sp);
-    gr_block_put(pv);
-    gr_block_put(px);
-    gr_block_put(status);
-    gr_block_put(ctr);
+    gr_block_put(r.pv);
+    gr_block_put(r.px);
+    gr_block_put(r.status);
+    gr_block_put(r.ctr);
     return rc;
 }
 
