@@ -59,6 +59,7 @@ int gr_dispatch(gr_request *req, gr_result *res, gr_status *st)
     switch (req->fam) {
     case GR_FAM_REDUCE:
         rc = req->func == GR_F_REDUCEAT ? dp_run_segments(req, res, st)
+             : req->exact               ? dp_run_exact(req, res, st)
                                         : dp_run_reduce(req, res, st);
         break;
     case GR_FAM_SCAN:

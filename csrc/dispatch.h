@@ -60,6 +60,9 @@ typedef struct {
     int ok;                /* the layout exists without a copy            */
 } red_view;
 
+/* dispatch_exact.c: sum/mean/nansum/nanmean with exact=True. */
+int dp_run_exact(gr_request *req, gr_result *res, gr_status *st);
+
 /* ---------------------------------------------------- dispatch_common.c */
 
 int dp_elem_strides(const gr_operand *o, ptrdiff_t *es);

@@ -59,6 +59,8 @@ int gr_exact_run(gr_device *d, const gr_exact_plan *p, const gr_exact_job *j,
     const cl_ulong G = p->groups, M = j->M, L = j->L, base = j->base;
     const cl_long ss = j->ss, es = j->es;
     const cl_ulong off = j->out_off;
+    const cl_int has_init = j->has_init;
+    const cl_double init = j->init;
     part = gr_block_get(d, (size_t)(M * G) * GR_EXACT_PART * sizeof(cl_long),
                         st);
     if (part == NULL) {
@@ -70,7 +72,7 @@ int gr_exact_run(gr_device *d, const gr_exact_plan *p, const gr_exact_job *j,
     if (gr_launch(d, k1, 2, g1, l1, a1, 6, NULL, sp, st) != 0 ||
         GR_LAUNCH1(d, k2, (size_t)M * p->wg, p->wg, sp, st,
                    GR_ARG(part->mem), GR_ARG(G), GR_ARG(L), GR_ARG(j->out),
-                   GR_ARG(off)) != 0) {
+                   GR_ARG(off), GR_ARG(has_init), GR_ARG(init)) != 0) {
         goto fail;
     }
     rc = 0;

@@ -462,6 +462,7 @@ typedef enum {
     GR_HW_VAR,           /* var/std: two passes                          */
     GR_HW_NANMEAN,       /* nanmean: NaN-masked double lanes             */
     GR_HW_PTP,           /* ptp: max, then min                           */
+    GR_HW_EXACT,         /* exact=True: expansions and a long accumulator */
     GR_NHW
 } gr_host_work;
 double gr_host_factor(gr_host_work w);
@@ -826,6 +827,16 @@ int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
                       gr_block **okeys, gr_block **ovals, double *ns,
                       gr_status *st);
 
+/* An exact sum's device plan (plan_exact.c; kernels/exact.cl). */
+typedef struct {
+    int wg;             /* work-group size (a power of two)              */
+    int k;              /* doubles in each work-item's expansion         */
+    size_t groups;      /* work-groups per segment in pass 1             */
+    const char *row;    /* the geometry table's row                       */
+    char why[256];
+} gr_exact_plan;
+int gr_plan_exact(const gr_device *d, size_t M, size_t L, gr_exact_plan *p);
+
 /* ------------------------------------------------------------- dispatch.c
  * One request: a public function applied to operands.  api.c fills it
  * (no Python object in it) and dispatch.c runs it. */
@@ -872,6 +883,8 @@ typedef struct {
     int has_initial;
     unsigned char initial[8]; /* in dtype rt                              */
     double div;          /* mean: the count (0: no division)              */
+    int exact;           /* sum/mean/nansum/nanmean: the exact sum, rounded
+                          * once (dispatch_exact.c)                       */
     int var;             /* 1: var, 2: std (nan: nanvar, nanstd); 3: nanmean */
     double ddof;         /* var/std                                       */
     int ptp;             /* op GR_MAX: max - min in one pass               */
@@ -913,6 +926,8 @@ typedef struct {
         gr_plan reduce;
         gr_scan_plan scan;
     } plan;
+    gr_exact_plan exact; /* req->exact's plan (explain)                   */
+    int is_exact;        /* the plan above is the one that ran           */
     gr_bk_result bk;
     int copied;          /* the input was copied into a layout the plan
                           * reads                                          */

@@ -427,17 +427,21 @@ void gr_host_exact_run(const char *p, gr_dtype t, size_t n, ptrdiff_t es,
 }
 
 /* M segments of L elements (byte strides ss between segments, es between
- * elements) summed exactly; mean: divided by the count (nan: NaNs left
- * out of both), each rounded once to rt and stored at out (rt's type). */
+ * elements) summed exactly (with *init where given); mean: divided by the
+ * count (nan: NaNs left out of both), each rounded once to rt and stored
+ * at out (rt's type). */
 void gr_host_exact(const char *src, gr_dtype t, size_t M, size_t L,
                    ptrdiff_t ss, ptrdiff_t es, int nan, int mean,
-                   gr_dtype rt, void *out)
+                   const double *init, gr_dtype rt, void *out)
 {
     for (size_t m = 0; m < M; ++m) {
         gr_sacc s;
         uint64_t count = 0;
         gr_sacc_init(&s);
         gr_host_exact_run(src + (ptrdiff_t)m * ss, t, L, es, nan, &s, &count);
+        if (init != NULL) { /* sum's initial= is one more element */
+            gr_sacc_add(&s, *init);
+        }
         double r;
         if (mean && count == 0) {
             r = NAN; /* NumPy: mean of nothing */

@@ -6,8 +6,7 @@
 #ifndef GR_HOST_EXACT_H
 #define GR_HOST_EXACT_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "gpured.h"
 
 /* 68 digits of 32 bits: bit 0 is worth 2^-1074; a double's bits reach
  * digit 65; two more digits hold the carries of 2^64 additions. */
@@ -30,6 +29,6 @@ void gr_host_exact_run(const char *p, gr_dtype t, size_t n, ptrdiff_t es,
                        int nan, gr_sacc *s, uint64_t *count);
 void gr_host_exact(const char *src, gr_dtype t, size_t M, size_t L,
                    ptrdiff_t ss, ptrdiff_t es, int nan, int mean,
-                   gr_dtype rt, void *out);
+                   const double *init, gr_dtype rt, void *out);
 
 #endif

@@ -259,6 +259,7 @@ static const double host_factors[GR_NHW] = {
     [GR_HW_VAR] = 5.0,          /* host var / sum 4.3-6.7x, 4-64 MiB f32  */
     [GR_HW_NANMEAN] = 2.0,      /* NaN masks at 0.6 of a sum's rate       */
     [GR_HW_PTP] = 2.2,          /* edge near 10 MB with default rates     */
+    [GR_HW_EXACT] = 2.0,        /* exact f64 sum / plain host sum, 2 cores */
 };
 
 double gr_host_factor(gr_host_work w) { return host_factors[w]; }
