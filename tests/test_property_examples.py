@@ -1,0 +1,151 @@
+"""Plain, deterministic examples of what tests/test_properties.py found
+(issue 39): each is a disagreement with NumPy, minimised, compared with
+NumPy's own answer at test time.  The ones still wrong are
+xfail(strict=True): CI stays green, and a fix turns the test into an XPASS,
+which fails the run until the mark is removed (and the matching exclusion
+in test_properties.py's strategies, which names the test here).
+"""
+import numpy as np
+import pytest
+
+import gpured
+
+
+def _get(x):
+    return x.get() if isinstance(x, gpured.Array) else np.asarray(x)
+
+
+def _both(fn, a, mode, out=None, **kw):
+    """(gpured's out values, NumPy's) for fn(a, out=out, **kw); mode "np":
+    NumPy input and out, "dev": device input and out."""
+    exp = getattr(np, fn)(a, out=out.copy(), **kw)
+    if mode == "dev":
+        ga, go = gpured.to_device(a), gpured.to_device(out)
+    else:
+        ga, go = a, out.copy()
+    got = getattr(gpured, fn)(ga, out=go, **kw)
+    assert got is go
+    return _get(go), exp
+
+
+def _same(got, exp):
+    got, exp = np.asarray(got), np.asarray(exp)
+    assert got.dtype == exp.dtype and got.shape == exp.shape, (got, exp)
+    assert np.array_equal(got, exp, equal_nan=exp.dtype.kind == "f"), \
+        f"gpured {got!r}, numpy {exp!r}"
+
+
+# --------------------------------------------------------------------------
+# min/max with out= of another dtype: NumPy (dtype= absent) casts the input
+# to out's dtype and reduces there; gpured reduces in the input's dtype and
+# casts the result.  They differ where that cast is not monotone: into bool
+# (from a non-bool input) and from a signed input into an unsigned out.
+# Checked against NumPy for sum, prod, min, max, cumsum, cumprod, cummin,
+# cummax, all, any and outs of bool/int8/uint8/int32/int64/uint64/float32/
+# float64 (inputs bool, int8, uint8, int16, int64, uint64, float32, float64):
+# only min/max differ, besides the 64-bit mixed-sign cases below and the
+# float->unsigned / uint64->signed ones, where NumPy's answer is an
+# out-of-range float->int cast (C-undefined, x86-specific) and which are not
+# pinned here.
+# --------------------------------------------------------------------------
+
+MINMAX_OUT = [
+    # (id, fn, input, out dtype): NumPy's answer, gpured's today
+    ("min-f32-into-bool", "min", np.array([-1.0, 0.0], np.float32), np.bool_),  # False, True
+    ("min-int8-into-bool", "min", np.array([-1, 0, 100], np.int8), np.bool_),  # False, True
+    ("max-f32-into-bool", "max", np.array([-1.0, 0.0], np.float32), np.bool_),  # True, False
+    ("max-int8-into-bool", "max", np.array([-1, 0], np.int8), np.bool_),  # True, False
+    ("min-int8-into-uint8", "min", np.array([-1, 0, 100], np.int8), np.uint8),  # 0, 255
+    ("max-int8-into-uint8", "max", np.array([-1, 0, 100], np.int8), np.uint8),  # 255, 100
+    ("min-int16-into-uint16", "min", np.array([-2, 5], np.int16), np.uint16),  # 5, 65534
+    ("max-int32-into-uint32", "max", np.array([-2, 5], np.int32), np.uint32),  # 2**32-2, 5
+]
+
+
+@pytest.mark.xfail(strict=True, reason="min/max with out= of another dtype reduce in the "
+                   "input's dtype; NumPy reduces in out's (np.min(f32 [-1, 0], out=bool) "
+                   "is False, gpured True)")
+@pytest.mark.parametrize("mode", ["np", "dev"])
+@pytest.mark.parametrize("fn,a,odt", [c[1:] for c in MINMAX_OUT], ids=[c[0] for c in MINMAX_OUT])
+def test_minmax_out_other_kind(fn, a, odt, mode):
+    got, exp = _both(fn, a, mode, out=np.zeros((), odt))
+    _same(got, exp)
+
+
+def test_minmax_out_other_dtype_monotone_casts_agree():
+    """The neighbours that agree (monotone casts), so the xfail above stays narrow."""
+    for fn, a, odt in [("min", np.array([255, 1, -300], np.int16), np.int8),
+                       ("max", np.array([255, 1, -300], np.int16), np.int8),
+                       ("min", np.array([1.5, 2.5], np.float64), np.int32),
+                       ("max", np.array([3, 1], np.uint8), np.int8),
+                       ("max", np.array([-1.0, 0.5], np.float64), np.float32)]:
+        for mode in ("np", "dev"):
+            got, exp = _both(fn, a, mode, out=np.zeros((), odt))
+            _same(got, exp)
+
+
+@pytest.mark.xfail(strict=True, reason="sum/prod of int64 into a uint64 out: NumPy's loop "
+                   "is float64 (int64 with uint64 promotes to it): sum([2**62, 2**62, -3]) "
+                   "is 2**63, gpured 2**63-3 (64-bit integers)")
+@pytest.mark.parametrize("mode", ["np", "dev"])
+@pytest.mark.parametrize("fn", ["sum", "prod"])
+def test_sum_out_mixed_sign_64(fn, mode):
+    # NumPy: sum 2**63 (float64 rounds 2**63-3), prod 3 * 2**53 (float64
+    # rounds 2**53+1); gpured 2**63-3 and 3 * 2**53 + 3
+    a = np.array([2**62, 2**62, -3] if fn == "sum" else [2**53 + 1, 3], np.int64)
+    got, exp = _both(fn, a, mode, out=np.zeros((), np.uint64))
+    _same(got, exp)
+
+
+# --------------------------------------------------------------------------
+# device input + dtype= + out= of another dtype + initial=
+# --------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="device input with dtype= and a device out of another "
+                   "dtype: initial= is dropped (sum 3.0, NumPy 4.0) or its result's bits "
+                   "are written raw into out (prod 8e-45, NumPy 6.0)")
+@pytest.mark.parametrize("fn,a,dtype,odt,initial", [
+    ("sum", np.array([1, 2], np.int32), np.int8, np.float32, 1),      # 3.0, NumPy 4.0
+    ("sum", np.array([1.0, 2.0], np.float32), np.float32, np.float64, 1),  # 3.0, 4.0
+    ("prod", np.array([1, 2], np.int32), np.int8, np.float32, 3),     # 8e-45, 6.0
+    ("sum", np.array([False]), np.float32, np.bool_, 1),              # False, True
+], ids=["sum-int32-dtype-int8-into-f32", "sum-f32-dtype-f32-into-f64",
+        "prod-int32-dtype-int8-into-f32", "sum-bool-dtype-f32-into-bool"])
+def test_sum_dtype_out_initial_device(fn, a, dtype, odt, initial):
+    got, exp = _both(fn, a, "dev", out=np.zeros((), odt), dtype=dtype, initial=initial)
+    _same(got, exp)
+
+
+def test_sum_dtype_out_initial_host_agrees():
+    """The same calls on NumPy inputs (either placement) are right."""
+    for place in ("auto", "current"):
+        old = gpured.placement(place)
+        try:
+            got, exp = _both("sum", np.array([1, 2], np.int32), "np",
+                             out=np.zeros((), np.float32), dtype=np.int8, initial=1)
+        finally:
+            gpured.placement(old)
+        _same(got, exp)
+
+
+# --------------------------------------------------------------------------
+# reduceat
+# --------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="reduceat of an empty device Array with device "
+                   "indices out of range answers an empty result; NumPy raises IndexError")
+@pytest.mark.parametrize("shape,axis,idx", [((2, 0), 0, [3]), ((0, 1), 1, [1]), ((0, 3), 1, [5])])
+def test_reduceat_empty_device_bad_index(shape, axis, idx):
+    a = np.zeros(shape)
+    with pytest.raises(IndexError):
+        np.add.reduceat(a, idx, axis=axis)
+    with pytest.raises(IndexError):
+        gpured.reduceat(gpured.to_device(a), gpured.to_device(np.array(idx, np.intp)),
+                        axis=axis)
+
+
+def test_reduceat_empty_bad_index_host_indices_agree():
+    a = np.zeros((2, 0))
+    for x in (a, gpured.to_device(a)):
+        with pytest.raises(IndexError):
+            gpured.reduceat(x, [3], axis=0)
