@@ -129,6 +129,23 @@ def test_sum_dtype_out_initial_host_agrees():
 
 
 # --------------------------------------------------------------------------
+# errors: which check comes first
+# --------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="min/max/nanmin/nanmax with where= (no initial=) and "
+                   "an axis out of range raise ValueError (no identity); NumPy AxisError")
+@pytest.mark.parametrize("mode", ["np", "dev"])
+@pytest.mark.parametrize("fn", ["min", "max", "nanmin", "nanmax"])
+def test_minmax_where_bad_axis(fn, mode):
+    a = np.zeros(3)
+    with pytest.raises(np.exceptions.AxisError):
+        getattr(np, fn)(a, axis=1, where=False)
+    x = gpured.to_device(a) if mode == "dev" else a
+    with pytest.raises(np.exceptions.AxisError):
+        getattr(gpured, fn)(x, axis=1, where=False)
+
+
+# --------------------------------------------------------------------------
 # reduceat
 # --------------------------------------------------------------------------
 
