@@ -35,8 +35,8 @@ explores new cases and a failure reproduces the same day
 (GPURED_HYPOTHESIS_SEED=YYYYMMDD replays another day); no example database.
 A failure prints its falsifying example and the @reproduce_failure blob.
 GPURED_HYPOTHESIS_EXAMPLES=n sets every test's max_examples (default: each
-test's own, 25-60, sized so the file runs in ~3-4 minutes from a cold
-kernel cache on the 2-core PoCL CI machine); e.g.
+test's own, 25-45, sized so the file runs in ~3-4 minutes from cold
+kernel caches, gpured's and PoCL's, on the 2-core PoCL CI machine); e.g.
 GPURED_HYPOTHESIS_EXAMPLES=2000 for a long local hunt.
 """
 import datetime
@@ -471,7 +471,7 @@ def _sum_family_ref(name):
     return base
 
 
-@props(60)
+@props(45)
 @given(st.data())
 def test_sum_prod(data):
     """sum, prod, nansum, nanprod: axis, keepdims, dtype=, out=, initial=, where=."""
@@ -534,7 +534,7 @@ def test_sum_prod(data):
     call_both(name, a, kw, ref, mode, checker)
 
 
-@props(50)
+@props(40)
 @given(st.data())
 def test_min_max_ptp(data):
     """min, max, nanmin, nanmax (initial=, where=, out=), ptp: exact."""
@@ -580,7 +580,7 @@ def _bad_axis(a, axis):
     return False
 
 
-@props(40)
+@props(30)
 @given(st.data())
 def test_all_any_count_nonzero(data):
     name = data.draw(st.sampled_from(["all", "any", "count_nonzero"]))
@@ -622,7 +622,7 @@ def _bad_axis(a, axis):
     return False
 
 
-@props(60)
+@props(40)
 @given(st.data())
 def test_mean_var_std(data):
     """mean, nanmean, var, std, nanvar, nanstd: dtype=, out=, ddof, where=."""
@@ -702,7 +702,7 @@ def test_mean_var_std(data):
     call_both(name, a, kw, ref, mode, checker)
 
 
-@props(40)
+@props(30)
 @given(st.data())
 def test_argmin_argmax(data):
     name = data.draw(st.sampled_from(["argmin", "argmax", "nanargmin", "nanargmax"]))
@@ -736,7 +736,11 @@ def test_average(data):
         wdt = data.draw(st.sampled_from(["float64", "float32", "int32"]))
         ax = norm_axes(axis, a.ndim) if not isinstance(axis, int) or -a.ndim <= axis < a.ndim \
             else ()
-        if data.draw(st.booleans()) or axis is None or len(ax) != 1:
+        if data.draw(st.booleans()) or axis is None or len(ax) != 1 or (
+                a.ndim > 1 and a.shape[ax[0]] == 1):
+            # (1-d weights along an axis of length 1 of an N-d input raise
+            # ValueError: test_property_examples.py::
+            # test_average_weights_along_length_one_axis)
             wshape = a.shape
         else:
             wshape = (a.shape[ax[0]],)
@@ -794,7 +798,7 @@ def _np_scan(name):
     return getattr(np, name)
 
 
-@props(60)
+@props(35)
 @given(st.data())
 def test_scans(data):
     """cumsum, cumprod, nancumsum, nancumprod, cummin, cummax: axis, dtype=, out=."""
@@ -849,7 +853,7 @@ REDUCEAT_UFUNCS = {"add": np.add, "multiply": np.multiply, "minimum": np.minimum
                    "logical_or": np.logical_or}
 
 
-@props(40)
+@props(30)
 @given(st.data())
 def test_reduceat(data):
     op = data.draw(st.sampled_from(sorted(REDUCEAT_UFUNCS)))
@@ -872,6 +876,10 @@ def test_reduceat(data):
     uf = REDUCEAT_UFUNCS[op]
     if op in ("add", "multiply") and data.draw(st.booleans()):
         kw["dtype"] = data.draw(st.sampled_from(DTYPES))
+        if a.dtype.kind == "f" and kw["dtype"] == "bool":
+            # floats into dtype=bool convert by truncation, NumPy by truth:
+            # test_property_examples.py::test_reduceat_float_dtype_bool
+            del kw["dtype"]
     try:
         probe = _quiet(uf.reduceat, a, idx, **kw)
     except Exception:  # noqa: BLE001
@@ -1022,7 +1030,7 @@ def _run_bk(fn, args, kw, mode, extra=()):
     return host(got)
 
 
-@props(40)
+@props(25)
 @given(st.data())
 def test_sum_by_key(data):
     op = data.draw(st.sampled_from(["sum", "sum", "min", "max"]))
@@ -1036,6 +1044,8 @@ def test_sum_by_key(data):
             num_keys = size - 1  # a key out of range
     if data.draw(st.booleans()):
         kw["deterministic"] = True
+    if k.size and bool(np.all(k[:-1] <= k[1:])) and data.draw(st.booleans()):
+        kw["sorted"] = True  # the caller's promise, where it holds
     mode = data.draw(st.sampled_from(MODES))
     what = (f"gpured.sum_by_key(<{k.dtype} {k.shape} {k[:8]}>, <{v.dtype} {v.shape}>, "
             f"{num_keys}, {op!r}, **{kw}) [{mode}]")
@@ -1059,7 +1069,7 @@ def test_sum_by_key(data):
         _bk_float_check(got, want, op, None, None, what)
 
 
-@props(40)
+@props(25)
 @given(st.data())
 def test_reduce_by_key(data):
     op = data.draw(st.sampled_from(["sum", "prod", "min", "max", "count"]))
@@ -1092,7 +1102,7 @@ def test_reduce_by_key(data):
         _bk_float_check(got, want_np, op, None, None, "reduce_by_key")
 
 
-@props(40)
+@props(25)
 @given(st.data())
 def test_scan_by_key(data):
     op = data.draw(st.sampled_from(["sum", "prod", "min", "max"]))
