@@ -483,6 +483,11 @@ def test_sum_prod(data):
     if data.draw(st.booleans()):
         kw["keepdims"] = True
     dtype = data.draw(st.sampled_from([None, None, None] + DTYPES))
+    if name.startswith("nan") and a.dtype.kind == "f" and dtype is not None \
+            and np.dtype(dtype).kind in "biu":
+        # the device casts NaN to the integer dtype before skipping it:
+        # test_property_examples.py::test_nan_functions_integer_dtype
+        dtype = None
     if dtype is not None:
         kw["dtype"] = dtype
     res_dt = _quiet(np.sum if "sum" in name else np.prod, np.zeros(1, a.dtype),
@@ -562,6 +567,9 @@ def test_min_max_ptp(data):
             # test_property_examples.py::test_minmax_where_bad_axis
             kw["where"] = where
     mode = data.draw(st.sampled_from(MODES))
+    # ptp of an empty bool input: TypeError (bool subtract), NumPy ValueError:
+    # test_property_examples.py::test_ptp_empty_bool
+    assume(not (name == "ptp" and a.dtype == bool and a.size == 0))
     if name == "ptp" and mode == "dev" and a.dtype == bool:
         # a device out raises TypeError (bool subtract), NumPy answers:
         # test_property_examples.py::test_ptp_bool_device_out
@@ -604,6 +612,9 @@ def test_all_any_count_nonzero(data):
             # test_property_examples.py::test_minmax_where_bad_axis
             kw["where"] = where
     mode = data.draw(st.sampled_from(MODES))
+    # ptp of an empty bool input: TypeError (bool subtract), NumPy ValueError:
+    # test_property_examples.py::test_ptp_empty_bool
+    assume(not (name == "ptp" and a.dtype == bool and a.size == 0))
     if name == "ptp" and mode == "dev" and a.dtype == bool:
         # a device out raises TypeError (bool subtract), NumPy answers:
         # test_property_examples.py::test_ptp_bool_device_out
@@ -708,6 +719,10 @@ def test_argmin_argmax(data):
     name = data.draw(st.sampled_from(["argmin", "argmax", "nanargmin", "nanargmax"]))
     a, layout = data.draw(arrays())
     axis = data.draw(axes(a.ndim, tuples=False))
+    if name.startswith("nan") and a.ndim == 0 and axis is not None:
+        # nanargmin/nanargmax of a 0-d NumPy input with axis 0 / -1: AxisError,
+        # NumPy answers 0: test_property_examples.py::test_nanarg_0d_axis
+        axis = None
     kw = {"axis": axis}
     if data.draw(st.booleans()):
         kw["keepdims"] = True
@@ -809,6 +824,10 @@ def test_scans(data):
     axis = data.draw(axes(a.ndim, tuples=False))
     kw = {"axis": axis}
     dtype = data.draw(st.sampled_from([None, None, None] + DTYPES))
+    if name.startswith("nan") and a.dtype.kind == "f" and dtype is not None \
+            and np.dtype(dtype).kind in "biu":
+        # (test_property_examples.py::test_nan_functions_integer_dtype)
+        dtype = None
     if dtype is not None:
         kw["dtype"] = dtype
     ref = _np_scan(name)

@@ -218,6 +218,72 @@ def test_average_empty_full_reduction_agrees():
         _same(got, exp)
 
 
+@pytest.mark.xfail(strict=True, reason="ptp of an empty bool input raises TypeError (numpy "
+                   "boolean subtract); NumPy ValueError (zero-size array, no identity)")
+@pytest.mark.parametrize("mode", ["np", "dev"])
+def test_ptp_empty_bool(mode):
+    a = np.zeros(0, bool)
+    with pytest.raises(ValueError):
+        np.ptp(a)
+    with pytest.raises(ValueError):
+        gpured.ptp(gpured.to_device(a) if mode == "dev" else a)
+
+
+@pytest.mark.xfail(strict=True, reason="nanargmin/nanargmax of a 0-d NumPy input with axis=0 "
+                   "or -1 raise AxisError; NumPy answers 0 (as argmin does, and gpured's "
+                   "argmin)")
+@pytest.mark.parametrize("place", ["auto", "current"])
+@pytest.mark.parametrize("fn,axis", [("nanargmin", 0), ("nanargmax", -1)])
+def test_nanarg_0d_axis(fn, axis, place):
+    a = np.array(1.0, np.float32)
+    exp = getattr(np, fn)(a, axis=axis)
+    old = gpured.placement(place)
+    try:
+        got = getattr(gpured, fn)(a, axis=axis)
+    finally:
+        gpured.placement(old)
+    assert type(got) is type(exp)
+    _same(got, exp)
+
+
+def test_arg_0d_axis_agrees():
+    a = np.array(1.0, np.float32)
+    for fn in ("argmin", "argmax"):
+        _same(getattr(gpured, fn)(a, axis=0), getattr(np, fn)(a, axis=0))
+    _same(gpured.nanargmin(gpured.to_device(a), axis=0).get(), np.nanargmin(a, axis=0))
+
+
+# --------------------------------------------------------------------------
+# nan* functions with an integer dtype=
+# --------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="nansum/nanprod/nancumsum/nancumprod of floats with an "
+                   "integer dtype= on the device cast NaN to the integer before skipping it: "
+                   "nansum([nan, 2.], dtype=int32) -2147483646, NumPy 2")
+@pytest.mark.parametrize("mode", ["current", "dev"])
+@pytest.mark.parametrize("fn,dtype", [("nansum", np.int32), ("nanprod", np.int32),
+                                      ("nancumprod", np.int8), ("nancumsum", np.int64)])
+def test_nan_functions_integer_dtype(fn, dtype, mode):
+    a = np.array([np.nan, 2.0, 3.0])
+    exp = getattr(np, fn)(a, dtype=dtype)
+    old = gpured.placement("current")
+    try:
+        got = getattr(gpured, fn)(gpured.to_device(a) if mode == "dev" else a, dtype=dtype)
+    finally:
+        gpured.placement(old)
+    _same(_get(got), exp)
+
+
+def test_nan_functions_integer_dtype_host_agrees():
+    a = np.array([np.nan, 2.0, 3.0])
+    old = gpured.placement("auto")
+    try:
+        for fn in ("nansum", "nanprod", "nancumsum", "nancumprod"):
+            _same(getattr(gpured, fn)(a, dtype=np.int32), getattr(np, fn)(a, dtype=np.int32))
+    finally:
+        gpured.placement(old)
+
+
 # --------------------------------------------------------------------------
 # reduceat
 # --------------------------------------------------------------------------
