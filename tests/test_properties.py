@@ -570,6 +570,12 @@ def test_min_max_ptp(data):
     # ptp of an empty bool input: TypeError (bool subtract), NumPy ValueError:
     # test_property_examples.py::test_ptp_empty_bool
     assume(not (name == "ptp" and a.dtype == bool and a.size == 0))
+    if (name == "ptp" and mode != "dev" and "out" in kw and a.dtype.kind in "iu"
+            and kw["out"].dtype.kind in "iu" and kw["out"].dtype.itemsize < a.dtype.itemsize):
+        # NumPy inputs into a narrower integer out: the host path differs
+        # (NumPy takes the max into out first):
+        # test_property_examples.py::test_ptp_narrower_int_out_host
+        kw.pop("out")
     if name == "ptp" and mode == "dev" and a.dtype == bool:
         # a device out raises TypeError (bool subtract), NumPy answers:
         # test_property_examples.py::test_ptp_bool_device_out
@@ -615,6 +621,12 @@ def test_all_any_count_nonzero(data):
     # ptp of an empty bool input: TypeError (bool subtract), NumPy ValueError:
     # test_property_examples.py::test_ptp_empty_bool
     assume(not (name == "ptp" and a.dtype == bool and a.size == 0))
+    if (name == "ptp" and mode != "dev" and "out" in kw and a.dtype.kind in "iu"
+            and kw["out"].dtype.kind in "iu" and kw["out"].dtype.itemsize < a.dtype.itemsize):
+        # NumPy inputs into a narrower integer out: the host path differs
+        # (NumPy takes the max into out first):
+        # test_property_examples.py::test_ptp_narrower_int_out_host
+        kw.pop("out")
     if name == "ptp" and mode == "dev" and a.dtype == bool:
         # a device out raises TypeError (bool subtract), NumPy answers:
         # test_property_examples.py::test_ptp_bool_device_out
@@ -1010,13 +1022,9 @@ def _exact_bk(k, v, op, rd, size, seg=None):
     """(want, absx, m) for sum_by_key (seg None: dense, size keys) in long
     double then rounded to rd -- exact sums rounded once."""
     ki = k.astype(np.int64)
-    if op in ("min", "max"):
+    if op in ("min", "max") or rd.kind != "f":
         out = np.full(size, _ident(op, rd), rd)
-        BK_UFUNC[op].at(out, ki, v.astype(rd))
-        return out, None, None
-    if rd.kind != "f":
-        out = np.full(size, _ident(op, rd), rd)
-        BK_UFUNC[op].at(out, ki, v.astype(rd))
+        _quiet(BK_UFUNC[op].at, out, ki, v.astype(rd))
         return out, None, None
     xl = v.astype(rd).astype(np.longdouble)
     out = np.full(size, _ident(op, rd), np.longdouble)
