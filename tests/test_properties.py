@@ -292,7 +292,7 @@ def assert_close(got, exp, exact, bound, what):
             np.isnan(g), np.isnan(in_range)), f"{what}: NaN positions: got {g!r}, numpy {e!r}"
         fin_ex = np.isfinite(in_range)
         # where the exact value overflows the dtype (or is inf): NumPy's inf
-        nf = ~fin_ex & ~np.isnan(e)
+        nf = ~fin_ex & ~np.isnan(e) & ~np.isnan(in_range)
         assert np.array_equal(g[nf], e[nf]), f"{what}: got {g!r}, numpy {e!r} (overflow)"
         np_err = np.where(np.isfinite(el), np.abs(el - exact), 0)
         tol = np.maximum(2 * np_err, np.broadcast_to(bound, e.shape)) + 2 * eps * np.abs(exact) \
@@ -652,6 +652,10 @@ def test_mean_var_std(data):
     name = data.draw(st.sampled_from(["mean", "nanmean", "var", "std", "nanvar", "nanstd"]))
     a, layout = data.draw(arrays())
     axis = data.draw(axes(a.ndim))
+    if name.startswith("nan") and a.ndim == 0 and axis is not None:
+        # 0-d input with an axis: AxisError, NumPy answers:
+        # test_property_examples.py::test_nanmean_0d_axis
+        axis = None
     kw = {"axis": axis}
     if data.draw(st.booleans()):
         kw["keepdims"] = True
@@ -855,6 +859,11 @@ def test_scans(data):
         if out is not None:
             kw["out"] = out
     mode = data.draw(st.sampled_from(MODES))
+    if (mode != "dev" and "out" in kw and res_dt.kind in "iu"
+            and kw["out"].dtype.kind in "iu" and kw["out"].dtype.itemsize < res_dt.itemsize):
+        # NumPy inputs into a narrower integer out on the host path:
+        # test_property_examples.py::test_cumsum_narrower_int_out_host
+        kw.pop("out")
     note(f"layout {layout}")
 
     def checker(g, e, what):
