@@ -31,6 +31,12 @@
 #include <float.h>
 #include <math.h>
 
+/* What the api files share stays inside the extension (not exported from
+ * _core's shared object, nor interposable by another library's names). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* ------------------------------------------------------- module state */
 
 extern PyObject *np_module;      /* numpy                                  */
@@ -255,5 +261,9 @@ PyObject *py_handles(PyObject *self, PyObject *args);
 PyObject *py_export(PyObject *self, PyObject *arg);
 PyObject *py_from_pyopencl(PyObject *self, PyObject *obj);
 PyObject *py_from_dlpack(PyObject *self, PyObject *args);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

@@ -317,7 +317,7 @@ int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
     return 0;
 }
 
-/* ------------------------------------------------- PyOpenCL, DLPack */
+/* ---------------------------------------------- PyOpenCL operands */
 
 /* Whether obj is a pyopencl.array.Array (only if PyOpenCL is loaded). */
 int is_pyopencl_array(PyObject *obj)

@@ -101,6 +101,9 @@ PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
         fx->unmeasured ? Py_False : Py_True);
 }
 
+/* ---------------------------------------------------- result objects */
+
+/* Each timed run's device time (ns) as a list. */
 PyObject *times_list(const double *ns, int reps)
 {
     PyObject *t = PyList_New(reps);
