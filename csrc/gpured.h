@@ -855,7 +855,20 @@ typedef struct {
     int present;         /* the operand was given                         */
 } gr_operand;
 
-typedef enum { GR_RUN = 0, GR_EXPLAIN = 1, GR_BENCH = 2 } gr_mode;
+/* GR_RUN_NANCHECK is the face's own (api.c): a run that also checks
+ * nanargmin/nanargmax's indices for NaNs; its request carries GR_RUN and
+ * nan_check. */
+typedef enum {
+    GR_RUN = 0, GR_EXPLAIN = 1, GR_BENCH = 2, GR_RUN_NANCHECK = 3
+} gr_mode;
+
+/* gr_request.count, .var and .wmode (ints there; these name their values) */
+typedef enum { GR_CNT_NONE = 0, GR_CNT_NONZERO = 1, GR_CNT_VALID = 2 } gr_count;
+typedef enum {
+    GR_VK_NONE = 0, GR_VK_VAR = 1, GR_VK_STD = 2, GR_VK_NANMEAN = 3,
+    GR_VK_RATIO = 4
+} gr_var_kind;
+typedef enum { GR_WM_NONE = 0, GR_WM_WHERE = 1, GR_WM_WEIGHTS = 2 } gr_wmode;
 
 typedef struct {
     gr_func func;

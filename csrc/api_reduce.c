@@ -1,0 +1,695 @@
+/*
+ * api_reduce.c — the api layer's reductions: _core.reduce (sum, prod,
+ * min, max, all, any, mean, argmin, argmax and their nan / var / std /
+ * ptp / average / count forms) with NumPy's semantics, one phase per
+ * static function below, run in order by reduce_impl.
+ */
+#include "api.h"
+
+/* A reduction's call: the shared api_call and its own arguments. */
+typedef struct {
+    api_call c;
+    PyObject *axis, *dtype, *out, *initial, *where; /* borrowed          */
+    int keepdims;
+    double ddof;             /* var/std: `initial` carries ddof          */
+    PyObject *ddof_o;        /* (borrowed; NULL: not given)              */
+    PyObject *wkeep;         /* where=/weights kept alive (owned)        */
+    PyObject *init_arr;      /* initial converted by NumPy (owned)       */
+    gr_array *oa;            /* out: a device array                      */
+    PyArrayObject *oh;       /* out: an ndarray                          */
+    int mean_via_numpy;      /* NumPy divides into an out of another type */
+    size_t count;            /* elements per result                      */
+} red_call;
+
+/* Arguments: knobs, ddof (var/std's `initial`), keepdims. */
+static int red_args(red_call *r, PyObject *kw, PyObject *keepdims_o)
+{
+    const fdef *f = r->c.f;
+    if (knobs_of(kw, "variant wg_size groups items ilp vw device", f->name,
+                 &r->c.k) != 0) {
+        return -1;
+    }
+    /* var/std: `initial` carries ddof (a real number, NumPy's) */
+    if (f->var) {
+        if (!no_value(r->initial) && r->initial != Py_None) {
+            r->ddof = PyFloat_AsDouble(r->initial);
+            if (r->ddof == -1.0 && PyErr_Occurred()) {
+                return -1;
+            }
+            r->ddof_o = r->initial;
+        }
+        r->initial = NULL;
+    }
+    if (f->is_arg) {
+        /* NumPy's argmin/argmax take keepdims by its truth value */
+        r->keepdims = keepdims_o ? PyObject_IsTrue(keepdims_o) : 0;
+        return r->keepdims < 0 ? -1 : 0;
+    }
+    return index_flag(keepdims_o, &r->keepdims);
+}
+
+/* NumPy subclasses (masked arrays, matrices, ...) answer through NumPy,
+ * which defers to their own methods: never a silent plain reduction of
+ * their data. */
+static PyObject *red_defer(red_call *r, PyObject *a)
+{
+    const fdef *f = r->c.f;
+    PyObject *result = NULL;
+    PyObject *args = PyTuple_Pack(1, a);
+    PyObject *kwd = PyDict_New();
+    if (args == NULL || kwd == NULL ||
+        PyDict_SetItemString(kwd, "axis", r->axis ? r->axis : Py_None) != 0 ||
+        (f->dtype_ok &&
+         PyDict_SetItemString(kwd, "dtype",
+                              r->dtype ? r->dtype : Py_None) != 0) ||
+        (!is_none(r->out) && PyDict_SetItemString(kwd, "out", r->out) != 0) ||
+        (!is_none(r->where) &&
+         PyDict_SetItemString(kwd, "where", r->where) != 0) ||
+        (r->keepdims && PyDict_SetItemString(kwd, "keepdims", Py_True) != 0) ||
+        (!no_value(r->initial) &&
+         PyDict_SetItemString(kwd, "initial", r->initial) != 0) ||
+        (r->ddof_o != NULL &&
+         PyDict_SetItemString(kwd, "ddof", r->ddof_o) != 0)) {
+        Py_XDECREF(args);
+        Py_XDECREF(kwd);
+        return NULL;
+    }
+    result = numpy_call(f->name, args, kwd);
+    Py_DECREF(args);
+    Py_DECREF(kwd);
+    return result;
+}
+
+/* Axes: mean checks them against a 0-d array's 0 dimensions (NumPy's
+ * _mean), the ufunc reductions and argmin/argmax take 0 / -1. */
+static int red_axes(red_call *r)
+{
+    const fdef *f = r->c.f;
+    gr_request *req = &r->c.req;
+    const int nd = req->in.nd;
+    if (axes_of(r->axis, nd, !f->is_arg, f->is_mean,
+                f->is_mean && mean_bool_axes, f->is_mean, &req->axes) != 0) {
+        return -1;
+    }
+    if (f->is_arg && is_none(r->axis)) {
+        req->axes = nd >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nd) - 1);
+    }
+    req->ordered = f->is_arg;
+    return 0;
+}
+
+/* Whether where='s operand reads as the input's shape (or as average's
+ * 1-d weights along the one reduced axis, setting req->wax). */
+static int red_where_fits(gr_request *req)
+{
+    const int nd = req->in.nd;
+    int same = (req->mask.t == GR_BOOL || req->wmode == GR_WM_WEIGHTS) &&
+               req->mask.nd == nd;
+    for (int i = 0; same && i < nd; ++i) {
+        same = req->mask.shape[i] == req->in.shape[i];
+    }
+    if (!same && req->wmode == GR_WM_WEIGHTS && req->mask.nd == 1) {
+        /* 1-d weights along the one reduced axis (of more than one
+         * element): read by position in the segment */
+        int k = -1, n = 0;
+        for (int i = 0; i < nd; ++i) {
+            if ((req->axes >> i & 1) && req->in.shape[i] != 1) {
+                k = i;
+                ++n;
+            }
+        }
+        if (n == 1 && req->in.shape[k] == req->mask.shape[0]) {
+            req->wax = k;
+            same = 1;
+        }
+    }
+    return same;
+}
+
+/* where= (or average's weights): the mask operand. */
+static int red_where(red_call *r)
+{
+    gr_request *req = &r->c.req;
+    if (is_none(r->where)) {
+        if (r->c.f->var == GR_VK_RATIO) {
+            PyErr_SetString(PyExc_TypeError, "_average needs its weights");
+            return -1;
+        }
+        return 0;
+    }
+    /* where=: a bool mask of a's shape (the Python face converts and
+     * broadcasts it; a host input's mask on the host) */
+    int wd = r->c.device_in ? r->c.dev : -1;
+    if (!r->c.device_in && gr_array_of(r->where) != NULL) {
+        PyErr_SetString(PyExc_ValueError, "where: a device mask for a "
+                        "host array (the Python face downloads it)");
+        return -1;
+    }
+    if (operand_of(r->where, &req->mask, &r->wkeep, &wd, "where") != 0) {
+        return -1;
+    }
+    /* average's weights: any dtype, converted in the loads */
+    req->wmode = r->c.f->var == GR_VK_RATIO ? GR_WM_WEIGHTS : GR_WM_WHERE;
+    req->wax = -1;
+    if (!red_where_fits(req)) {
+        PyErr_SetString(PyExc_ValueError, "where: a bool mask of the "
+                        "array's shape (the Python face broadcasts it)");
+        return -1;
+    }
+    return 0;
+}
+
+/* NumPy's result dtype (dtype=, the function's rule, out's). */
+static int red_result_dtype(red_call *r)
+{
+    const fdef *f = r->c.f;
+    api_call *c = &r->c;
+    if (f->dtype_ok) {
+        if (dtype_arg_ex(r->dtype, 1, &c->rt_i) != 0) {
+            return -1;
+        }
+    } else if (!is_none(r->dtype)) {
+        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword "
+                     "argument 'dtype'", f->name);
+        return -1;
+    }
+    const gr_dtype in_t = c->req.in.t;
+    switch (f->rt) {
+    case RT_SUM:
+        c->rt = c->rt_i >= 0 ? (gr_dtype)c->rt_i : sum_dtype(in_t);
+        break;
+    case RT_MEAN:
+        c->rt = c->rt_i >= 0 ? (gr_dtype)c->rt_i
+                : gr_dtypes[in_t].is_float ? in_t : GR_FLOAT64;
+        break;
+    case RT_BOOL:
+        c->rt = GR_BOOL;
+        break;
+    case RT_INDEX:
+        c->rt = GR_INT64;
+        break;
+    default:
+        c->rt = in_t;
+    }
+    if (!is_none(r->out) && c->rt_i < 0 && f->out_kind &&
+        (gr_array_of(r->out) != NULL || PyArray_Check(r->out)) &&
+        out_dtype_rule(r->out, in_t, &c->rt) != 0) {
+        return -1;
+    }
+    return call_fp64(c);
+}
+
+/* Refusals of the result dtype, and min/max's host input cast to it. */
+static int red_dtype_checks(red_call *r)
+{
+    const fdef *f = r->c.f;
+    api_call *c = &r->c;
+    if (f->var && !gr_dtypes[c->rt].is_float) {
+        PyErr_Format(PyExc_TypeError, "%s: dtype %s is not a float type (the "
+                     "Python face answers others through NumPy)", f->name,
+                     gr_dtypes[c->rt].name);
+        return -1;
+    }
+    if (f->ptp && c->rt == GR_BOOL) {
+        /* NumPy's ptp subtracts: booleans refuse */
+        PyErr_SetString(PyExc_TypeError, "numpy boolean subtract, the `-` "
+                        "operator, is not supported, use the bitwise_xor, the "
+                        "`^` operator, or the logical_xor function instead.");
+        return -1;
+    }
+    if (f->minmax && c->rt != c->req.in.t && c->keep != NULL) {
+        /* min/max compare in the result dtype: a host input is cast
+         * first (NumPy's unsafe cast); device inputs are cast in
+         * dispatch's copy */
+        PyArray_Descr *rd = gr_descr_of(c->rt);
+        PyObject *cast = rd ? PyArray_CastToType((PyArrayObject *)c->keep, rd,
+                                                 0)
+                            : NULL;
+        if (cast == NULL) {
+            return -1;
+        }
+        Py_SETREF(c->keep, cast);
+        c->req.in.host = PyArray_DATA((PyArrayObject *)cast);
+        c->req.in.t = c->rt;
+        for (int i = 0; i < c->req.in.nd; ++i) {
+            c->req.in.strides[i] = PyArray_STRIDE((PyArrayObject *)cast, i);
+        }
+    }
+    return 0;
+}
+
+/* The request's dtypes and operator (bool add / multiply: or / and). */
+static void red_request_dtypes(red_call *r)
+{
+    const fdef *f = r->c.f;
+    gr_request *req = &r->c.req;
+    const gr_dtype rt = r->c.rt;
+    req->rt = rt;
+    req->st = rt;
+    req->op = f->op;
+    if (rt == GR_BOOL && f->op == GR_ADD) {
+        req->op = GR_ANY; /* NumPy's bool add / multiply: or / and */
+    } else if (rt == GR_BOOL && f->op == GR_MUL) {
+        req->op = GR_ALL;
+    }
+    if (f->is_mean) {
+        req->st = gr_dtypes[rt].is_float
+                      ? (r->c.d->fp64 ? GR_FLOAT64 : GR_FLOAT32)
+                      : rt;
+        if (rt == GR_BOOL) {
+            req->op = GR_ANY; /* mean(dtype=bool): NumPy's sum is or */
+        }
+    }
+}
+
+/* The result's shape, and out= checked against it. */
+static int red_out(red_call *r)
+{
+    api_call *c = &r->c;
+    const gr_request *req = &c->req;
+    for (int i = 0; i < req->in.nd; ++i) {
+        if (req->axes >> i & 1) {
+            if (r->keepdims) {
+                c->shape[c->rnd++] = 1;
+            }
+        } else {
+            c->shape[c->rnd++] = (npy_intp)req->in.shape[i];
+        }
+    }
+    if (is_none(r->out)) {
+        return 0;
+    }
+    if (out_check(r->out, c->shape, c->rnd, c->f->ufunc, &c->dev) != 0) {
+        return -1;
+    }
+    if (c->f->is_arg) {
+        /* NumPy's argmin/argmax take an out whose dtype casts safely to
+         * intp (int8..int64, uint8..uint32, bool) */
+        PyArray_Descr *od = gr_array_of(r->out)
+                                ? gr_array_of(r->out)->descr
+                                : PyArray_DESCR((PyArrayObject *)r->out);
+        PyArray_Descr *ip = PyArray_DescrFromType(NPY_INTP);
+        int ok = PyArray_CanCastTypeTo(od, ip, NPY_SAFE_CASTING);
+        Py_DECREF(ip);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "Cannot cast scalar from %R to "
+                         "dtype('int64') according to the rule 'safe'",
+                         (PyObject *)od);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* initial's common cases without NumPy's call (~2 us): a Python float
+ * into a float result that holds it, a Python int into int64 or an
+ * int32 that holds it (NumPy's conversion gives the same).  1: done. */
+static int red_initial_fast(red_call *r)
+{
+    PyObject *initial = r->initial;
+    gr_request *req = &r->c.req;
+    const gr_dtype rt = r->c.rt;
+    if (PyFloat_CheckExact(initial) &&
+        (rt == GR_FLOAT64 ||
+         (rt == GR_FLOAT32 && !(fabs(PyFloat_AS_DOUBLE(initial)) > FLT_MAX &&
+                                isfinite(PyFloat_AS_DOUBLE(initial)))))) {
+        const double v = PyFloat_AS_DOUBLE(initial);
+        const float f4 = (float)v;
+        req->has_initial = 1;
+        if (rt == GR_FLOAT64) {
+            memcpy(req->initial, &v, 8);
+        } else {
+            memcpy(req->initial, &f4, 4);
+        }
+        return 1;
+    }
+    if (PyLong_CheckExact(initial) && (rt == GR_INT64 || rt == GR_INT32)) {
+        int of = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(initial, &of);
+        if (!of && !(v == -1 && PyErr_Occurred()) &&
+            (rt == GR_INT64 || (v >= INT32_MIN && v <= INT32_MAX))) {
+            const int64_t v8 = v;
+            const int32_t v4 = (int32_t)v;
+            req->has_initial = 1;
+            if (rt == GR_INT64) {
+                memcpy(req->initial, &v8, 8);
+            } else {
+                memcpy(req->initial, &v4, 4);
+            }
+            return 1;
+        }
+        PyErr_Clear();
+    }
+    return 0;
+}
+
+/* initial as NumPy converts it: the ufunc's reduce of an empty array of
+ * the result dtype with this initial (r->init_arr; NULL: its error). */
+static void red_initial_numpy(red_call *r)
+{
+    PyArray_Descr *rd = gr_descr_of(r->c.rt);
+    PyObject *uf = rd ? PyObject_GetAttrString(np_module, r->c.f->init_uf)
+                      : NULL;
+    npy_intp zero = 0;
+    PyObject *empty = NULL, *args = NULL, *kw0 = NULL, *res = NULL;
+    if (uf != NULL) {
+        Py_INCREF(rd);
+        empty = PyArray_Empty(1, &zero, rd, 0);
+    }
+    PyObject *red = empty ? PyObject_GetAttrString(uf, "reduce") : NULL;
+    if (red != NULL) {
+        args = PyTuple_Pack(1, empty);
+        kw0 = Py_BuildValue("{s:O,s:O}", "dtype", (PyObject *)rd, "initial",
+                            r->initial);
+    }
+    if (args && kw0) {
+        res = PyObject_Call(red, args, kw0);
+    }
+    if (res != NULL) {
+        Py_INCREF(rd);
+        r->init_arr = PyArray_FromAny(res, rd, 0, 0, 0, NULL);
+    }
+    Py_XDECREF(res);
+    Py_XDECREF(kw0);
+    Py_XDECREF(args);
+    Py_XDECREF(red);
+    Py_XDECREF(empty);
+    Py_XDECREF(uf);
+    Py_XDECREF(rd);
+}
+
+/* initial, converted as NumPy converts it (None: no initial): into the
+ * result dtype exactly as NumPy puts it there (Python ints through range
+ * checks, NumPy scalars and 0-d arrays by NumPy's own rules, which differ
+ * by kind); larger arrays refused. */
+static int red_initial(red_call *r)
+{
+    PyObject *initial = r->initial;
+    if (no_value(initial) || initial == Py_None) {
+        return 0;
+    }
+    if (r->c.f->init_uf == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword "
+                     "argument 'initial'", r->c.f->name);
+        return -1;
+    }
+    if (PyArray_Check(initial) && PyArray_NDIM((PyArrayObject *)initial) > 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "setting an array element with a sequence.");
+        return -1;
+    }
+    if (red_initial_fast(r)) {
+        return 0;
+    }
+    red_initial_numpy(r);
+    if (r->init_arr == NULL) {
+        return -1;
+    }
+    if (PyArray_NDIM((PyArrayObject *)r->init_arr) != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "setting an array element with a sequence.");
+        return -1;
+    }
+    r->c.req.has_initial = 1;
+    memcpy(r->c.req.initial, PyArray_DATA((PyArrayObject *)r->init_arr),
+           (size_t)gr_dtypes[r->c.rt].size);
+    return 0;
+}
+
+/* Empty input: NumPy's answer (identity, initial, or its error). */
+static void red_empty(red_call *r)
+{
+    api_call *c = &r->c;
+    if (c->mode == GR_EXPLAIN || c->mode == GR_BENCH) {
+        call_empty_mode(c, "reduction");
+        return;
+    }
+    PyObject *host = c->keep;
+    PyObject *hobj = NULL;
+    if (c->device_in) {
+        npy_intp shp[GR_MAXDIMS];
+        for (int i = 0; i < c->req.in.nd; ++i) {
+            shp[i] = (npy_intp)c->req.in.shape[i];
+        }
+        hobj = PyArray_Empty(c->req.in.nd, shp, gr_descr_of(c->req.in.t), 0);
+        if (hobj == NULL) {
+            return;
+        }
+        host = hobj;
+    }
+    PyObject *args = PyTuple_Pack(1, host);
+    PyObject *kwd = PyDict_New();
+    int bad = args == NULL || kwd == NULL ||
+              PyDict_SetItemString(kwd, "axis", r->axis ? r->axis : Py_None) ||
+              (r->keepdims && PyDict_SetItemString(kwd, "keepdims", Py_True)) ||
+              (!no_value(r->initial) &&
+               PyDict_SetItemString(kwd, "initial", r->initial)) ||
+              (c->rt_i >= 0 && PyDict_SetItemString(kwd, "dtype", r->dtype)) ||
+              (r->ddof_o != NULL &&
+               PyDict_SetItemString(kwd, "ddof", r->ddof_o)) ||
+              (!is_none(r->where) &&
+               PyDict_SetItemString(kwd, "where",
+                                    r->wkeep ? r->wkeep : r->where)) ||
+              (!is_none(r->out) && gr_array_of(r->out) == NULL &&
+               PyDict_SetItemString(kwd, "out", r->out));
+    if (!bad) {
+        c->result = numpy_call(c->f->name, args, kwd);
+        c->result = host_result_to(c->result, is_none(r->out) ? NULL : r->out,
+                                   c->device_in, c->dev);
+        if (c->result != NULL && c->mode == GR_RUN_NANCHECK) {
+            c->result = Py_BuildValue("(NO)", c->result, Py_None);
+        }
+    }
+    Py_XDECREF(args);
+    Py_XDECREF(kwd);
+    Py_XDECREF(hobj);
+}
+
+/* A host out=: in place, or through a temporary (of the computed dtype
+ * where NumPy's mean divides into an out of another type). */
+static int red_dest_host(red_call *r)
+{
+    api_call *c = &r->c;
+    PyArrayObject *oh = r->oh;
+    PyArray_Descr *rd = gr_descr_of(c->rt);
+    const int direct = rd != NULL && PyArray_ISCARRAY(oh) &&
+                       PyArray_ISNOTSWAPPED(oh) &&
+                       PyArray_EquivTypes(PyArray_DESCR(oh), rd);
+    if (c->f->is_mean && !direct && !c->f->var) {
+        /* NumPy's mean with an out of another type: the sum lands in
+         * out (unsafe cast), then is divided there.  The division is
+         * NumPy's, so the answer is NumPy's to the bit. */
+        r->mean_via_numpy = 1;
+        Py_XDECREF(rd);
+        rd = gr_descr_of(c->req.st);
+    }
+    if (direct && !r->mean_via_numpy) {
+        Py_XDECREF(rd);
+    } else {
+        c->tmp = rd ? PyArray_Empty(c->rnd, c->shape, rd, 0) : NULL;
+        rd = NULL;
+        if (c->tmp == NULL) {
+            return -1;
+        }
+    }
+    PyArrayObject *dst = c->tmp ? (PyArrayObject *)c->tmp : oh;
+    c->req.out.present = 1;
+    c->req.out.host = PyArray_DATA(dst);
+    c->req.out.t = c->tmp && r->mean_via_numpy ? c->req.st : c->rt;
+    return 0;
+}
+
+/* Where results go: a device out, a host out, a new host array (device
+ * inputs: a block dispatch allocates). */
+static int red_dest(red_call *r)
+{
+    api_call *c = &r->c;
+    r->oa = is_none(r->out) ? NULL : gr_array_of(r->out);
+    r->oh = (!is_none(r->out) && r->oa == NULL) ? (PyArrayObject *)r->out
+                                                : NULL;
+    if (r->oa != NULL) {
+        return out_operand(r->out, &c->req.out);
+    }
+    if (r->oh != NULL) {
+        return red_dest_host(r);
+    }
+    if (!c->device_in) {
+        PyArray_Descr *rd = gr_descr_of(c->rt);
+        c->tmp = rd ? PyArray_Empty(c->rnd, c->shape, rd, 0) : NULL;
+        if (c->tmp == NULL) {
+            return -1;
+        }
+        c->req.out.present = 1;
+        c->req.out.host = PyArray_DATA((PyArrayObject *)c->tmp);
+        c->req.out.t = c->rt;
+    }
+    return 0;
+}
+
+/* The epilogue the kernels finish with: var/std, ptp, mean's division
+ * (or mean(where=)'s ratio of two sums). */
+static int red_epilogue(red_call *r)
+{
+    const fdef *f = r->c.f;
+    gr_request *req = &r->c.req;
+    r->count = 1;
+    for (int i = 0; i < req->in.nd; ++i) {
+        if (req->axes >> i & 1) {
+            r->count *= req->in.shape[i];
+        }
+    }
+    if (f->var) {
+        /* the squared deviations over max(n - ddof, 0), finished in the
+         * kernels; NumPy's warning below where some n <= ddof */
+        req->var = f->var;
+        req->ddof = r->ddof;
+    } else if (f->ptp) {
+        req->ptp = 1; /* max - min in the input's dtype, one pass */
+    } else if (f->is_mean) {
+        if (req->mask.present) {
+            /* mean(where=): the masked sum over the mask's count, both
+             * summed in the same pass (the Python face sends an out of
+             * another dtype through its own division) */
+            if (r->mean_via_numpy) {
+                PyErr_SetString(PyExc_TypeError, "mean(where=) into an out "
+                                "of another dtype: the Python face divides");
+                return -1;
+            }
+            req->var = GR_VK_RATIO;
+        } else if (r->mean_via_numpy) {
+            req->rt = req->st; /* the sum only */
+        } else {
+            req->div = (double)r->count;
+        }
+    }
+    return 0;
+}
+
+/* A host out's temporary copied in (and divided there by NumPy). */
+static int red_into_host_out(red_call *r)
+{
+    if (PyArray_CopyInto(r->oh, (PyArrayObject *)r->c.tmp) != 0) {
+        return -1;
+    }
+    if (!r->mean_via_numpy) {
+        return 0;
+    }
+    PyObject *args = Py_BuildValue("(On)", r->out, (Py_ssize_t)r->count);
+    PyObject *kwd = Py_BuildValue("{s:O, s:s, s:O}", "out", r->out, "casting",
+                                  "unsafe", "subok", Py_False);
+    PyObject *res = (args && kwd) ? PyObject_Call(np_true_divide, args, kwd)
+                                  : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kwd);
+    if (res == NULL) {
+        return -1;
+    }
+    Py_DECREF(res);
+    return 0;
+}
+
+/* The result object: out, a device Array, or the new host array; the
+ * mode's wrapping (timeit, the NaN check's flag). */
+static void red_result(red_call *r)
+{
+    api_call *c = &r->c;
+    PyObject *value = NULL;
+    if (r->oa != NULL) {
+        value = Py_NewRef(r->out);
+    } else if (r->oh != NULL) {
+        if (c->tmp != NULL && red_into_host_out(r) != 0) {
+            return;
+        }
+        value = Py_NewRef(r->out);
+    } else if (c->device_in) {
+        value = wrap_block(c->res.blk[0], c->rt, c->shape, c->rnd);
+        c->res.blk[0] = NULL;
+    } else {
+        value = PyArray_Return((PyArrayObject *)Py_NewRef(c->tmp));
+    }
+    if (value == NULL) {
+        return;
+    }
+    if (c->res.dof_bad && c->mode == GR_RUN &&
+        PyErr_WarnEx(PyExc_RuntimeWarning,
+                     c->f->var == GR_VK_NANMEAN
+                         ? "Mean of empty slice"
+                         : "Degrees of freedom <= 0 for slice.",
+                     1) != 0) {
+        Py_DECREF(value);
+        return;
+    }
+    c->result = c->mode == GR_BENCH ? call_timed(c, value)
+                : c->mode == GR_RUN_NANCHECK
+                    ? Py_BuildValue("(NO)", value,
+                                    c->res.nan_idx == 0   ? Py_None
+                                    : c->res.nan_idx == 2 ? Py_True
+                                                          : Py_False)
+                    : value;
+}
+
+static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
+                             PyObject *dtype, PyObject *out,
+                             PyObject *keepdims_o, PyObject *initial,
+                             PyObject *kw, int mode, int reps,
+                             PyObject *where)
+{
+    red_call r;
+    memset(&r, 0, sizeof r);
+    call_init(&r.c, f, mode, reps);
+    r.axis = axis;
+    r.dtype = dtype;
+    r.out = out;
+    r.initial = initial;
+    r.where = where;
+    if (red_args(&r, kw, keepdims_o) != 0) {
+        goto done;
+    }
+    if (PyArray_Check(a) && !PyArray_CheckExact(a) && mode == GR_RUN) {
+        r.c.result = red_defer(&r, a);
+        goto done;
+    }
+    if (call_begin(&r.c, a, out) != 0 || red_axes(&r) != 0 ||
+        red_where(&r) != 0 || red_result_dtype(&r) != 0 ||
+        red_dtype_checks(&r) != 0) {
+        goto done;
+    }
+    red_request_dtypes(&r);
+    if (red_out(&r) != 0 || red_initial(&r) != 0) {
+        goto done;
+    }
+    if (operand_size(&r.c.req.in) == 0) {
+        red_empty(&r);
+        goto done;
+    }
+    if (red_dest(&r) != 0 || red_epilogue(&r) != 0 ||
+        call_run(&r.c, 1, out) != 0) {
+        goto done;
+    }
+    if (mode == GR_EXPLAIN) {
+        r.c.result = reduce_plan_dict(r.c.d, &r.c.res);
+        goto done;
+    }
+    red_result(&r);
+done:
+    call_clear(&r.c);
+    Py_XDECREF(r.wkeep);
+    Py_XDECREF(r.init_arr);
+    return r.c.result;
+}
+
+/* reduce(name, a, axis, dtype, out, keepdims, initial, kw, where, mode,
+ *        reps) */
+PyObject *py_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mode, reps;
+    const fdef *f = shell_entry(args, nargs, 2, 11,
+                                "reduce(name, a, axis, dtype, out, keepdims, "
+                                "initial, kw, where, mode, reps)",
+                                GR_FAM_REDUCE, "a reduction", &mode, &reps);
+    if (f == NULL) {
+        return NULL;
+    }
+    return reduce_impl(f, args[1], ARGN(2), ARGN(3), ARGN(4), ARGN(5),
+                       ARGN(6), ARGN(7), mode, reps, ARGN(8));
+}
