@@ -97,6 +97,7 @@ typedef struct {
     gr_knobs kn;
     PyObject *variant_obj;   /* borrowed from the dict                    */
     int device;              /* -1: not given                             */
+    int exact;               /* exact=True: sum/mean/nansum/nanmean       */
 } knobs;
 
 /* Positional fastcall arguments: args[i] or NULL past nargs. */

@@ -446,6 +446,10 @@ int knobs_of(PyObject *kw, const char *allowed, const char *fname,
             if (device_arg(val, &k->device) != 0) {
                 return -1;
             }
+        } else if (strcmp(n, "exact") == 0) {
+            if ((k->exact = PyObject_IsTrue(val)) < 0) {
+                return -1;
+            }
         } else if (strcmp(n, "spins") == 0) {
             if (knob_int(val, n, 0, 1 << 30, &x) != 0) {
                 return -1;

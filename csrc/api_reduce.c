@@ -25,8 +25,14 @@ typedef struct {
 static int red_args(red_call *r, PyObject *kw, PyObject *keepdims_o)
 {
     const fdef *f = r->c.f;
-    if (knobs_of(kw, "variant wg_size groups items ilp vw device", f->name,
-                 &r->c.k) != 0) {
+    if (knobs_of(kw, "variant wg_size groups items ilp vw device exact",
+                 f->name, &r->c.k) != 0) {
+        return -1;
+    }
+    if (r->c.k.exact && (f->op != GR_ADD || f->count || f->ptp ||
+                         (f->var && f->var != GR_VK_NANMEAN))) {
+        PyErr_Format(PyExc_TypeError, "exact=True is for sum, mean, nansum "
+                     "and nanmean (not %s)", f->name);
         return -1;
     }
     /* var/std: `initial` carries ddof (a real number, NumPy's) */
@@ -465,6 +471,22 @@ static void red_empty(red_call *r)
     Py_XDECREF(hobj);
 }
 
+/* exact=True: float elements summed exactly (integers and bools are
+ * exact already, and their mean is NumPy's: the plain path); no where=. */
+static int red_exact(red_call *r)
+{
+    gr_request *req = &r->c.req;
+    if (!r->c.k.exact) {
+        return 0;
+    }
+    if (!is_none(r->where)) {
+        PyErr_SetString(PyExc_TypeError, "exact=True does not take where=");
+        return -1;
+    }
+    req->exact = gr_dtypes[req->in.t].is_float;
+    return 0;
+}
+
 /* A host out=: in place, or through a temporary (of the computed dtype
  * where NumPy's mean divides into an out of another type). */
 static int red_dest_host(red_call *r)
@@ -475,7 +497,7 @@ static int red_dest_host(red_call *r)
     const int direct = rd != NULL && PyArray_ISCARRAY(oh) &&
                        PyArray_ISNOTSWAPPED(oh) &&
                        PyArray_EquivTypes(PyArray_DESCR(oh), rd);
-    if (c->f->is_mean && !direct && !c->f->var) {
+    if (c->f->is_mean && !direct && !c->f->var && !c->req.exact) {
         /* NumPy's mean with an out of another type: the sum lands in
          * out (unsafe cast), then is divided there.  The division is
          * NumPy's, so the answer is NumPy's to the bit. */
@@ -651,7 +673,7 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     }
     if (call_begin(&r.c, a, out) != 0 || red_axes(&r) != 0 ||
         red_where(&r) != 0 || red_result_dtype(&r) != 0 ||
-        red_dtype_checks(&r) != 0) {
+        red_dtype_checks(&r) != 0 || red_exact(&r) != 0) {
         goto done;
     }
     red_request_dtypes(&r);

@@ -38,15 +38,31 @@ PyObject *add_placement(PyObject *dict, const gr_result *r)
     return dict;
 }
 
+/* What explain() says of an exact sum on a device. */
+static PyObject *exact_plan_dict(const gr_device *d, const gr_result *r)
+{
+    const gr_exact_plan *p = &r->exact;
+    return add_placement(Py_BuildValue(
+        "{s:s, s:s, s:i, s:i, s:n, s:i, s:s, s:s, s:s, s:n, s:n, s:O}",
+        "variant", "exact", "kernel", "gr_exact_part", "wg_size", p->wg,
+        "items", p->k, "groups", (Py_ssize_t)p->groups, "passes", 2, "why",
+        p->why, "row", p->row ? p->row : "", "device", d->name, "segments",
+        (Py_ssize_t)r->lay.M, "segment_length", (Py_ssize_t)r->lay.L,
+        "exact", Py_True), r);
+}
+
 PyObject *reduce_plan_dict(const gr_device *d, const gr_result *r)
 {
     const gr_plan *p = &r->plan.reduce;
     if (r->where == 1) {
         return host_plan_dict(d, r);
     }
+    if (r->is_exact) {
+        return exact_plan_dict(d, r);
+    }
     return add_placement(Py_BuildValue(
         "{s:s, s:s, s:i, s:i, s:i, s:i, s:O, s:n, s:n, s:i, s:i, s:s, s:s, "
-        "s:s, s:O, s:n, s:n, s:n, s:n, s:O, s:O}",
+        "s:s, s:O, s:n, s:n, s:n, s:n, s:O, s:O, s:s}",
         "variant", p->variant, "kernel",
         p->kind == GR_K_GROUP ? "gr_reduce_group" : "gr_reduce_items",
         "wg_size", p->wg, "vw", p->vw, "ilp", p->ilp, "lanes", p->lanes,
@@ -59,7 +75,7 @@ PyObject *reduce_plan_dict(const gr_device *d, const gr_result *r)
         (Py_ssize_t)r->lay.seg_stride, "elem_stride",
         (Py_ssize_t)r->lay.elem_stride, "tuned",
         p->tuned ? Py_True : Py_False, "copied",
-        r->copied ? Py_True : Py_False), r);
+        r->copied ? Py_True : Py_False, "row", p->row ? p->row : ""), r);
 }
 
 PyObject *scan_plan_dict(const gr_device *d, const gr_scan_plan *p,
@@ -71,7 +87,7 @@ PyObject *scan_plan_dict(const gr_device *d, const gr_scan_plan *p,
                                          "workgroup", "subgroup"};
     return Py_BuildValue(
         "{s:s, s:s, s:s, s:i, s:i, s:i, s:n, s:n, s:n, s:i, s:i, s:s, s:s, "
-        "s:O, s:s, s:n, s:n, s:n, s:n}",
+        "s:O, s:s, s:n, s:n, s:n, s:n, s:s}",
         "variant", p->variant, "kernel", kinds[p->kind], "combine",
         locals[p->local], "wg_size", p->wg, "items", p->items, "ilp", p->ilp,
         "groups", (Py_ssize_t)p->parts, "chunk", (Py_ssize_t)p->chunk,
@@ -81,7 +97,7 @@ PyObject *scan_plan_dict(const gr_device *d, const gr_scan_plan *p,
         acc->comp ? Py_True : Py_False, "device", d->name, "segments",
         (Py_ssize_t)lay->M, "segment_length", (Py_ssize_t)lay->L,
         "seg_stride", (Py_ssize_t)lay->seg_stride, "elem_stride",
-        (Py_ssize_t)lay->elem_stride);
+        (Py_ssize_t)lay->elem_stride, "row", p->row ? p->row : "");
 }
 
 PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
@@ -89,7 +105,7 @@ PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
 {
     return Py_BuildValue(
         "{s:s, s:s, s:i, s:n, s:n, s:n, s:O, s:O, s:s, s:s, s:n, s:K, s:K, "
-        "s:n, s:O}",
+        "s:n, s:O, s:s}",
         "function", func, "variant", p->name ? p->name : "", "wg_size", p->wg,
         "items", (Py_ssize_t)p->items, "groups", (Py_ssize_t)p->groups,
         "parts", (Py_ssize_t)p->parts, "ptx", p->ptx ? Py_True : Py_False,
@@ -98,7 +114,7 @@ PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
         (unsigned long long)fx->heads, "descents",
         (unsigned long long)fx->descents, "num_keys",
         (Py_ssize_t)fx->num_keys, "measured",
-        fx->unmeasured ? Py_False : Py_True);
+        fx->unmeasured ? Py_False : Py_True, "row", p->row ? p->row : "");
 }
 
 /* ---------------------------------------------------- result objects */

@@ -80,7 +80,8 @@ static int ex_host_rows(ex_call *c)
         gr_status_kind(c->st, GR_E_MEMORY, "out of host memory");
         return -1;
     }
-    dp_gather_rows(&c->v, in->host, c->isz, c->copy);
+    dp_gather_rows(&c->v, in->host + c->v.base * (ptrdiff_t)c->isz, c->isz,
+                   c->copy);
     c->src = c->copy;
     c->v.lay.seg_stride = (ptrdiff_t)c->L;
     c->v.lay.elem_stride = 1;

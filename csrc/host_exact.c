@@ -27,8 +27,10 @@
  */
 #include "gpured.h"
 #include "host_exact.h"
+#include "hostpar.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------- the long accumulator */
@@ -426,6 +428,55 @@ void gr_host_exact_run(const char *p, gr_dtype t, size_t n, ptrdiff_t es,
     }
 }
 
+/* A long segment on several threads: tasks of CHUNK elements, each into
+ * its own accumulator, merged after (any order: the sum is exact). */
+#define CHUNK ((size_t)1 << 18)
+
+typedef struct {
+    const char *p;
+    gr_dtype t;
+    size_t n;
+    ptrdiff_t es;
+    int nan;
+    gr_sacc *s;        /* one a task */
+    uint64_t *count;
+} par_job;
+
+static void par_task(void *arg, size_t i)
+{
+    par_job *j = arg;
+    const size_t lo = i * CHUNK, len = j->n - lo < CHUNK ? j->n - lo : CHUNK;
+    gr_sacc_init(&j->s[i]);
+    gr_host_exact_run(j->p + (ptrdiff_t)lo * j->es, j->t, len, j->es, j->nan,
+                      &j->s[i], &j->count[i]);
+}
+
+/* One segment into s: on the pool's threads where it is long enough and
+ * the machine has more than one CPU (2 cores, 2026-11-28: 1-256 MiB
+ * float32 0.22-0.45x numpy.sum on one thread). */
+static void segment(const char *p, gr_dtype t, size_t n, ptrdiff_t es,
+                    int nan, gr_sacc *s, uint64_t *count)
+{
+    const size_t tasks = (n + CHUNK - 1) / CHUNK;
+    const int cpus = gr_par_cpus();
+    par_job j = {p, t, n, es, nan, NULL, NULL};
+    if (tasks < 2 || cpus < 2 ||
+        (j.s = malloc(tasks * sizeof *j.s)) == NULL ||
+        (j.count = malloc(tasks * sizeof *j.count)) == NULL) {
+        free(j.s);
+        gr_host_exact_run(p, t, n, es, nan, s, count);
+        return;
+    }
+    gr_par_run(par_task, &j, tasks, cpus);
+    *count = 0;
+    for (size_t i = 0; i < tasks; ++i) {
+        gr_sacc_merge(s, &j.s[i]);
+        *count += j.count[i];
+    }
+    free(j.s);
+    free(j.count);
+}
+
 /* M segments of L elements (byte strides ss between segments, es between
  * elements) summed exactly (with *init where given); mean: divided by the
  * count (nan: NaNs left out of both), each rounded once to rt and stored
@@ -438,7 +489,7 @@ void gr_host_exact(const char *src, gr_dtype t, size_t M, size_t L,
         gr_sacc s;
         uint64_t count = 0;
         gr_sacc_init(&s);
-        gr_host_exact_run(src + (ptrdiff_t)m * ss, t, L, es, nan, &s, &count);
+        segment(src + (ptrdiff_t)m * ss, t, L, es, nan, &s, &count);
         if (init != NULL) { /* sum's initial= is one more element */
             gr_sacc_add(&s, *init);
         }
