@@ -306,9 +306,10 @@ def test_arg_0d_axis_agrees():
 # nan* functions with an integer dtype=
 # --------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="nansum/nanprod/nancumsum/nancumprod of floats with an "
+@pytest.mark.xfail(strict=False, reason="nansum/nanprod/nancumsum/nancumprod of floats with an "
                    "integer dtype= on the device cast NaN to the integer before skipping it: "
-                   "nansum([nan, 2.], dtype=int32) -2147483646, NumPy 2")
+                   "nansum([nan, 2.], dtype=int32) -2147483646, NumPy 2 (PoCL; NVIDIA's "
+                   "conversion of NaN gives 0, which hides it for the scans: not strict)")
 @pytest.mark.parametrize("mode", ["current", "dev"])
 @pytest.mark.parametrize("fn,dtype", [("nansum", np.int32), ("nanprod", np.int32),
                                       ("nancumprod", np.int8), ("nancumsum", np.int64)])
