@@ -23,7 +23,7 @@
  *                                      GR_SACC_N + 1: non-NaN elements
  *
  * Pass 2, gr_exact_final (a work-group per segment): the groups' digits
- * summed, carries moved up, the magnitude rounded once to GR_EX_R (to
+ * summed (and sum's initial= added as one more element), carries moved up, the magnitude rounded once to GR_EX_R (to
  * nearest, ties to even, GR_EX_R's precision and subnormal range); mean: the
  * exact value divided by the count first, the remainder kept as the
  * sticky bit.
@@ -104,6 +104,27 @@ void gr_sacc_add_local(volatile __local long *acc, volatile __local int *flags,
         }                                                                    \
     } while (0)
 
+/* One element: NaN left out (nansum), huge or non-finite values straight
+ * into the accumulator, the rest into the expansion. */
+#if GR_EX_NAN
+#define GR_EX_SKIP(x) isnan(x)
+#else
+#define GR_EX_SKIP(x) 0
+#endif
+#define GR_EX_TAKE(x)                                                        \
+    do {                                                                     \
+        if (!GR_EX_SKIP(x)) {                                                \
+            ++kept;                                                          \
+            if (fabs(x) > 0x1p1000) { /* and infinities, NaN */              \
+                gr_sacc_add_local(acc, &flags, (x));                         \
+            } else {                                                         \
+                GR_EX_FPE_ADD(c, (x), acc, &flags);                          \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+
+#define GR_EX_U 8 /* loads in flight per work-item */
+
 __kernel __attribute__((reqd_work_group_size(GR_EX_WG, 1, 1)))
 void gr_exact_part(__global const GR_EX_T *src, ulong base, ulong L, long ss,
                    long es, __global long *part)
@@ -131,19 +152,22 @@ void gr_exact_part(__global const GR_EX_T *src, ulong base, ulong L, long ss,
     }
     ulong kept = 0;
     __global const GR_EX_T *p = src + base + (long)m * ss;
-    for (ulong i = g * GR_EX_WG + lid; i < L; i += G * GR_EX_WG) {
+    const ulong step = G * GR_EX_WG;
+    ulong i = g * GR_EX_WG + lid;
+    /* GR_EX_U loads in flight before the folds (the loads' latency, not
+     * the TwoSums, bounds this loop) */
+    for (; i + (GR_EX_U - 1) * step < L; i += GR_EX_U * step) {
+        double x[GR_EX_U];
+        for (int u = 0; u < GR_EX_U; ++u) {
+            x[u] = (double)p[(long)(i + u * step) * es];
+        }
+        for (int u = 0; u < GR_EX_U; ++u) {
+            GR_EX_TAKE(x[u]);
+        }
+    }
+    for (; i < L; i += step) {
         const double x = (double)p[(long)i * es];
-#if GR_EX_NAN
-        if (isnan(x)) {
-            continue;
-        }
-#endif
-        ++kept;
-        if (fabs(x) > 0x1p1000) { /* and infinities, NaN */
-            gr_sacc_add_local(acc, &flags, x);
-        } else {
-            GR_EX_FPE_ADD(c, x, acc, &flags);
-        }
+        GR_EX_TAKE(x);
     }
 
     /* 2. the group's expansions merged in a tree, the last one added */
@@ -287,9 +311,11 @@ GR_EX_R gr_sacc_round(long *d, int fl, ulong div)
 /* Pass 2: segment m's G groups summed and rounded into out[m]. */
 __kernel __attribute__((reqd_work_group_size(GR_EX_WG, 1, 1)))
 void gr_exact_final(__global const long *part, ulong G, ulong L,
-                    __global GR_EX_R *out, ulong out_off)
+                    __global GR_EX_R *out, ulong out_off, int has_init,
+                    double init)
 {
     __local long d[GR_EX_PART];
+    __local int fl;
     const uint lid = get_local_id(0);
     const ulong m = get_group_id(0);
     __global const long *p = part + m * G * GR_EX_PART;
@@ -302,12 +328,16 @@ void gr_exact_final(__global const long *part, ulong G, ulong L,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
+        fl = (int)d[GR_SACC_N];
+        if (has_init) { /* sum's initial= is one more element */
+            gr_sacc_add_local(d, &fl, init);
+        }
         long dig[GR_SACC_N];
         for (int i = 0; i < GR_SACC_N; ++i) {
             dig[i] = d[i];
         }
         const ulong n = GR_EX_MEAN ? (ulong)d[GR_SACC_N + 1] : 1;
         out[out_off + m] = GR_EX_MEAN && n == 0 ? (GR_EX_R)NAN
-                                             : gr_sacc_round(dig, (int)d[GR_SACC_N], n);
+                                                : gr_sacc_round(dig, fl, n);
     }
 }
