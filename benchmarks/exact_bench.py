@@ -87,13 +87,31 @@ def gpu():
             "exact" if dt == "float64" and got == want else "(checked in tests)"))
 
 
+def sweep():
+    """The GPU plan's geometry: loads in flight (items) x groups a CU."""
+    cu = gpured.get_device()["compute_units"]
+    for dt in ("float32", "float64"):
+        n = (1 << 30) // np.dtype(dt).itemsize
+        d = gpured.to_device(np.random.default_rng(0).standard_normal(n).astype(dt))
+        tp = wall(lambda: gpured.sum(d), 10, sync=gpured.synchronize)
+        for items in (4, 8, 16):
+            for per in (4, 8, 16):
+                t = wall(lambda: gpured.sum(d, exact=True, items=items, groups=per * cu),
+                         10, sync=gpured.synchronize)
+                print("%-8s items %2d groups %3d/CU  %.3f ms  %.2f of plain" % (
+                    dt, items, per, t * 1e3, tp / t))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--sizes", default="1,4,16,64,256")
     args = ap.parse_args()
     print("device:", gpured.get_device()["name"])
-    if args.gpu:
+    if args.sweep:
+        sweep()
+    elif args.gpu:
         gpu()
     else:
         cpu([int(s) for s in args.sizes.split(",")])

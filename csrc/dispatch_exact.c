@@ -278,7 +278,7 @@ int dp_run_exact(gr_request *req, gr_result *res, gr_status *st)
     if ((c.d = dp_dev_begin(req, st)) == NULL) {
         return -1;
     }
-    rc = gr_plan_exact(c.d, c.M, c.L, &c.plan);
+    rc = gr_plan_exact(c.d, c.M, c.L, &req->kn, &c.plan);
     res->exact = c.plan;
     res->is_exact = 1;
     if (rc != 0) {

@@ -31,11 +31,12 @@ static int exact_defines(const gr_exact_plan *p, gr_dtype t, gr_dtype rt,
         "#define GR_ILP 1\n#define GR_SG 0\n"
         "#define GR_EX_T %s\n#define GR_EX_R %s\n#define GR_EX_WG %d\n"
         "#define GR_EX_K %d\n#define GR_EX_NAN %d\n#define GR_EX_MEAN %d\n"
-        "#define GR_EX_PREC %d\n#define GR_EX_LSB %d\n#define GR_EX_RMAX %s\n",
+        "#define GR_EX_PREC %d\n#define GR_EX_LSB %d\n#define GR_EX_RMAX %s\n"
+        "#define GR_EX_U %d\n",
         p->wg, t == GR_FLOAT32 ? "float" : "double",
         f32 ? "float" : "double", p->wg, p->k, nan, mean, f32 ? 24 : 53,
         f32 ? 1074 - 149 : 0,
-        f32 ? "0x1.fffffep127" : "0x1.fffffffffffffp1023");
+        f32 ? "0x1.fffffep127" : "0x1.fffffffffffffp1023", p->u);
     return w > 0 && (size_t)w < n ? 0 : -1;
 }
 

@@ -831,11 +831,13 @@ int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
 typedef struct {
     int wg;             /* work-group size (a power of two)              */
     int k;              /* doubles in each work-item's expansion         */
+    int u;              /* loads in flight a work-item (the items knob)  */
     size_t groups;      /* work-groups per segment in pass 1             */
     const char *row;    /* the geometry table's row                       */
     char why[256];
 } gr_exact_plan;
-int gr_plan_exact(const gr_device *d, size_t M, size_t L, gr_exact_plan *p);
+int gr_plan_exact(const gr_device *d, size_t M, size_t L, const gr_knobs *kn,
+                  gr_exact_plan *p);
 
 /* ------------------------------------------------------------- dispatch.c
  * One request: a public function applied to operands.  api.c fills it

@@ -34,7 +34,8 @@
  * length), GR_EX_NAN (1: NaNs left out, nansum/nanmean), GR_EX_MEAN (1: divide
  * by the count), GR_EX_PREC and GR_EX_LSB (GR_EX_R's precision and the position of
  * its smallest subnormal's bit above 2^-1074), GR_EX_RMAX (its largest finite
- * value).  Needs fp64 and 64-bit integer atomics.
+ * value), GR_EX_U (loads in flight a work-item).  Needs fp64 and 64-bit
+ * integer atomics.
  */
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 
@@ -122,8 +123,6 @@ void gr_sacc_add_local(volatile __local long *acc, volatile __local int *flags,
             }                                                                \
         }                                                                    \
     } while (0)
-
-#define GR_EX_U 8 /* loads in flight per work-item */
 
 __kernel __attribute__((reqd_work_group_size(GR_EX_WG, 1, 1)))
 void gr_exact_part(__global const GR_EX_T *src, ulong base, ulong L, long ss,
