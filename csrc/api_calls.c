@@ -521,7 +521,7 @@ gr_device *request_begin(const fdef *f, PyObject *a, PyObject *out,
      * checked for NaNs (the face's all-NaN rule): (result, flag) */
     req->mode = mode == GR_RUN_NANCHECK ? GR_RUN : (gr_mode)mode;
     req->nan_check = mode == GR_RUN_NANCHECK;
-    /* Placement may answer on the host (policy.c decides): not when the
+    /* Placement may answer on the host (place.c decides): not when the
      * user pinned a device, a variant or a knob, nor when timing. */
     req->host_ok = gr_placement_auto() && k->device < 0 && mode != GR_BENCH &&
                    (k->kn.variant == NULL ||

@@ -738,7 +738,7 @@ PyObject *py_split_rates(PyObject *self, PyObject *args)
 }
 
 /* host_threads(threads=None, grain=None, call_us=None, gbs=None) -> the
- * host path's threads and their rates (policy.c gr_hpar), after setting
+ * host path's threads and their rates (place.c gr_host_par), after setting
  * those given: threads 0 is automatic; gbs {family: GB/s}, 0 the
  * model's default; measured=True marks rates as measured (tuned.json).
  * "counts": what the pool did so far (hostpar.h gr_par_counts). */

@@ -1,6 +1,6 @@
 /*
  * gpured — reduce-by-key: enqueue the kernels of kernels/bykey.cl for a
- * plan (policy.c, gr_bk_plan_for).  reduce_by_key (runs of equal keys, in
+ * plan (plan_bykey.c, gr_bk_plan_for).  reduce_by_key (runs of equal keys, in
  * order), sum_by_key (a dense array of num_keys bins), scan_by_key
  * (segmented prefix scans); the order in which they run (measure the keys,
  * plan, allocate, aggregate, read a count) is dispatch.c's.

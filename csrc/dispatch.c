@@ -10,7 +10,7 @@
  *                first, reduced axes last (sorted by stride when the
  *                operator ignores order, negative strides flipped), merged
  *                into one stride each where memory allows, else one copy;
- *                the plan (policy.c); host memory in place (CPU devices),
+ *                the plan (plan_<family>.c); host memory in place (CPU devices),
  *                uploaded, streamed through pinned buffers or split into
  *                pieces of the largest buffer (GPUs); results straight into
  *                the destination, or through the epilogue kernel (mean's

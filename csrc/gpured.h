@@ -1,21 +1,23 @@
 /*
  * gpured — the one header shared by the C files of the extension.
  *
- * Layers (data flows top to bottom, never back up):
+ * Layers (data flows top to bottom, never back up), each cut by family
+ * with one hallway file (docs/design.md has the whole list):
  *
- *   api.c        the Python face of every family: arguments, NumPy arrays
- *                and device arrays in, one gr_request out; results back to
- *                Python.  array.c holds the two Python types it builds on
- *                (Buffer, ArrayBase) and the dtype table's NumPy side.
- *   dispatch.c   runs a gr_request (no Python object below this line):
- *                layouts, copies a plan needs, host vs device operands,
- *                splitting to the largest buffer, streaming, `initial`,
- *                casts into `out`, temporaries from the pool.
- *   policy.c     every "auto" rule: accumulators, plans of the three
- *                families, the tuned table.  Pure functions.
+ *   api_*.c      the Python face: api.c the module, api_args.c /
+ *                api_calls.c / api_results.c the hallway, then
+ *                api_reduce.c, api_scan.c, api_segments.c, api_bykey.c,
+ *                api_explain.c, api_memory.c, api_interop.c.  array.c
+ *                holds the Python types it builds on (Buffer, ArrayBase).
+ *   dispatch*.c  runs a gr_request (no Python object below this line):
+ *                dispatch.c the entry, dispatch_common.c the hallway,
+ *                dispatch_<family>.c, host_epilogue.c, blocks.c.
+ *   policy.c     every "auto" rule, pure: policy.c the tables, accum.c,
+ *                place.c, plan_<family>.c.
  *   reduce.c     enqueue the passes of a plan, one file per family
- *   scan.c
- *   bykey.c
+ *   scan.c  bykey.c  exact.c
+ *   host*.c      the host path (no OpenCL): host.c, host_loops.c,
+ *                host_minmax.c, host_<family>.c, hostpar.c (threads)
  *   stream.c     pinned staging (GPUs), buffers.c: zero-copy (CPUs)
  *   pool.c       per-device caching allocator (refcounted blocks)
  *   launch.c     kernel arguments, launches, event spans
@@ -23,7 +25,7 @@
  *   runtime.c    platforms, devices, contexts, queues, errors
  *
  * Code that runs with the GIL released never touches a Python object: it
- * reports failure through a gr_status, which api.c turns into a Python
+ * reports failure through a gr_status, which the api turns into a Python
  * exception once the GIL is held again (gr_raise, runtime.c).
  */
 #ifndef GPURED_H

@@ -66,7 +66,7 @@
  * argmin and argmax (DEF_MMZ, DEF_ARGZ: one vmaxps/vminps a vector) and
  * float32 rows summed in double from 256 elements (fsumwz_fold_f32).
  *
- * Threads.  A call of many bytes (gr_host_op.threads > 1, as policy.c's
+ * Threads.  A call of many bytes (gr_host_op.threads > 1, as place.c's
  * model decides) is cut into tasks for hostpar.c's pool: see "several
  * threads" in host_reduce.c.  On the 2-core machine this was tuned on a
  * second thread measured slower with threads made per call (2026-11-26:

@@ -341,14 +341,14 @@ static int bk_auto(const gr_device *d, gr_bk_func f, const gr_bk_types *ty,
     if (det && d->is_gpu && facts->descents != 0 &&
         bk_fixed_ok(d, f, ty, facts->n, facts->num_keys, NULL, 0)) {
         /* H100, 10 Mi float64 values into 2^20 random keys: see
-         * BENCHMARKS.md (the radix sort, then lookback: 0.90 ms) */
+         * docs/journal/BENCHMARKS.md (the radix sort, then lookback: 0.90 ms) */
         snprintf(p->why, sizeof p->why, "deterministic float sums on a GPU, "
                  "keys not sorted: fixed-point sums by integer atomics, "
                  "rounded once (the same bits in any order)");
         return GR_BKV_FIXED;
     }
     if (det && d->is_gpu && d->atomics64) {
-        /* H100, 10 Mi f64 values, 2^20 sorted keys: see BENCHMARKS.md */
+        /* H100, 10 Mi f64 values, 2^20 sorted keys: see docs/journal/BENCHMARKS.md */
         snprintf(p->why, sizeof p->why, "deterministic on a GPU: the runs "
                  "of sorted keys in one pass (decoupled look-back, no value "
                  "through an atomic), each run then to its bin");

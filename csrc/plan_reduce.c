@@ -208,7 +208,7 @@ static const reduce_row reduce_rows[] = {
     [RR_ITEMS_CPU] = {.row = "cpu segment per item", .short_max = 16,
                       .wg = 64, .vw = 1, .fill = 4},
     /* CPUs: adjacent columns are read as one 64-byte vector per row by
-     * one work-item (0.6 -> see BENCHMARKS.md); GPUs coalesce across
+     * one work-item (0.6 -> see docs/journal/BENCHMARKS.md); GPUs coalesce across
      * work-items instead.  Each part's rows span at most 4 MiB.  A
      * work-item reads 64 bytes a row, every row on its own page: over
      * more, each page walk misses the TLB, where the groups of one part

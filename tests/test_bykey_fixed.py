@@ -175,7 +175,7 @@ def test_key_dtypes_and_device_arrays(kdt):
 def test_plans():
     """Named: float sums only (sum_by_key); auto: GPUs' deterministic
     float sums on unsorted keys (H100, 10 Mi float64 values into 2^20
-    keys: BENCHMARKS.md); sorted keys keep lookback's single pass, CPUs
+    keys: docs/journal/BENCHMARKS.md); sorted keys keep lookback's single pass, CPUs
     the radix sort (PoCL, 2 cores, 1 Mi values: fixed_point 33 ms, the
     radix sort and sorted segments 8 ms)."""
     rng = np.random.default_rng(5)
