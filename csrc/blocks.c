@@ -5,7 +5,7 @@
  * queue adoption (PyOpenCL), maps and host memory as CPU blocks.
  */
 
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -25,28 +25,12 @@
  * other threads keep enqueuing.  Temporaries come from the device pool.
  *
  * This file is the layer's entry (gr_dispatch: which family's driver runs
- * the request); dispatch.h lists the layer's files, one per family plus
+ * the request); dispatch_common.h lists the layer's files, one per family plus
  * the hallway (dispatch_common.c) and the host finishing (host_epilogue.c).
  */
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <string.h>
-
-void gr_request_clear(gr_request *req)
-{
-    gr_block_put(req->in.blk);
-    gr_block_put(req->vals.blk);
-    gr_block_put(req->out.blk);
-    gr_block_put(req->mask.blk);
-    req->in.blk = req->vals.blk = req->out.blk = req->mask.blk = NULL;
-}
-
-void gr_result_clear(gr_result *res)
-{
-    gr_block_put(res->blk[0]);
-    gr_block_put(res->blk[1]);
-    res->blk[0] = res->blk[1] = NULL;
-}
 
 /* The request's family's driver (reps timed under the profiling queue). */
 int gr_dispatch(gr_request *req, gr_result *res, gr_status *st)

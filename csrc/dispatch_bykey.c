@@ -4,7 +4,7 @@
  * sort where determinism asks for one, aggregation (bykey.c), counts.
  */
 
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * the device's lock (dp_dev_begin).  No family's code lives here.
  */
 
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -402,4 +402,22 @@ void dp_gather_masked(const gr_request *req, char *dst, char *wdst)
         dp_host_gather(wdst, req->mask.host, n, shape, bstr,
                        isz_of(req->mask.t));
     }
+}
+
+/* ------------------------------------------- a request's references */
+
+void gr_request_clear(gr_request *req)
+{
+    gr_block_put(req->in.blk);
+    gr_block_put(req->vals.blk);
+    gr_block_put(req->out.blk);
+    gr_block_put(req->mask.blk);
+    req->in.blk = req->vals.blk = req->out.blk = req->mask.blk = NULL;
+}
+
+void gr_result_clear(gr_result *res)
+{
+    gr_block_put(res->blk[0]);
+    gr_block_put(res->blk[1]);
+    res->blk[0] = res->blk[1] = NULL;
 }

@@ -9,7 +9,7 @@
  * Float32 and float64 inputs into float32 or float64 results; integer
  * inputs never come here (their sums are exact already: api's rule).
  */
-#include "dispatch.h"
+#include "dispatch_common.h"
 #include "exact.h"
 #include "host_exact.h"
 

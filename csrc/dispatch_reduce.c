@@ -6,7 +6,7 @@
  * the kernels (reduce.c) and the epilogue into out.
  */
 
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * dispatch_reduce.c calls these where placement picks the host.
  */
 
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * long 1-D host scans streamed through pinned buffers (scan_streamed).
  */
 
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * checked the user's).  Small host inputs are answered by host.c's loops
  * (one strided reduction per segment); the rest by kernels/segments.cl. */
 
-#include "dispatch.h"
+#include "dispatch_common.h"
 
 #include <math.h>
 #include <stdio.h>

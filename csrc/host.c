@@ -74,114 +74,17 @@
  * model uses it only where 4 CPUs or more are there (or
  * GPURED_HOST_THREADS says so).
  *
- * Files.  host.h is the layer's face; host_loops.h its private header
+ * Files.  host_api.h is the layer's face; host_loops.h its private header
  * (dtype names, vectors, states, TwoSum, the clone switches, what the
  * files share).  The typed loops: host_loops.c (add, mul: integer, wide,
  * compensated, AVX-512 column sums, products), host_minmax.c (min, max,
  * argmin, argmax, all, any); the drivers: host_reduce.c (gr_host_reduce,
  * gr_host_var, gr_host_count), host_scan.c (scan kernels and
  * gr_host_scan).  This file holds what they share: the kernels' pick for
- * (op, t, r), gathered chunks, states merged, the column kernels' room,
+ * (op, t, r), states merged, the column kernels' room,
  * the thread cut, gr_host_as_double.
  */
 #include "host_loops.h"
-
-/* A float cast to an integer result as x86 NumPy does for in-range values;
- * out of range and NaN give the type's "integer indefinite" (lowest value
- * of the 32- or 64-bit conversion) instead of undefined behaviour. */
-static uint64_t float_to_int(double d, gr_dtype r)
-{
-    const int size = gr_dtypes[r].size;
-    if (r == GR_UINT64 && d >= 9223372036854775808.0 &&
-        d < 18446744073709551616.0) {
-        return (uint64_t)(d - 9223372036854775808.0) + (UINT64_C(1) << 63);
-    }
-    if (size == 8 || r == GR_UINT32) {
-        if (d > -9223372036854775808.0 && d < 9223372036854775808.0) {
-            return (uint64_t)(int64_t)d;
-        }
-        return UINT64_C(1) << 63;
-    }
-    if (d > -2147483649.0 && d < 2147483648.0) {
-        return (uint64_t)(int64_t)(int32_t)d;
-    }
-    return (uint64_t)(int64_t)INT32_MIN;
-}
-
-/* dst[i] = element i of (src, sb bytes apart) of dtype t, as kernel type kt
- * (r is the result dtype, for KT_U64).  KT_SAME copies bytes. */
-void gr_host_gather(void *dst, int kt, const char *src, ptrdiff_t sb,
-                    gr_dtype t, gr_dtype r, size_t n)
-{
-    size_t i;
-    if (kt == KT_SAME) {
-        /* A strided copy by element size. */
-        switch (gr_dtypes[t].size) {
-        case 1:
-            for (i = 0; i < n; ++i) {
-                ((uint8_t *)dst)[i] =
-                    *(const uint8_t *)(src + (ptrdiff_t)i * sb);
-            }
-            return;
-        case 2:
-            for (i = 0; i < n; ++i) {
-                memcpy((uint16_t *)dst + i, src + (ptrdiff_t)i * sb, 2);
-            }
-            return;
-        case 4:
-            for (i = 0; i < n; ++i) {
-                memcpy((uint32_t *)dst + i, src + (ptrdiff_t)i * sb, 4);
-            }
-            return;
-        default:
-            for (i = 0; i < n; ++i) {
-                memcpy((uint64_t *)dst + i, src + (ptrdiff_t)i * sb, 8);
-            }
-            return;
-        }
-    }
-    /* Casts: each element read in its own type and cast once to the
-     * destination (an int64 becomes a float32 in one rounding). */
-#define GATHER_CAST(DT, EXPR)                                                \
-    switch (t) {                                                             \
-    case GR_BOOL:                                                            \
-        for (i = 0; i < n; ++i) {                                            \
-            s_b e_ = *(const s_b *)(src + (ptrdiff_t)i * sb);                \
-            ((DT *)dst)[i] = (DT)(e_ != 0);                                  \
-        }                                                                    \
-        break;                                                               \
-    GATHER_CASE(GR_INT8, s_i8, DT, EXPR)                                     \
-    GATHER_CASE(GR_UINT8, s_u8, DT, EXPR)                                    \
-    GATHER_CASE(GR_INT16, s_i16, DT, EXPR)                                   \
-    GATHER_CASE(GR_UINT16, s_u16, DT, EXPR)                                  \
-    GATHER_CASE(GR_INT32, s_i32, DT, EXPR)                                   \
-    GATHER_CASE(GR_UINT32, s_u32, DT, EXPR)                                  \
-    GATHER_CASE(GR_INT64, s_i64, DT, EXPR)                                   \
-    GATHER_CASE(GR_UINT64, s_u64, DT, EXPR)                                  \
-    GATHER_CASE(GR_FLOAT32, s_f32, DT, EXPR)                                 \
-    GATHER_CASE(GR_FLOAT64, s_f64, DT, EXPR)                                 \
-    default:                                                                 \
-        break;                                                               \
-    }
-#define GATHER_CASE(TAG, ST, DT, EXPR)                                       \
-    case TAG:                                                                \
-        for (i = 0; i < n; ++i) {                                            \
-            ST e_;                                                           \
-            memcpy(&e_, src + (ptrdiff_t)i * sb, sizeof e_);                 \
-            ((DT *)dst)[i] = EXPR;                                           \
-        }                                                                    \
-        break;
-    if (kt == KT_F32) {
-        GATHER_CAST(float, (float)e_)
-    } else if (kt == KT_F64) {
-        GATHER_CAST(double, (double)e_)
-    } else {
-        /* KT_U64: float inputs of an integer add/mul. */
-        GATHER_CAST(uint64_t, float_to_int((double)e_, r))
-    }
-#undef GATHER_CASE
-#undef GATHER_CAST
-}
 
 /* Fills *k for (op, t, r); -1 if unsupported.  The kernels by family:
  * host_loops.c (add, mul), host_minmax.c (the rest). */

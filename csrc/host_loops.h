@@ -6,12 +6,12 @@
  * files share: the reduction kernels' picks (gr_red_impl), the chunked
  * fold of one segment, states merged, the thread cut.  Included by
  * host.c, host_loops.c, host_minmax.c, host_reduce.c and host_scan.c
- * only; the layer's face is host.h.
+ * only; the layer's face is host_api.h.
  */
 #ifndef GPURED_HOST_LOOPS_H
 #define GPURED_HOST_LOOPS_H
 
-#include "host.h"
+#include "host_api.h"
 
 #include <math.h>
 #include <stdint.h>

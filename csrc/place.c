@@ -5,7 +5,7 @@
  * splits between two devices (gr_split_plan).  No OpenCL, no Python.
  */
 #include "policy.h"
-#include "host.h"
+#include "host_api.h"
 #include "hostpar.h"
 
 #include <math.h>

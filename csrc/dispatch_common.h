@@ -23,7 +23,7 @@
 #define GPURED_DISPATCH_H
 
 #include "gpured.h"
-#include "host.h"
+#include "host_api.h"
 
 static inline size_t isz_of(gr_dtype t) { return (size_t)gr_dtypes[t].size; }
 /* nan* functions act on float elements only (integers have no NaN: the
