@@ -151,12 +151,14 @@ def sum(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
         out: _Out = None, keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
         variant: ReduceVariant | str = "auto", wg_size: int | None = None,
         groups: int | None = None, items: int | None = None, ilp: int | None = None,
-        vw: int | None = None, device: _Device = None) -> _Result: ...
+        vw: int | None = None, device: _Device = None,
+        exact: bool = False) -> _Result: ...
 def nansum(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
            out: _Out = None, keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
            variant: ReduceVariant | str = "auto", wg_size: int | None = None,
            groups: int | None = None, items: int | None = None, ilp: int | None = None,
-           vw: int | None = None, device: _Device = None) -> _Result: ...
+           vw: int | None = None, device: _Device = None,
+           exact: bool = False) -> _Result: ...
 def prod(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
          out: _Out = None, keepdims: bool = False, initial: Any = ..., where: _Where = True, *,
          variant: ReduceVariant | str = "auto", wg_size: int | None = None,
@@ -216,7 +218,8 @@ def mean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
          out: _Out = None, keepdims: bool = False, *, where: _Where = True,
          variant: ReduceVariant | str = "auto", wg_size: int | None = None,
          groups: int | None = None, items: int | None = None, ilp: int | None = None,
-         vw: int | None = None, device: _Device = None) -> _Result: ...
+         vw: int | None = None, device: _Device = None,
+         exact: bool = False) -> _Result: ...
 def average(a: npt.ArrayLike | Array, axis: _Axis = None,
             weights: npt.ArrayLike | Array | None = None, returned: bool = False, *,
             keepdims: bool = ...,
@@ -227,7 +230,8 @@ def nanmean(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
             out: npt.NDArray[Any] | None = None, keepdims: bool = False, *, where: _Where = True,
             variant: ReduceVariant | str = "auto", wg_size: int | None = None,
             groups: int | None = None, items: int | None = None, ilp: int | None = None,
-            vw: int | None = None, device: _Device = None) -> _Result: ...
+            vw: int | None = None, device: _Device = None,
+            exact: bool = False) -> _Result: ...
 def var(a: npt.ArrayLike | Array, axis: _Axis = None, dtype: _DType = None,
         out: _Out = None, ddof: float = 0, keepdims: bool = False, *,
         where: _Where = True, correction: float = ...,

@@ -91,9 +91,12 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
     Floating-point sums are compensated: float32 accumulates in float64 where
     the device has fp64, float64 with Knuth's TwoSum per work-item and in
     every combine, so the result is at least as accurate as NumPy's pairwise
-    summation (typically correctly rounded).  Extra keywords: ``variant``,
-    ``wg_size``, ``groups``, ``items``, ``ilp``, ``vw`` (see
-    :func:`gpured.variants`) and ``device`` (for NumPy inputs).
+    summation (typically correctly rounded).  ``exact=True`` (also on
+    :func:`mean`, :func:`nansum`, :func:`nanmean`): the exact sum rounded
+    once, the same bits on every device and the host path (docs/guide.md,
+    "Exact sums").  Extra keywords: ``variant``, ``wg_size``, ``groups``,
+    ``items``, ``ilp``, ``vw`` (see :func:`gpured.variants`) and ``device``
+    (for NumPy inputs).
 
     ``where``: NumPy's mask (broadcast against ``a``); the kernels read it
     beside the elements and fold a masked-out element as the identity, in
