@@ -347,6 +347,55 @@ int dp_red_gather_dims(const red_view *v, size_t *shape, ptrdiff_t *str)
     return n;
 }
 
+/* The C-contiguous element strides of shape[0..n) into cstr; the number
+ * of elements. */
+size_t dp_packed_strides(int n, const size_t *shape, ptrdiff_t *cstr)
+{
+    size_t count = 1;
+    for (int i = n - 1; i >= 0; --i) {
+        cstr[i] = (ptrdiff_t)count;
+        count *= shape[i];
+    }
+    return count;
+}
+
+/* A packed (C-contiguous) result of type s on the device copied, cast to
+ * t, into dst laid out by oshape / ostr from element doff (the device
+ * outs of the reduction and exact drivers); epi as gr_copy_nd's. */
+int dp_copy_packed(gr_device *d, cl_mem src, gr_dtype s, cl_mem dst,
+                   gr_dtype t, size_t doff, int on, const size_t *oshape,
+                   const ptrdiff_t *ostr, const gr_epilogue *epi,
+                   gr_status *st)
+{
+    ptrdiff_t cstr[GR_MAXDIMS];
+    if (on < 0) {
+        gr_status_kind(st, GR_E_VALUE, "misaligned out");
+        return -1;
+    }
+    dp_packed_strides(on, oshape, cstr);
+    return gr_copy_nd(d, src, s, 0, dst, t, doff, on, oshape, cstr, ostr,
+                      epi, st) != 0 ? -1 : 0;
+}
+
+/* The device elements of in at gbase + the gn-d gshape / gstr (elements)
+ * copied, cast to t, into a new packed temporary *tmp (the drivers'
+ * gathers, in (kept..., reduced...) order); cstr gets its strides. */
+int dp_gather_device(gr_device *d, const gr_operand *in, ptrdiff_t gbase,
+                     int gn, const size_t *gshape, const ptrdiff_t *gstr,
+                     gr_dtype t, gr_block **tmp, ptrdiff_t *cstr,
+                     gr_status *st)
+{
+    const size_t isz = isz_of(in->t);
+    const size_t count = dp_packed_strides(gn, gshape, cstr);
+    if ((*tmp = gr_block_get(d, count * isz_of(t), st)) == NULL) {
+        return -1;
+    }
+    return gr_copy_nd(d, in->blk->mem, in->t,
+                      (size_t)((ptrdiff_t)(in->off / isz) + gbase),
+                      (*tmp)->mem, t, 0, gn, gshape, gstr, cstr, NULL,
+                      st) != 0 ? -1 : 0;
+}
+
 /* The M x L elements a view reads from src, gathered into dst in
  * (kept..., reduced...) C order (the host path's copies). */
 void dp_gather_rows(const red_view *v, const char *src, size_t isz,

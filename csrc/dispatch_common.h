@@ -88,6 +88,15 @@ gr_device *dp_dev_begin(gr_request *req, gr_status *st);
 int dp_out_geometry(const gr_operand *o, size_t *shape, ptrdiff_t *str);
 void dp_red_view_of(const gr_request *req, red_view *v);
 int dp_red_gather_dims(const red_view *v, size_t *shape, ptrdiff_t *str);
+size_t dp_packed_strides(int n, const size_t *shape, ptrdiff_t *cstr);
+int dp_copy_packed(gr_device *d, cl_mem src, gr_dtype s, cl_mem dst,
+                   gr_dtype t, size_t doff, int on, const size_t *oshape,
+                   const ptrdiff_t *ostr, const gr_epilogue *epi,
+                   gr_status *st);
+int dp_gather_device(gr_device *d, const gr_operand *in, ptrdiff_t gbase,
+                     int gn, const size_t *gshape, const ptrdiff_t *gstr,
+                     gr_dtype t, gr_block **tmp, ptrdiff_t *cstr,
+                     gr_status *st);
 void dp_gather_rows(const red_view *v, const char *src, size_t isz,
                     char *dst);
 int dp_split_dims(const gr_operand *o, uint64_t axes, size_t *shape,

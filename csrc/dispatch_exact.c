@@ -142,17 +142,8 @@ static int ex_input(ex_call *c)
         size_t gshape[GR_MAXDIMS];
         ptrdiff_t gstr[GR_MAXDIMS], cstr[GR_MAXDIMS];
         const int gn = dp_red_gather_dims(&c->v, gshape, gstr);
-        size_t n = 1;
-        for (int i = gn - 1; i >= 0; --i) {
-            cstr[i] = (ptrdiff_t)n;
-            n *= gshape[i];
-        }
-        if ((c->tmp_in = gr_block_get(d, c->M * c->L * c->isz, c->st)) ==
-                NULL ||
-            gr_copy_nd(d, in->blk->mem, in->t,
-                       (size_t)((ptrdiff_t)(in->off / c->isz) + c->v.gbase),
-                       c->tmp_in->mem, in->t, 0, gn, gshape, gstr, cstr, NULL,
-                       c->st) != 0) {
+        if (dp_gather_device(d, in, c->v.gbase, gn, gshape, gstr, in->t,
+                             &c->tmp_in, cstr, c->st) != 0) {
             return -1;
         }
         c->job.in = c->tmp_in->mem;
@@ -244,20 +235,12 @@ static int ex_finish(ex_call *c)
                                             req->out.host, 0, NULL, NULL));
         return 0;
     }
-    size_t oshape[GR_MAXDIMS], n = 1;
-    ptrdiff_t ostr[GR_MAXDIMS], cstr[GR_MAXDIMS];
+    size_t oshape[GR_MAXDIMS];
+    ptrdiff_t ostr[GR_MAXDIMS];
     const int on = dp_out_geometry(&req->out, oshape, ostr);
-    if (on < 0) {
-        gr_status_kind(st, GR_E_VALUE, "misaligned out");
-        return -1;
-    }
-    for (int i = on - 1; i >= 0; --i) {
-        cstr[i] = (ptrdiff_t)n;
-        n *= oshape[i];
-    }
-    return gr_copy_nd(d, c->tmp_out->mem, req->rt, 0, req->out.blk->mem,
-                      req->out.t, req->out.off / isz_of(req->out.t), on,
-                      oshape, cstr, ostr, NULL, st) != 0 ? -1 : 0;
+    return dp_copy_packed(d, c->tmp_out->mem, req->rt, req->out.blk->mem,
+                          req->out.t, req->out.off / isz_of(req->out.t), on,
+                          oshape, ostr, NULL, st);
 fail:
     return -1;
 }

@@ -695,17 +695,8 @@ static int red_input_device(red_call *c, int gn, const size_t *gshape,
     gr_status *st = c->st;
     if (c->res->copied) {
         ptrdiff_t cstr[GR_MAXDIMS];
-        size_t acc_n = 1;
-        for (int i = gn - 1; i >= 0; --i) {
-            cstr[i] = (ptrdiff_t)acc_n;
-            acc_n *= gshape[i];
-        }
-        if ((c->tmp_in = gr_block_get(d, v->lay.M * v->lay.L *
-                                             isz_of(c->ct), st)) == NULL ||
-            gr_copy_nd(d, in->blk->mem, in->t,
-                       (size_t)((ptrdiff_t)(in->off / isz) + v->gbase),
-                       c->tmp_in->mem, c->ct, 0, gn, gshape, gstr, cstr,
-                       NULL, st) != 0) {
+        if (dp_gather_device(d, in, v->gbase, gn, gshape, gstr, c->ct,
+                             &c->tmp_in, cstr, st) != 0) {
             return -1;
         }
         c->dmem = c->tmp_in->mem;
@@ -898,19 +889,9 @@ static int red_finish(red_call *c)
         }
         return 0;
     }
-    ptrdiff_t cstr[GR_MAXDIMS];
-    size_t acc_n = 1;
-    if (c->on < 0) {
-        gr_status_kind(st, GR_E_VALUE, "misaligned out");
-        return -1;
-    }
-    for (int i = c->on - 1; i >= 0; --i) {
-        cstr[i] = (ptrdiff_t)acc_n;
-        acc_n *= c->oshape[i];
-    }
-    return gr_copy_nd(d, c->tmp_res->mem, rest, 0, c->final_mem, c->dt,
-                      c->final_off, c->on, c->oshape, cstr, c->ostr, &c->epi,
-                      st) != 0 ? -1 : 0;
+    return dp_copy_packed(d, c->tmp_res->mem, rest, c->final_mem, c->dt,
+                          c->final_off, c->on, c->oshape, c->ostr, &c->epi,
+                          st);
 fail:
     return -1;
 }
