@@ -515,6 +515,42 @@ static void probe(gr_device *d)
     free(exts);
 }
 
+/* The Khronos ICD loader (the GPU machine's) splits OCL_ICD_FILENAMES
+ * with strtok on getenv()'s own string, so the process's environment
+ * keeps only the first file ("libpocl.so.2" of
+ * "libpocl.so.2:libnvidia-opencl.so.1") and every child process -- Dask's
+ * workers, pytest-xdist's, subprocess, multiprocessing -- saw PoCL alone:
+ * local_cluster's worker for device 1:1 found no such device (issue 43).
+ * The value is kept before the loader runs and put back after. */
+static char *icd_filenames;
+
+static void icd_env_keep(void)
+{
+    const char *v = getenv("OCL_ICD_FILENAMES");
+    icd_filenames = v != NULL ? strdup(v) : NULL;
+}
+
+static void icd_env_restore(void)
+{
+    if (icd_filenames != NULL) {
+        const char *v = getenv("OCL_ICD_FILENAMES");
+        if (v == NULL || strcmp(v, icd_filenames) != 0) {
+            /* a new string: the loader may still point into the old */
+            setenv("OCL_ICD_FILENAMES", icd_filenames, 1);
+        }
+        free(icd_filenames);
+        icd_filenames = NULL;
+    }
+}
+
+static int platforms_count(cl_uint *np)
+{
+    icd_env_keep();
+    const cl_int err = clGetPlatformIDs(0, NULL, np);
+    icd_env_restore();
+    return err == CL_SUCCESS && *np > 0;
+}
+
 int gr_runtime_init(void)
 {
     cl_uint np = 0;
@@ -524,7 +560,7 @@ int gr_runtime_init(void)
     }
     initialised = 1;
     pthread_atfork(NULL, NULL, on_fork_child);
-    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0) {
+    if (!platforms_count(&np)) {
         return 0; /* no OpenCL: devices() is empty, ops raise */
     }
     plats = calloc(np, sizeof *plats);

@@ -133,6 +133,43 @@ def test_gpured_device_env_var():
             assert json.loads(proc.stdout.strip().splitlines()[-1]) == dev["index"], spec
 
 
+def test_children_see_every_device():
+    """A child process sees the devices its parent sees, after the parent
+    enumerated them: the Khronos ICD loader (the GPU machine's) cut the
+    process's OCL_ICD_FILENAMES down to its first file in place, so Dask's
+    workers (local_cluster), pytest-xdist's and subprocess's children saw
+    PoCL alone and local_cluster's worker for '1:1' failed (issue 43);
+    runtime.c puts the value back.  Where the variable is not set (CI), the
+    test sets it to the devices' own library and a second entry."""
+    env = {}
+    if not os.environ.get("OCL_ICD_FILENAMES"):
+        libs = [p for p in ("/usr/lib/x86_64-linux-gnu/libpocl.so.2",
+                            "/usr/lib/aarch64-linux-gnu/libpocl.so.2")
+                if os.path.exists(p)]
+        if not libs:
+            pytest.skip("OCL_ICD_FILENAMES is not set and no system libpocl.so.2 "
+                        "to set it to (the pip-only set-up registers runtimes "
+                        "through OCL_ICD_VENDORS)")
+        env["OCL_ICD_FILENAMES"] = libs[0] + os.pathsep + "/nonexistent/libOpenCL-x.so"
+    code = textwrap.dedent("""
+        import json, os, subprocess, sys
+        import gpured
+        mine = [d["index"] for d in gpured.devices()]
+        child = subprocess.run(
+            [sys.executable, "-c", "import json, os, gpured; print(json.dumps("
+             "[[d['index'] for d in gpured.devices()], "
+             "os.environ.get('OCL_ICD_FILENAMES')]))"],
+            capture_output=True, text=True, check=True)
+        print(json.dumps([mine, os.environ.get("OCL_ICD_FILENAMES"),
+                          json.loads(child.stdout.splitlines()[-1])]))
+        """)
+    proc = _run_py(code, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    mine, value, (theirs, their_value) = json.loads(proc.stdout.splitlines()[-1])
+    assert their_value == value, (their_value, value)
+    assert theirs == mine and len(mine) >= 1, (theirs, mine)
+
+
 # --------------------------------------------------------------------------
 # kernel source, exceptions, variants
 # --------------------------------------------------------------------------
