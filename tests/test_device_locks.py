@@ -68,7 +68,7 @@ def test_other_device_not_blocked_by_a_held_lock():
         hold = threading.Thread(target=_core._hold_device_lock, args=(A, 4000))
         t0 = time.perf_counter()
         hold.start()
-        time.sleep(0.2)
+        time.sleep(0.3)  # the hook holds A's lock by now
         n, bad = 0, 0
         while time.perf_counter() - t0 < 1.5:
             n += 1
@@ -155,9 +155,9 @@ def test_one_device_held_lock_others_wait_and_stay_correct():
         except BaseException as e:  # noqa: BLE001 - collected
             errors.append(e)
 
-    hold = threading.Thread(target=_core._hold_device_lock, args=(dev, 800))
+    hold = threading.Thread(target=_core._hold_device_lock, args=(dev, 1500))
     hold.start()
-    time.sleep(0.1)
+    time.sleep(0.3)  # the hook holds the lock by now
     t0 = time.perf_counter()
     ts = [threading.Thread(target=work) for _ in range(4)]
     for t in ts:
@@ -168,7 +168,7 @@ def test_one_device_held_lock_others_wait_and_stay_correct():
     assert not any(t.is_alive() for t in ts)
     assert not errors, errors[:3]
     assert len(done) == 4
-    assert min(done) - t0 > 0.5  # they waited for the held lock
+    assert min(done) - t0 > 0.6  # they waited for the held lock (1.2 s)
 
 
 def test_long_calls_and_short_calls_share_one_device():
