@@ -25,7 +25,7 @@ from gpured import _core
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run_two_devices(body, timeout=240):
+def _run_two_devices(body, timeout=240, **env_extra):
     """body (Python) in a process with two PoCL devices at least; its last
     stdout line as JSON, or a skip when fewer than two devices appear."""
     prelude = textwrap.dedent("""
@@ -42,7 +42,7 @@ def _run_two_devices(body, timeout=240):
             raise SystemExit(0)
         A, B = pair
     """)
-    env = dict(os.environ, POCL_DEVICES="pthread pthread")
+    env = dict(os.environ, POCL_DEVICES="pthread pthread", **env_extra)
     env.pop("GPURED_DEVICE", None)
     p = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(body)],
                        cwd=ROOT, env=env, capture_output=True, text=True,
@@ -93,10 +93,11 @@ def test_other_device_not_blocked_by_a_held_lock():
     assert out["a_waited"] > 1.0, out  # A's own work did wait for its lock
 
 
-def test_two_devices_hammered_at_once_with_builds():
+def test_two_devices_hammered_at_once_with_builds(tmp_path):
     """Threads on two devices at once, each device building kernels of its
-    own (program caches are per device) and reading partials of both
-    (get_many): every answer right, nothing hangs."""
+    own (program caches are per device; an empty disk cache, which the two
+    identical PoCL devices write under the same keys at once) and reading
+    partials of both (get_many): every answer right, nothing hangs."""
     out = _run_two_devices("""
         rng = np.random.default_rng(3)
         data = [rng.integers(-9, 9, 5000 + 97 * i).astype(np.int32)
@@ -130,9 +131,11 @@ def test_two_devices_hammered_at_once_with_builds():
             t.join(180)
         print(json.dumps({"alive": sum(t.is_alive() for t in ts),
                           "errors": [str(e) for e in errors[:5]]}))
-    """)
+    """, GPURED_CACHE_DIR=str(tmp_path / "cache"))
     assert out["alive"] == 0, out
     assert out["errors"] == [], out
+    assert os.listdir(tmp_path / "cache")  # binaries were written
+    assert not [f for f in os.listdir(tmp_path / "cache") if f.endswith(".tmp")]
 
 
 def test_one_device_held_lock_others_wait_and_stay_correct():
