@@ -48,8 +48,9 @@ static int default_index(void)
  *               swap: gr_profile_begin/end, prof_queue, prof_depth), the
  *               use of the queue (every enqueue, so that a call's commands
  *               stay in order), the small-read memory's creation
- *               (small_mem, small_ptr, small_failed; small_busy and
- *               small_ev are atomics, taken without it)
+ *               (small_mem, small_ptr, small_failed; small_busy is an
+ *               atomic, taken without it, and small_ev goes with its
+ *               state 2)
  *   launch.c    cl_kernel arguments: clSetKernelArg + enqueue are one
  *               step (a kernel object belongs to one device's context)
  *   programs.c  the device's program cache, kernel tables and memo
@@ -68,8 +69,9 @@ static int default_index(void)
  *   stream.c    registered host memory: reg_mu; the staging settings
  *               (cfg): written under every device's lock, read under one
  *               device's lock; statistics: atomics
- *   programs.c  statistics: atomics; disk cache files: a temporary name
- *               unique per process and call, renamed into place
+ *   programs.c  statistics: atomics; the cache directory's name: its
+ *               mutex; disk cache files: a temporary name unique per
+ *               process and call, renamed into place
  *   dispatch_common.c  the deferred frees (deferred_list): their mutex
  *   api_calls.c the pending-interrupt list: the GIL
  *   runtime.c   the device table (devices, ndevices): filled once by
