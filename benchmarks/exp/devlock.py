@@ -9,6 +9,18 @@ per run, so that the tuner builds in every run.
 
     .venv/bin/python benchmarks/exp/devlock.py [N] [SECONDS]
     (PYTHONPATH=<other checkout> for the build before issue 43)
+
+2-core CI-class host shared with other jobs, 2026-11-28, A = PoCL
+(pthread), B = Intel's CPU runtime (intel-opencl-rt), sums in 10 s with
+the tuner running on B (alone in brackets), 1-min load average:
+    4 threads   before (b2caa1c)  3586 (193730)  load 3.8-4.0
+                after             79949 (149283) load 3.8-4.5
+    4 threads   before            1241 (56443)   load 7.3-7.5
+                after             75843 (100320) load 7.6-8.2
+    16 threads  before            1651 (45460)   load 7.8-8.2
+                after             88501 (134462) load 9.2-11.5
+Before, every sum on A waited behind B's builds and timed runs; after,
+what A loses is the two cores the tuner shares with it.
 """
 import json
 import os
