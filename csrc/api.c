@@ -131,6 +131,8 @@ static PyMethodDef methods[] = {
     {"_gate", py_gate, METH_VARARGS,
      "_gate(device=None): shut the device's queue behind a user event."},
     {"_gate_open", py_gate_open, METH_O, "_gate_open(gate): let it run."},
+    {"_hold_device_lock", py_hold_device_lock, METH_VARARGS,
+     "_hold_device_lock(device, ms): tests only; hold its lock ms ms."},
     {"_busy", py_busy, METH_VARARGS,
      "_busy(device=None): earlier commands still pending?"},
     {"device_index", py_device_index, METH_O,

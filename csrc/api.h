@@ -254,6 +254,7 @@ PyObject *py_set_staging(PyObject *self, PyObject *args);
 PyObject *py_staging(PyObject *self, PyObject *noargs);
 PyObject *py_gate(PyObject *self, PyObject *args);
 PyObject *py_gate_open(PyObject *self, PyObject *cap);
+PyObject *py_hold_device_lock(PyObject *self, PyObject *args);
 PyObject *py_busy(PyObject *self, PyObject *args);
 PyObject *py_set_array_class(PyObject *self, PyObject *cls);
 /* api_interop.c */

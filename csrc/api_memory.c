@@ -561,9 +561,7 @@ PyObject *py_set_staging(PyObject *self, PyObject *args)
     gr_stream_cfg c = {(size_t)chunk, nbuf, (size_t)min_bytes, force, threads,
                        reg};
     Py_BEGIN_ALLOW_THREADS
-    gr_lock();
-    gr_stream_set_cfg(&c);
-    gr_unlock();
+    gr_stream_set_cfg(&c); /* (takes every device's lock) */
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -647,6 +645,28 @@ PyObject *py_busy(PyObject *self, PyObject *args)
         return NULL;
     }
     return PyBool_FromLong(rc);
+}
+
+/* _hold_device_lock(device, ms): hold the device's lock for ms
+ * milliseconds, the GIL released (tests of issue 43: work on another
+ * device goes on meanwhile; work on this one waits and then completes). */
+PyObject *py_hold_device_lock(PyObject *self, PyObject *args)
+{
+    PyObject *devo = Py_None;
+    double ms = 0;
+    int dev = -1;
+    if (!PyArg_ParseTuple(args, "Od", &devo, &ms) ||
+        dev_of_arg(devo, &dev) != 0) {
+        return NULL;
+    }
+    if (!(ms >= 0 && ms <= 600e3)) {
+        PyErr_SetString(PyExc_ValueError, "ms must be in [0, 600000]");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    gr_device_hold(dev, ms);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
 }
 
 PyObject *py_set_array_class(PyObject *self, PyObject *cls)

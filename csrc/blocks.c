@@ -18,9 +18,9 @@ int gr_device_ready(int dev, gr_status *st)
     if (__atomic_load_n(&d->queue, __ATOMIC_ACQUIRE) != NULL && !gr_forked()) {
         return 0;
     }
-    gr_lock();
+    gr_lock(d);
     int rc = gr_device_open(d, st);
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -29,11 +29,11 @@ int gr_block_write(gr_block *b, size_t off, const void *src, size_t n,
 {
     gr_device *d = gr_device_get(b->dev);
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0) {
         rc = gr_stream_write(d, b->mem, off, src, n, st);
     }
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -43,12 +43,12 @@ int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
 {
     gr_device *d = gr_device_get(b->dev);
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0) {
         rc = gr_read_wait(d, b->mem, off, n, dst, intr, ictx, pending,
                                 st);
     }
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -57,9 +57,10 @@ int gr_block_read(gr_block *b, size_t off, void *dst, size_t n,
  * device (a copy each into one block) and read back once: NVIDIA's read
  * into pageable host memory costs ~20 us even enqueued without blocking,
  * a copy between buffers a few.  Other reads are enqueued as they are.
- * Every device's queue is flushed, then each read waited for with gr_lock
- * released.  evs[i] gets a direct read's event (NULL for gathered ones:
- * those are waited for here, uninterrupted, before return); the caller
+ * Each device's reads are enqueued under its own lock (one at a time),
+ * its queue flushed, then each read waited for with no lock held.
+ * evs[i] gets a direct read's event (NULL for gathered ones: those are
+ * waited for here, uninterrupted, before return); the caller
  * releases the events, or keeps the host memory of those not complete
  * (an interruption, a failure) alive until they are. */
 #define GATHER_MAX 65536
@@ -119,18 +120,21 @@ static void blocks_group(blocks_call *c)
     }
 }
 
-/* Each gather's host memory and device block (gr_lock held). */
-static int blocks_open(blocks_call *c)
+/* Device dev's gather, if it has one: its host memory and device block
+ * (dev's lock held). */
+static int blocks_open(blocks_call *c, int dev)
 {
     gr_status *st = c->st;
+    gr_device *d = gr_device_get(dev);
+    if (gr_device_open(d, st) != 0) {
+        return -1;
+    }
     for (int j = 0; j < c->ng; ++j) {
         gather *g = &c->g[j];
-        gr_device *d = gr_device_get(g->dev);
-        if (g->items < 2) {
+        if (g->dev != dev || g->items < 2) {
             continue;
         }
-        if (gr_device_open(d, st) != 0 ||
-            (g->host = malloc(g->bytes)) == NULL ||
+        if ((g->host = malloc(g->bytes)) == NULL ||
             (g->tmp = gr_block_get(d, g->bytes, st)) == NULL) {
             if (st->call == NULL && st->kind == 0) {
                 gr_status_kind(st, GR_E_MEMORY, "out of host memory");
@@ -141,22 +145,23 @@ static int blocks_open(blocks_call *c)
     return 0;
 }
 
-/* Each read enqueued: a copy into its gather, or a read of its own
- * (c->i: how many were); then the gathers' reads. */
-static int blocks_enqueue(blocks_call *c)
+/* Device dev's reads enqueued (its lock held): a copy into its gather,
+ * or a read of its own; then the gather's read, and a flush. */
+static int blocks_enqueue(blocks_call *c, int dev)
 {
     gr_status *st = c->st;
+    gr_device *d = gr_device_get(dev);
     int rc = 0;
-    for (c->i = 0; c->i < c->count && rc == 0; ++c->i) {
-        const int i = c->i, k = c->gi[i];
-        gr_device *d = gr_device_get(c->b[i]->dev);
+    for (int i = 0; i < c->count && rc == 0; ++i) {
+        const int k = c->gi[i];
         cl_int e;
+        if (c->b[i]->dev != dev) {
+            continue;
+        }
         if (k >= 0) {
             e = clEnqueueCopyBuffer(d->queue, c->b[i]->mem, c->g[k].tmp->mem,
                                     c->off[i], c->pos[i], c->n[i], 0, NULL,
                                     NULL);
-        } else if (gr_device_open(d, st) != 0) {
-            return -1; /* (this read not counted in c->i) */
         } else {
             e = clEnqueueReadBuffer(d->queue, c->b[i]->mem, CL_FALSE,
                                     c->off[i], c->n[i], c->dst[i], 0, NULL,
@@ -173,10 +178,9 @@ static int blocks_enqueue(blocks_call *c)
     }
     for (int j = 0; j < c->ng && rc == 0; ++j) {
         gather *g = &c->g[j];
-        if (g->tmp != NULL) {
-            cl_int e = clEnqueueReadBuffer(
-                gr_device_get(g->dev)->queue, g->tmp->mem, CL_FALSE, 0,
-                g->bytes, g->host, 0, NULL, &g->ev);
+        if (g->dev == dev && g->tmp != NULL) {
+            cl_int e = clEnqueueReadBuffer(d->queue, g->tmp->mem, CL_FALSE, 0,
+                                           g->bytes, g->host, 0, NULL, &g->ev);
             if (e != CL_SUCCESS) {
                 g->ev = NULL;
                 st->call = "clEnqueueReadBuffer";
@@ -185,10 +189,42 @@ static int blocks_enqueue(blocks_call *c)
             }
         }
     }
+    clFlush(d->queue);
     return rc;
 }
 
-/* The waits without gr_lock: gathers first (none left pending, even when
+/* Every device's part, one device's lock at a time in index order (the
+ * lock order: runtime.c), so that reading Dask partials of two GPUs never
+ * holds both; c->i: how many reads the waits look at (all, or none after
+ * a failure: the events enqueued are the caller's still). */
+static int blocks_enqueue_all(blocks_call *c)
+{
+    int rc = 0, dev = -1;
+    for (;;) {
+        int next = -1; /* the lowest device index above dev */
+        for (int i = 0; i < c->count; ++i) {
+            const int di = c->b[i]->dev;
+            if (di > dev && (next < 0 || di < next)) {
+                next = di;
+            }
+        }
+        if (next < 0 || rc != 0) {
+            break;
+        }
+        dev = next;
+        gr_device *d = gr_device_get(dev);
+        gr_lock(d);
+        rc = blocks_open(c, dev);
+        if (rc == 0) {
+            rc = blocks_enqueue(c, dev);
+        }
+        gr_unlock(d);
+    }
+    c->i = rc == 0 ? c->count : 0;
+    return rc;
+}
+
+/* The waits without a device lock: gathers first (none left pending, even when
  * interrupted), then the direct reads, the gathered bytes copied out. */
 static int blocks_wait(blocks_call *c, int rc, int (*intr)(void *),
                        void *ictx)
@@ -232,17 +268,7 @@ int gr_blocks_read(int count, gr_block *const *b, const size_t *off,
         return -1;
     }
     blocks_group(&c);
-    gr_lock();
-    rc = blocks_open(&c);
-    if (rc == 0) {
-        rc = blocks_enqueue(&c);
-    }
-    for (int j = 0; j < c.i; ++j) { /* each run of one device's commands */
-        if (j + 1 == c.i || b[j + 1]->dev != b[j]->dev) {
-            clFlush(gr_device_get(b[j]->dev)->queue);
-        }
-    }
-    gr_unlock();
+    rc = blocks_enqueue_all(&c);
     rc = blocks_wait(&c, rc, intr, ictx);
     for (int j = 0; j < c.ng; ++j) {
         gr_block_put(c.g[j].tmp);
@@ -259,14 +285,14 @@ int gr_block_fill(gr_block *b, size_t off, size_t n, const void *pat,
 {
     gr_device *d = gr_device_get(b->dev);
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0) {
         GR_CL_CHECK(st, clEnqueueFillBuffer(d->queue, b->mem, pat, plen, off,
                                             n, 0, NULL, NULL));
         rc = 0;
     }
 fail:
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -275,14 +301,14 @@ int gr_block_copy(gr_block *src, size_t soff, gr_block *dst, size_t doff,
 {
     gr_device *d = gr_device_get(dst->dev);
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0) {
         GR_CL_CHECK(st, clEnqueueCopyBuffer(d->queue, src->mem, dst->mem, soff,
                                             doff, n, 0, NULL, NULL));
         rc = 0;
     }
 fail:
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -296,13 +322,13 @@ int gr_operand_copy(const gr_operand *src, const gr_operand *dst,
         gr_status_kind(st, GR_E_VALUE, "misaligned device view");
         return -1;
     }
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0) {
         rc = gr_copy_nd(d, src->blk->mem, src->t, src->off / isz_of(src->t),
                         dst->blk->mem, dst->t, dst->off / isz_of(dst->t),
                         dst->nd, dst->shape, ss, ds, epi, st);
     }
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -311,19 +337,19 @@ int gr_device_finish(int dev, int (*intr)(void *), void *ictx, gr_status *st)
     gr_device *d = gr_device_get(dev);
     cl_event ev = NULL;
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) != 0) {
-        gr_unlock();
+        gr_unlock(d);
         return -1;
     }
     GR_CL_CHECK(st, clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev));
     clFlush(d->queue);
-    gr_unlock();
+    gr_unlock(d);
     rc = gr_event_wait_intr(d, ev, intr, ictx, st);
     clReleaseEvent(ev);
     return rc;
 fail:
-    gr_unlock();
+    gr_unlock(d);
     return -1;
 }
 
@@ -335,7 +361,7 @@ static int copy_bandwidth(int dev, size_t nbytes, int reps, double *ns,
     cl_event ev = NULL;
     int rc = -1;
     unsigned char zero = 0;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) != 0 ||
         (a = gr_block_get(d, nbytes, st)) == NULL ||
         (b = gr_block_get(d, nbytes, st)) == NULL) {
@@ -361,7 +387,7 @@ fail:
     if (ev) clReleaseEvent(ev);
     gr_block_put(a);
     gr_block_put(b);
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -385,7 +411,7 @@ int gr_gate_shut(int dev, cl_event *gate, gr_status *st)
     cl_int e = CL_SUCCESS;
     int rc = -1;
     *gate = NULL;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) != 0) {
         goto fail;
     }
@@ -400,7 +426,7 @@ fail:
         clReleaseEvent(*gate);
         *gate = NULL;
     }
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -420,7 +446,7 @@ int gr_device_busy(int dev, gr_status *st)
     cl_event ev = NULL;
     cl_int s = CL_COMPLETE;
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) != 0) {
         goto fail;
     }
@@ -431,7 +457,7 @@ int gr_device_busy(int dev, gr_status *st)
     rc = s != CL_COMPLETE;
 fail:
     if (ev) clReleaseEvent(ev);
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -466,9 +492,9 @@ int gr_device_adopt(int dev, cl_command_queue q, gr_status *st)
         gr_status_kind(st, GR_E_VALUE, "gpured needs an in-order queue");
         return -1;
     }
-    gr_lock();
+    gr_lock(d);
     if (d->queue == q) {
-        gr_unlock();
+        gr_unlock(d);
         return 0;
     }
     gr_pool_stats_get(d, &ps);
@@ -493,7 +519,7 @@ int gr_device_adopt(int dev, cl_command_queue q, gr_status *st)
     __atomic_store_n(&d->queue, q, __ATOMIC_RELEASE);
     rc = 0;
 done:
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -504,7 +530,7 @@ int gr_block_map(gr_block *b, void **ptr, gr_status *st)
     gr_device *d = gr_device_get(b->dev);
     cl_int e = CL_SUCCESS;
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0) {
         *ptr = clEnqueueMapBuffer(d->queue, b->mem, CL_TRUE,
                                   CL_MAP_READ | CL_MAP_WRITE, 0, b->size, 0,
@@ -516,7 +542,7 @@ int gr_block_map(gr_block *b, void **ptr, gr_status *st)
             rc = 0;
         }
     }
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
 
@@ -526,10 +552,10 @@ void gr_block_unmap(gr_block *b, void *ptr)
     if (gr_forked()) {
         return;
     }
-    gr_lock();
+    gr_lock(d);
     clEnqueueUnmapMemObject(d->queue, b->mem, ptr, 0, NULL, NULL);
     clFlush(d->queue);
-    gr_unlock();
+    gr_unlock(d);
 }
 
 /* Host memory [ptr, ptr + nbytes) as a block of a CPU device, in place
@@ -545,7 +571,7 @@ gr_block *gr_block_from_host(int dev, void *ptr, size_t nbytes, size_t *lead,
     gr_block *b = NULL;
     const uintptr_t addr = (uintptr_t)ptr;
     *lead = addr % GR_ZC_ALIGN;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0 && !d->is_gpu) {
         cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
                                   nbytes + *lead ? nbytes + *lead : 1,
@@ -560,7 +586,7 @@ gr_block *gr_block_from_host(int dev, void *ptr, size_t nbytes, size_t *lead,
             st->err = e;
         }
     }
-    gr_unlock();
+    gr_unlock(d);
     return b;
 }
 

@@ -243,9 +243,9 @@ static int bk_measure(bk_call *c)
         return -1;
     }
     if (ev != NULL) {
-        gr_unlock();
+        gr_unlock(d);
         int wrc = gr_event_wait_intr(d, ev, NULL, NULL, c->st);
-        gr_lock();
+        gr_lock(d);
         clReleaseEvent(ev);
         if (wrc != 0) {
             free(words);
@@ -353,10 +353,10 @@ static int bk_sort_host(bk_call *c)
         gr_status_kind(st, GR_E_MEMORY, "out of host memory");
         return -1;
     }
-    gr_unlock();
+    gr_unlock(d);
     int rc = host_sort_by_key(hk ? hk : rk, hv ? hv : rv, n, ksz, vsz,
                               r->facts.max_key, &c->sk, &c->sv, st);
-    gr_lock();
+    gr_lock(d);
     free(rk);
     free(rv);
     if (rc != 0) {
@@ -583,6 +583,6 @@ done:
     }
     bk_in_close(&kb);
     bk_in_close(&vb);
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }

@@ -9,6 +9,8 @@
 
 #include "dispatch_common.h"
 
+#include <pthread.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,9 +142,10 @@ int gr_event_done(cl_event ev)
  * wait (a blocking write on the in-order queue waits for every call
  * before it: the bytes are copied, the write enqueued), and host copies
  * an interrupted call left to running work.  Each is kept with its event
- * in a list that later calls reap once the event is complete (gr_lock
- * held).  No driver callback frees it: the H100 whole suite stalled in 3
- * of 6 runs inside reduceat's upload of 160 KB of offsets when a callback
+ * in a list that later calls reap once the event is complete (the list
+ * is every device's: its own mutex, innermost; issue 43).  No driver
+ * callback frees it: the H100 whole suite stalled in 3 of 6 runs
+ * inside reduceat's upload of 160 KB of offsets when a callback
  * did, the main thread running in the driver. */
 typedef struct deferred {
     cl_event ev;
@@ -150,8 +153,9 @@ typedef struct deferred {
     struct deferred *next;
 } deferred;
 static deferred *deferred_list = NULL;
+static pthread_mutex_t deferred_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void deferred_reap(void)
+static void deferred_reap(void) /* deferred_mu held */
 {
     for (deferred **pp = &deferred_list; *pp != NULL;) {
         deferred *q = *pp;
@@ -170,9 +174,11 @@ static void deferred_reap(void)
  * Without memory for the list entry, waits for ev instead. */
 void dp_deferred_add(cl_event ev, void *p)
 {
-    deferred_reap();
     deferred *q = malloc(sizeof *q);
+    pthread_mutex_lock(&deferred_mu);
+    deferred_reap();
     if (q == NULL) {
+        pthread_mutex_unlock(&deferred_mu);
         clWaitForEvents(1, &ev);
         clReleaseEvent(ev);
         free(p);
@@ -182,6 +188,7 @@ void dp_deferred_add(cl_event ev, void *p)
     q->p = p;
     q->next = deferred_list;
     deferred_list = q;
+    pthread_mutex_unlock(&deferred_mu);
 }
 
 /* n bytes of cp (malloc'd; freed here, now or once written) into mem at
@@ -228,17 +235,17 @@ int dp_read_unlocked(gr_device *d, cl_mem m, size_t off, size_t n,
 gr_device *dp_dev_begin(gr_request *req, gr_status *st)
 {
     gr_device *d = gr_device_get(req->dev);
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) != 0) {
         if (req->dev == req->home_dev) {
-            gr_unlock();
+            gr_unlock(d);
             return NULL;
         }
         /* placement moved it to a device that does not open: back home */
         free(st->log);
         memset(st, 0, sizeof *st);
         req->dev = req->home_dev;
-        gr_unlock();
+        gr_unlock(d);
         return dp_dev_begin(req, st);
     }
     return d;

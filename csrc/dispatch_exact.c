@@ -280,7 +280,7 @@ int dp_run_exact(gr_request *req, gr_result *res, gr_status *st)
     if (rc != 0) {
         gr_result_clear(res);
     }
-    gr_unlock();
+    gr_unlock(c.d);
     free(c.copy);
     return rc;
 }

@@ -631,14 +631,14 @@ static int red_input_host(red_call *c, int gn, const size_t *gshape,
         gr_status_kind(st, GR_E_MEMORY, "out of host memory");
         return -1;
     }
-    gr_unlock();
+    gr_unlock(c->d);
     if (mk != NULL) {
         dp_gather_masked(req, c->host_copy, c->wcopy); /* (along: NULL) */
     } else {
         dp_host_gather(c->host_copy, in->host + v->gbase * (ptrdiff_t)isz,
                        gn, gshape, bstr, isz);
     }
-    gr_lock();
+    gr_lock(c->d);
     c->hptr = c->host_copy;
     c->wptr = c->along ? NULL : c->wcopy;
     return 0;
@@ -672,9 +672,9 @@ static int red_mask_copied(red_call *c, const ptrdiff_t *cstr)
         gr_status_kind(st, GR_E_MEMORY, "out of host memory");
         return -1;
     }
-    gr_unlock();
+    gr_unlock(d);
     dp_host_gather(c->wcopy, mk->host, wn, ws, wstr, wsz);
-    gr_lock();
+    gr_lock(d);
     if (gr_input_from_host(d, c->wcopy, ML * wsz, wsz, &c->win, st) != 0) {
         return -1;
     }
@@ -910,7 +910,7 @@ static void red_end(red_call *c, int rc)
     if (rc != 0) {
         gr_result_clear(c->res);
     }
-    gr_unlock();
+    gr_unlock(c->d);
     free(c->host_copy);
     free(c->wcopy);
 }

@@ -509,9 +509,9 @@ static int scan_input_host(scan_call *c)
         gr_status_kind(st, GR_E_MEMORY, "out of host memory");
         return -1;
     }
-    gr_unlock();
+    gr_unlock(c->d);
     dp_host_gather(c->host_copy, in->host, si->gn, si->gsh, bstr, isz);
-    gr_lock();
+    gr_lock(c->d);
     if (gr_input_from_host(d, c->host_copy, M * L * isz, isz, &c->hin,
                            st) != 0) {
         return -1;
@@ -646,9 +646,9 @@ static int scan_map_wait(scan_call *c)
     GR_CL_CHECK(st, clEnqueueUnmapMemObject(d->queue, hout, p, 0, NULL,
                                             &ev));
     clFlush(d->queue);
-    gr_unlock();
+    gr_unlock(d);
     int wrc = gr_event_wait_intr(d, ev, req->interrupted, req->ictx, st);
-    gr_lock();
+    gr_lock(d);
     if (wrc != 0) {
         if (st->kind == GR_E_INTERRUPT) {
             c->res->pending = ev;
@@ -726,7 +726,7 @@ static void scan_end(scan_call *c, int rc)
     }
     gr_block_put(c->tin);
     gr_block_put(c->tout);
-    gr_unlock();
+    gr_unlock(c->d);
     free(c->host_copy);
 }
 

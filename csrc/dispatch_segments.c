@@ -432,7 +432,7 @@ int dp_run_segments(gr_request *req, gr_result *res, gr_status *st)
         gr_block_put(c.tmp_in);
         gr_block_put(c.dix);
         gr_block_put(c.bad);
-        gr_unlock();
+        gr_unlock(c.d);
     } else if (rc > 0) {
         rc = -1; /* (the device did not open) */
     }

@@ -105,6 +105,7 @@ typedef enum { GR_FAM_REDUCE, GR_FAM_SCAN, GR_FAM_BYKEY } gr_family;
 /* ---------------------------------------------------------------- devices */
 
 struct gr_pool;
+struct gr_progcache;
 
 typedef struct {
     cl_platform_id platform;
@@ -151,6 +152,11 @@ typedef struct {
     int small_busy;
     int small_failed;
     cl_event small_ev;
+    /* The device's own lock (runtime.c's lock map says what it guards)
+     * and the condition its staging pool's users wait on (stream.c). */
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    struct gr_progcache *progs; /* programs.c: this device's kernels    */
 } gr_device;
 
 /* Failure of code running without the GIL: which call, which error. */
@@ -206,16 +212,23 @@ const char *gr_cl_error_name(cl_int err);
 void gr_raise(gr_status *st);              /* needs the GIL; frees st->log */
 void gr_status_fail(gr_status *st, const char *fmt, ...);
 void gr_status_kind(gr_status *st, int kind, const char *fmt, ...);
-void gr_lock(void);                        /* serialises device work       */
-void gr_unlock(void);
-/* Waits on cv with gr_lock released (held on entry and on return). */
-void gr_lock_wait(pthread_cond_t *cv);
-/* A host-side wait without gr_lock: held = gr_unlock_for_wait(); wait;
- * gr_relock(held).  Whatever the caller uses across it must be its own
- * (blocks it holds, a staging pool it owns): other threads enqueue work
- * meanwhile, on this device too. */
+/* Each device's work is serialised by its own lock (issue 43; the lock
+ * map is in runtime.c).  "gr_lock held" in a comment means d's lock, d
+ * the device the work is for.  A thread holds at most one device's lock,
+ * except gr_stream_set_cfg, which takes every one in index order. */
+void gr_lock(gr_device *d);
+void gr_unlock(gr_device *d);
+/* Waits on d->cv with d's lock released (held on entry and on return). */
+void gr_lock_wait(gr_device *d);
+/* A host-side wait without the device lock this thread holds, if any:
+ * held = gr_unlock_for_wait(); wait; gr_relock(held).  Whatever the
+ * caller uses across it must be its own (blocks it holds, a staging pool
+ * it owns): other threads enqueue work meanwhile, on this device too. */
 int gr_unlock_for_wait(void);
 void gr_relock(int held);
+/* Tests only (_core._hold_device_lock): hold device dev's lock for ms
+ * milliseconds, to show that other devices' work does not wait. */
+void gr_device_hold(int dev, double ms);
 cl_int gr_finish_unlocked(cl_command_queue q); /* clFinish, so */
 /* Wait for ev, spinning first as CUDA's synchronise does; intr (or NULL)
  * polled every ~50 ms: GR_E_INTERRUPT.  0, or -1 with st set.  Called
@@ -244,7 +257,7 @@ extern const char *const gr_kernel_families[];   /* NULL-terminated      */
 const char *gr_kernel_text(const char *family);  /* NULL if unknown       */
 char *gr_program_source(const char *family, const char *defines); /* malloc */
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds);
-void gr_programs_forget(const gr_device *d);     /* its context changes  */
+void gr_programs_forget(gr_device *d);     /* its context changes  */
 /* The kernel `name` of family + defines built with options.  Borrowed:
  * programs live as long as the process.  gr_lock held. */
 cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
@@ -652,7 +665,7 @@ int gr_stream_peak(void);   /* the most streams in flight at once so far */
 int gr_hostreg_offer(void *base, size_t len);
 void gr_hostreg_withdraw(int id);
 void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes);
-void gr_stream_set_cfg(const gr_stream_cfg *c);   /* gr_lock held         */
+void gr_stream_set_cfg(const gr_stream_cfg *c);   /* takes every lock     */
 int gr_stream_wanted(const gr_device *d, size_t nbytes);
 size_t gr_stream_chunk_elems(size_t itemsize);
 

@@ -12,10 +12,17 @@
  * accepts the binary; anything else is rebuilt from source and rewritten.
  * Files are written to a temporary name and renamed into place, so
  * concurrent processes never see half a file.
+ *
+ * Locking (issue 43): each device's cache (struct gr_progcache, d->progs)
+ * is used with that device's lock held, so a build on one device (seconds
+ * on PoCL) never holds up another device's lookups; the counters are
+ * atomics, the cache directory's name has its own mutex, and temporary
+ * file names are unique per call (two identical GPUs write the same key).
  */
 #include "gpured.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,18 +45,24 @@ struct gr_program {
     cl_kernel kernels[MAX_KERNELS];
 };
 
-static gr_program *programs = NULL;
 static char cache_dir[4096] = "";
-static long stat_mem = 0, stat_disk = 0, stat_build = 0;
+static pthread_mutex_t cache_dir_mu = PTHREAD_MUTEX_INITIALIZER;
+static long stat_mem = 0, stat_disk = 0, stat_build = 0; /* atomics */
+static unsigned long tmp_serial; /* atomic: temporary file names        */
+
+static void stat_add(long *c)
+{
+    __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
 
 const char *const gr_kernel_families[] = {"reduce", "scan", "bykey", "copy",
                                              "segments", NULL};
 
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds)
 {
-    *mem_hits = stat_mem;
-    *disk_hits = stat_disk;
-    *builds = stat_build;
+    *mem_hits = __atomic_load_n(&stat_mem, __ATOMIC_RELAXED);
+    *disk_hits = __atomic_load_n(&stat_disk, __ATOMIC_RELAXED);
+    *builds = __atomic_load_n(&stat_build, __ATOMIC_RELAXED);
 }
 
 const char *gr_kernel_text(const char *family)
@@ -118,10 +131,14 @@ static void disk_key(const gr_device *d, const char *src, const char *opts,
 
 void gr_programs_set_cache_dir(const char *dir)
 {
+    pthread_mutex_lock(&cache_dir_mu);
     snprintf(cache_dir, sizeof cache_dir, "%s", dir ? dir : "");
+    pthread_mutex_unlock(&cache_dir_mu);
 }
 
-const char *gr_programs_cache_dir(void)
+/* The directory's name, chosen on first use: threads of two devices
+ * building at once must not fill it together. */
+static void cache_dir_fill(void)
 {
     if (cache_dir[0] == '\0') {
         const char *env = getenv("GPURED_CACHE_DIR");
@@ -137,7 +154,23 @@ const char *gr_programs_cache_dir(void)
             snprintf(cache_dir, sizeof cache_dir, "/tmp/gpured-cache");
         }
     }
+}
+
+const char *gr_programs_cache_dir(void)
+{
+    pthread_mutex_lock(&cache_dir_mu);
+    cache_dir_fill();
+    pthread_mutex_unlock(&cache_dir_mu);
     return cache_dir;
+}
+
+/* A copy of the directory's name (set_cache_dir may change it meanwhile). */
+static void cache_dir_copy(char *out, size_t n)
+{
+    pthread_mutex_lock(&cache_dir_mu);
+    cache_dir_fill();
+    snprintf(out, n, "%s", cache_dir);
+    pthread_mutex_unlock(&cache_dir_mu);
 }
 
 static void mkdirs(const char *path)
@@ -158,7 +191,9 @@ static const char magic[16] = "GPURED-BIN-1\n\0\0";
 
 static void cache_path(const uint64_t key[2], char *out, size_t n)
 {
-    snprintf(out, n, "%s/%016llx%016llx.bin", gr_programs_cache_dir(),
+    char dir[4096];
+    cache_dir_copy(dir, sizeof dir);
+    snprintf(out, n, "%s/%016llx%016llx.bin", dir,
              (unsigned long long)key[0], (unsigned long long)key[1]);
 }
 
@@ -202,11 +237,13 @@ bad:
 static void cache_write(const uint64_t key[2], const unsigned char *bin,
                         size_t len)
 {
-    char path[4200], tmp[4300];
+    char path[4200], tmp[4300], dir[4096];
     uint64_t n = len, sum = fnv1a(0xcbf29ce484222325ULL, bin, len);
-    mkdirs(gr_programs_cache_dir());
+    cache_dir_copy(dir, sizeof dir);
+    mkdirs(dir);
     cache_path(key, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%ld.%lu.tmp", path, (long)getpid(),
+             __atomic_add_fetch(&tmp_serial, 1, __ATOMIC_RELAXED));
     FILE *f = fopen(tmp, "wb");
     if (f == NULL) {
         return; /* an unwritable cache only costs build time */
@@ -271,6 +308,48 @@ static unsigned char *program_binary(cl_program prog, size_t *len)
     return bin;
 }
 
+/* ------------------------------------------------- the device's cache */
+
+#define KC_SIZE 256
+
+typedef struct {
+    gr_device *d;
+    uint64_t h;
+    char *key;         /* family \0 defines \0 options \0 name            */
+    size_t keylen;
+    cl_kernel k;
+} kc_entry;
+
+#define MEMO_SIZE 4096
+#define MEMO_KEY 96
+
+typedef struct {
+    const gr_device *d;
+    const char *family;
+    const char *name;
+    size_t keylen;
+    unsigned char key[MEMO_KEY];
+    cl_kernel k;
+} memo_entry;
+
+/* One device's programs and kernel tables (d->progs; d's lock held). */
+struct gr_progcache {
+    gr_program *programs;
+    kc_entry kc[KC_SIZE];
+    int kc_next;
+    memo_entry memo[MEMO_SIZE];
+    int memo_used;
+};
+
+/* d's cache, made on first use; NULL without memory. */
+static struct gr_progcache *cache_of(gr_device *d)
+{
+    if (d->progs == NULL) {
+        d->progs = calloc(1, sizeof *d->progs);
+    }
+    return d->progs;
+}
+
 gr_program *gr_program_get(gr_device *d, const char *source,
                            const char *options, gr_status *st)
 {
@@ -282,11 +361,15 @@ gr_program *gr_program_get(gr_device *d, const char *source,
     uint64_t key[2];
     const char *opts = options ? options : "";
     uint64_t h = fnv_str(fnv_str(0xcbf29ce484222325ULL, source), opts);
-
-    for (p = programs; p != NULL; p = p->next) {
+    struct gr_progcache *c = cache_of(d);
+    if (c == NULL) {
+        gr_status_fail(st, "out of host memory caching a program");
+        return NULL;
+    }
+    for (p = c->programs; p != NULL; p = p->next) {
         if (p->dev == d && p->hash == h && strcmp(p->source, source) == 0 &&
             strcmp(p->options, opts) == 0) {
-            ++stat_mem;
+            stat_add(&stat_mem);
             return p;
         }
     }
@@ -300,7 +383,7 @@ gr_program *gr_program_get(gr_device *d, const char *source,
         free(bin);
         bin = NULL;
         if (prog != NULL) {
-            ++stat_disk;
+            stat_add(&stat_disk);
         }
     }
     if (prog == NULL) {
@@ -311,7 +394,7 @@ gr_program *gr_program_get(gr_device *d, const char *source,
             st->log = build_log(d, prog);
             GR_CL_CHECK_AS(st, "clBuildProgram", err);
         }
-        ++stat_build;
+        stat_add(&stat_build);
         bin = program_binary(prog, &len);
         if (bin != NULL) {
             cache_write(key, bin, len);
@@ -328,8 +411,8 @@ gr_program *gr_program_get(gr_device *d, const char *source,
     p->dev = d;
     p->hash = h;
     p->prog = prog;
-    p->next = programs;
-    programs = p;
+    p->next = c->programs;
+    c->programs = p;
     return p;
 fail:
     if (p != NULL) {
@@ -374,18 +457,7 @@ fail:
  * in the cache.  Here kernels are found by (device, family, defines,
  * options, name) -- a few hundred bytes.  Programs are never freed, so the
  * kernels stay valid. */
-#define KC_SIZE 256
 
-typedef struct {
-    gr_device *d;
-    uint64_t h;
-    char *key;         /* family \0 defines \0 options \0 name            */
-    size_t keylen;
-    cl_kernel k;
-} kc_entry;
-
-static kc_entry kc[KC_SIZE];
-static int kc_next;
 
 static size_t kc_key(char *buf, size_t cap, const char *family,
                      const char *defines, const char *options,
@@ -416,11 +488,17 @@ cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
     }
     kc_key(key, n, family, defines, options, name);
     uint64_t h = fnv1a(0xcbf29ce484222325ULL, key, n);
+    struct gr_progcache *c = cache_of(d);
+    if (c == NULL) {
+        gr_status_fail(st, "out of host memory");
+        goto done;
+    }
+    kc_entry *const kc = c->kc;
     for (int i = 0; i < KC_SIZE; ++i) {
         if (kc[i].k != NULL && kc[i].d == d && kc[i].h == h &&
             kc[i].keylen == n && memcmp(kc[i].key, key, n) == 0) {
             k = kc[i].k;
-            stat_mem++;
+            stat_add(&stat_mem);
             goto done;
         }
     }
@@ -434,13 +512,13 @@ cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
     if (p == NULL || (k = gr_program_kernel(p, name, st)) == NULL) {
         goto done;
     }
-    kc_entry *e = &kc[kc_next];
+    kc_entry *e = &kc[c->kc_next];
     char *copy = malloc(n);
     if (copy != NULL) {
         memcpy(copy, key, n);
         free(e->key);
         *e = (kc_entry){d, h, copy, n, k};
-        kc_next = (kc_next + 1) % KC_SIZE;
+        c->kc_next = (c->kc_next + 1) % KC_SIZE;
     }
 done:
     if (key != stackbuf) {
@@ -455,20 +533,7 @@ done:
  * the ~1.5 KB defines text or hashing it.  Open addressing, never evicted
  * (a process builds a bounded set of kernels); when the table is full the
  * slow path answers. */
-#define MEMO_SIZE 4096
-#define MEMO_KEY 96
 
-typedef struct {
-    const gr_device *d;
-    const char *family;
-    const char *name;
-    size_t keylen;
-    unsigned char key[MEMO_KEY];
-    cl_kernel k;
-} memo_entry;
-
-static memo_entry memo[MEMO_SIZE];
-static int memo_used;
 
 void gr_defines_append_env(char *buf, size_t n, const char *env)
 {
@@ -486,6 +551,12 @@ cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
     uint64_t h = fnv1a(fnv_str(fnv_str(0xcbf29ce484222325ULL, family), name),
                        key, keylen);
     h = fnv1a(h, &d, sizeof d);
+    struct gr_progcache *c = cache_of(d);
+    if (c == NULL) {
+        gr_status_fail(st, "out of host memory");
+        return NULL;
+    }
+    memo_entry *const memo = c->memo;
     if (keylen <= MEMO_KEY) {
         for (size_t probe = 0; probe < MEMO_SIZE; ++probe) {
             memo_entry *e = &memo[(h + probe) % MEMO_SIZE];
@@ -496,7 +567,7 @@ cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
                 memcmp(e->key, key, keylen) == 0 &&
                 (e->name == name || strcmp(e->name, name) == 0) &&
                 (e->family == family || strcmp(e->family, family) == 0)) {
-                stat_mem++;
+                stat_add(&stat_mem);
                 return e->k;
             }
         }
@@ -504,7 +575,7 @@ cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
     char buf[2048];
     defs(ctx, buf, sizeof buf);
     cl_kernel k = gr_kernel_get(d, family, buf, options, name, st);
-    if (k != NULL && keylen <= MEMO_KEY && memo_used < MEMO_SIZE * 3 / 4) {
+    if (k != NULL && keylen <= MEMO_KEY && c->memo_used < MEMO_SIZE * 3 / 4) {
         for (size_t probe = 0; probe < MEMO_SIZE; ++probe) {
             memo_entry *e = &memo[(h + probe) % MEMO_SIZE];
             if (e->k == NULL) {
@@ -514,7 +585,7 @@ cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
                 e->keylen = keylen;
                 memcpy(e->key, key, keylen);
                 e->k = k;
-                memo_used++;
+                c->memo_used++;
                 break;
             }
         }
@@ -524,26 +595,9 @@ cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
 
 /* The device's context is replaced (gr_device_adopt): programs and kernels
  * built for the old one must not be found again.  They are not released:
- * a kernel may still be referenced by work in flight on the old queue. */
-void gr_programs_forget(const gr_device *d)
+ * a kernel may still be referenced by work in flight on the old queue, so
+ * the old cache is set aside whole (d's lock held). */
+void gr_programs_forget(gr_device *d)
 {
-    for (gr_program **pp = &programs; *pp != NULL;) {
-        if ((*pp)->dev == d) {
-            *pp = (*pp)->next; /* unlinked, kept alive */
-        } else {
-            pp = &(*pp)->next;
-        }
-    }
-    for (int i = 0; i < KC_SIZE; ++i) {
-        if (kc[i].d == d) {
-            kc[i].k = NULL;
-            kc[i].d = NULL;
-        }
-    }
-    for (int i = 0; i < MEMO_SIZE; ++i) {
-        if (memo[i].d == d) {
-            memo[i].d = NULL; /* a tombstone: probing goes on past it */
-            memo[i].keylen = (size_t)-1;
-        }
-    }
+    d->progs = NULL;
 }

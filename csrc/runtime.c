@@ -34,44 +34,104 @@ static int default_index(void)
     return ndevices > 0 ? 0 : -1;
 }
 
+/* ------------------------------------------------------------ locking
+ *
+ * Lock map (issue 43: one lock per device, not one for all).  Until then a
+ * single process-wide `device_lock` serialised the work of every device:
+ * 16 threads summing on the GPU while one ran gpured.tune() on the CPU
+ * device finished 133 calls in 100 s, each waiting behind the tuner's
+ * timed runs.  Now each device has its own lock, d->lock, and work on one
+ * device never waits for another's.
+ *
+ * What d->lock guards (all of it is per device):
+ *   runtime.c   d->ctx, d->queue (opening: gr_device_open; the profiling
+ *               swap: gr_profile_begin/end, prof_queue, prof_depth), the
+ *               use of the queue (every enqueue, so that a call's commands
+ *               stay in order), the small-read memory's creation
+ *               (small_mem, small_ptr, small_failed; small_busy is an
+ *               atomic, taken without it, and small_ev goes with its
+ *               state 2)
+ *   launch.c    cl_kernel arguments: clSetKernelArg + enqueue are one
+ *               step (a kernel object belongs to one device's context)
+ *   programs.c  the device's program cache, kernel tables and memo
+ *               (d->progs): lookups, builds, gr_programs_forget
+ *   stream.c    the device's staging pool (pools[d->index], busy; users
+ *               wait on d->cv with the lock released)
+ *   blocks.c    every byte operation on the device's blocks; adoption of
+ *               a queue (d->ctx, d->queue, the pool, programs, staging)
+ *   dispatch_*  a request's whole enqueue phase (dp_dev_begin ..
+ *               the driver's end), released for host waits and gathers
+ *   buffers.c   uploads and copies of one call (the device's queue)
+ *
+ * Not guarded by a device lock (their own guards):
+ *   pool.c      free lists and counters: each pool's own mutex (p->mu),
+ *               creation: create_mu
+ *   stream.c    registered host memory: reg_mu; the staging settings
+ *               (cfg): written under every device's lock, read under one
+ *               device's lock; statistics: atomics
+ *   programs.c  statistics: atomics; the cache directory's name: its
+ *               mutex; disk cache files: a temporary name unique per
+ *               process and call, renamed into place
+ *   dispatch_common.c  the deferred frees (deferred_list): their mutex
+ *   api_calls.c the pending-interrupt list: the GIL
+ *   runtime.c   the device table (devices, ndevices): filled once by
+ *               gr_runtime_init with the GIL, before any lock is used,
+ *               and never moved after; current/pinned: the GIL; forked:
+ *               set in the child of fork(), read anywhere
+ *   policy.c, place.c  tuned table, rates, split rates: written with the
+ *               GIL, read by planners (as before issue 43: the old lock
+ *               did not cover them either)
+ *
+ * Order: a thread holds at most one device lock at a time.  Work on two
+ * devices (gr_blocks_read's gathers of Dask partials, copies through host
+ * memory) takes one device's lock, enqueues, releases it, then the next:
+ * copies between devices' blocks are refused (api_memory.c), and Dask's
+ * combine reads partials back to the host.  Only gr_stream_set_cfg (the
+ * staging settings every device reads: gpured.set_staging) holds several,
+ * taken in device index order, so no two threads wait on each other.  No
+ * device lock is taken with a pool's p->mu, reg_mu or the deferred list's
+ * mutex held (those are innermost).  Device locks are taken with the GIL
+ * released, and interrupt checks (which take the GIL) run in host waits,
+ * the lock released. */
 static int initialised = 0;
-static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int forked = 0;
 
-/* Whether this thread holds the lock (gr_unlock_for_wait drops it only
- * then). */
-static __thread int lock_held;
-void gr_lock(void)
+/* The device whose lock this thread holds (gr_unlock_for_wait drops it
+ * only then), or NULL. */
+static __thread gr_device *lock_dev;
+void gr_lock(gr_device *d)
 {
-    pthread_mutex_lock(&device_lock);
-    lock_held = 1;
+    pthread_mutex_lock(&d->lock);
+    lock_dev = d;
 }
-void gr_unlock(void)
+void gr_unlock(gr_device *d)
 {
-    lock_held = 0;
-    pthread_mutex_unlock(&device_lock);
+    lock_dev = NULL;
+    pthread_mutex_unlock(&d->lock);
 }
-void gr_lock_wait(pthread_cond_t *cv)
+void gr_lock_wait(gr_device *d)
 {
-    lock_held = 0;
-    pthread_cond_wait(cv, &device_lock);
-    lock_held = 1;
+    gr_device *const was = lock_dev;
+    lock_dev = NULL;
+    pthread_cond_wait(&d->cv, &d->lock);
+    lock_dev = was;
 }
-/* Drop the lock (if this thread holds it) for a wait on the host side:
- * other threads drive other devices meanwhile.  Returns whether it was
- * held, for gr_relock. */
+/* Drop the device lock (if this thread holds one) for a wait on the host
+ * side: other threads drive the device meanwhile.  Returns the device's
+ * index + 1 (0: none held), for gr_relock. */
 int gr_unlock_for_wait(void)
 {
-    const int held = lock_held;
-    if (held) {
-        gr_unlock();
+    gr_device *const d = lock_dev;
+    if (d == NULL) {
+        return 0;
     }
-    return held;
+    gr_unlock(d);
+    return d->index + 1;
 }
 void gr_relock(int held)
 {
-    if (held) {
-        gr_lock();
+    if (held > 0) {
+        gr_lock(&devices[held - 1]);
     }
 }
 cl_int gr_finish_unlocked(cl_command_queue q)
@@ -80,6 +140,16 @@ cl_int gr_finish_unlocked(cl_command_queue q)
     const cl_int e = clFinish(q);
     gr_relock(held);
     return e;
+}
+
+void gr_device_hold(int dev, double ms)
+{
+    gr_device *d = gr_device_get(dev);
+    struct timespec ts = {(time_t)(ms / 1e3),
+                          (long)((ms - 1e3 * (time_t)(ms / 1e3)) * 1e6)};
+    gr_lock(d);
+    nanosleep(&ts, NULL);
+    gr_unlock(d);
 }
 
 static double now_ns(void)
@@ -246,7 +316,11 @@ int gr_read_wait(gr_device *d, cl_mem m, size_t off, size_t n, void *dst,
 static void on_fork_child(void)
 {
     forked = 1;
-    pthread_mutex_init(&device_lock, NULL);
+    /* another thread may have held a lock at fork(): fresh ones */
+    for (int i = 0; i < ndevices; ++i) {
+        pthread_mutex_init(&devices[i].lock, NULL);
+        pthread_cond_init(&devices[i].cv, NULL);
+    }
 }
 
 int gr_forked(void) { return forked; }
@@ -599,6 +673,11 @@ int gr_runtime_init(void)
         free(ids);
     }
     free(plats);
+    /* the table is final: its locks may be made (they must not move) */
+    for (int i = 0; i < ndevices; ++i) {
+        pthread_mutex_init(&devices[i].lock, NULL);
+        pthread_cond_init(&devices[i].cv, NULL);
+    }
     current = default_index();
     /* GPURED_DEVICE picks another; one that matches nothing warns and
      * leaves the default, so that the user can still list the devices. */
@@ -730,9 +809,9 @@ int gr_profile_begin(int dev, gr_status *st)
 {
     gr_device *d = gr_device_get(dev);
     cl_int err = CL_SUCCESS;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) != 0) {
-        gr_unlock();
+        gr_unlock(d);
         return -1;
     }
     if (d->prof_depth == 0) {
@@ -742,7 +821,7 @@ int gr_profile_begin(int dev, gr_status *st)
                                                  &err);
             if (err != CL_SUCCESS) {
                 d->prof_queue = NULL;
-                gr_unlock();
+                gr_unlock(d);
                 st->call = "clCreateCommandQueue";
                 st->err = err;
                 return -1;
@@ -753,17 +832,17 @@ int gr_profile_begin(int dev, gr_status *st)
         __atomic_store_n(&d->queue, d->prof_queue, __ATOMIC_RELEASE);
     }
     d->prof_depth++;
-    gr_unlock();
+    gr_unlock(d);
     return 0;
 }
 
 void gr_profile_end(int dev)
 {
     gr_device *d = gr_device_get(dev);
-    gr_lock();
+    gr_lock(d);
     if (d->prof_depth > 0 && --d->prof_depth == 0) {
         clFinish(d->prof_queue);
         __atomic_store_n(&d->queue, d->plain_queue, __ATOMIC_RELEASE);
     }
-    gr_unlock();
+    gr_unlock(d);
 }

@@ -23,12 +23,15 @@
  * NVIDIA's OpenCL its copies then run at the DMA rate, straight from the
  * NumPy array, with no staging copy.
  *
- * Everything here is called with gr_lock held and without the GIL.  Each
- * device's pool belongs to one stream at a time (busy; pool_get waits for
- * it with gr_lock released), and its host-side waits (a slot's previous
- * write, the staging memcpy, the end of a stream) run without gr_lock:
- * two threads stream to two GPUs at once (issue 16), or one streams while
- * the other reduces on the CPU device.
+ * Everything here is called with the device's lock held (gr_lock(d))
+ * and without the GIL.  Each device's pool belongs to one stream at a
+ * time (busy; pool_get waits for it on d->cv with d's lock released), and
+ * its host-side waits (a slot's previous write, the staging memcpy, the
+ * end of a stream) run without the lock: two threads stream to two GPUs
+ * at once (issue 16), or one streams while the other reduces on the CPU
+ * device.  pools[i] and its busy flag are device i's (its lock); the
+ * settings are everyone's: gr_stream_set_cfg takes every device's lock
+ * (in index order: runtime.c's lock map) and waits for each pool idle.
  */
 #include "gpured.h"
 
@@ -39,7 +42,8 @@
 
 #define MAX_THREADS 16
 
-/* Settings (gpured.set_staging); read under gr_lock. */
+/* Settings (gpured.set_staging); read under any device's lock, written
+ * under all of them. */
 static gr_stream_cfg cfg = {
     64u << 20, /* chunk bytes: 64 MiB                                      */
     4,         /* slots: 256 MiB pinned                                    */
@@ -62,13 +66,19 @@ typedef struct {
     cl_event written[GR_STREAM_SLOTS];
     cl_event consumed[GR_STREAM_SLOTS];
     int reg[GR_STREAM_SLOTS];         /* registration written[s] reads, or -1    */
-    int busy;                   /* a stream holds it (gr_lock)             */
+    int busy;                   /* a stream holds it (d's lock)            */
 } pool;
 
-static pool *pools[64];
-static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER; /* busy -> 0    */
+static pool *pools[64];     /* pools[i]: device i's (its lock)          */
+/* Statistics: atomics (streams of several devices count at once). */
 static long stat_streams, stat_chunks, stat_direct;
+static int stat_busy; /* pools busy now                                   */
 static int stat_peak; /* the most pools busy at once                      */
+
+static void stat_add(long *c, long n)
+{
+    __atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
 
 /* ------------------------------------------------ registered host memory
  * NVIDIA's OpenCL page-locks the host memory a CL_MEM_USE_HOST_PTR buffer
@@ -92,8 +102,8 @@ static int stat_peak; /* the most pools busy at once                      */
  * NumPy frees the memory) and stage() registers an offered range the first
  * time it streams from it to an eligible device.  At most REG_MAX ranges
  * and half of the host's memory are registered at once (a 64 GiB array on a
- * 256 GiB host: issue 16's two-GPU benchmark).  The table
- * has its own lock (offers come with the GIL, stage() with gr_lock).  A
+ * 256 GiB host: issue 16's two-GPU benchmark).  The table has its own
+ * lock (offers come with the GIL, stage() with a device's lock).  A
  * write from registered memory counts as a user of its entry until the
  * write is settled; releasing an entry that has users only marks it
  * (REG_RELEASING: no new stream uses it) and the last user releases it. */
@@ -115,13 +125,16 @@ static struct {
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long reg_clock;
 
-int gr_stream_peak(void) { return stat_peak; }
+int gr_stream_peak(void)
+{
+    return __atomic_load_n(&stat_peak, __ATOMIC_RELAXED);
+}
 
 void gr_stream_get_cfg(gr_stream_cfg *c, long *streams, long *chunks)
 {
     *c = cfg;
-    *streams = stat_streams;
-    *chunks = stat_chunks;
+    *streams = __atomic_load_n(&stat_streams, __ATOMIC_RELAXED);
+    *chunks = __atomic_load_n(&stat_chunks, __ATOMIC_RELAXED);
 }
 
 /* Ranges registered now and their bytes (reg_mu held). */
@@ -141,7 +154,7 @@ static size_t reg_pinned(int *count)
 void gr_hostreg_stats(long *direct, int *pinned, size_t *pinned_bytes)
 {
     pthread_mutex_lock(&reg_mu);
-    *direct = stat_direct;
+    *direct = __atomic_load_n(&stat_direct, __ATOMIC_RELAXED);
     *pinned_bytes = reg_pinned(pinned);
     pthread_mutex_unlock(&reg_mu);
 }
@@ -241,7 +254,7 @@ void gr_hostreg_withdraw(int id)
     pthread_mutex_unlock(&reg_mu);
 }
 
-static void reg_unpin_device(const gr_device *d) /* gr_lock held */
+static void reg_unpin_device(const gr_device *d) /* reg_mu inside */
 {
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < REG_MAX; ++i) {
@@ -333,7 +346,7 @@ static void reg_pin(int i, gr_device *d)
 
 /* The entry whose registered memory holds [p, p + n) in one piece, on
  * d's platform, registering an offered range now, as a new user; or -1
- * (gr_lock held). */
+ * (d's lock held). */
 static int reg_use(gr_device *d, const void *p, size_t n)
 {
     int hit = -1;
@@ -393,25 +406,30 @@ static void pool_free(pool *p)
     free(p);
 }
 
-/* Wait (gr_lock released) until no stream holds a pool; on return (with
- * gr_lock) none does. */
-static void pools_idle(void)
+/* Wait (d's lock released meanwhile) until no stream holds d's pool. */
+static void pool_idle(gr_device *d)
 {
-    for (;;) {
-        int busy = 0;
-        for (size_t i = 0; i < sizeof pools / sizeof *pools; ++i) {
-            busy |= pools[i] != NULL && pools[i]->busy;
-        }
-        if (!busy) {
-            return;
-        }
-        gr_lock_wait(&pool_cv);
+    const int di = d->index;
+    while (di < (int)(sizeof pools / sizeof *pools) && pools[di] != NULL &&
+           pools[di]->busy) {
+        gr_lock_wait(d);
     }
 }
 
+/* New settings: every device's lock, taken in index order, each pool
+ * waited idle once its lock is held (a stream needs no other device's
+ * lock to end, so none waits on this thread), then the pools dropped. */
 void gr_stream_set_cfg(const gr_stream_cfg *c)
 {
-    pools_idle();
+    const int n = gr_device_count();
+    for (int i = 0; i < n; ++i) {
+        gr_device *d = gr_device_get(i);
+        pthread_mutex_lock(&d->lock);
+        while (i < (int)(sizeof pools / sizeof *pools) && pools[i] != NULL &&
+               pools[i]->busy) {
+            pthread_cond_wait(&d->cv, &d->lock);
+        }
+    }
     cfg = *c;
     if (cfg.nbuf < 2) cfg.nbuf = 2;
     if (cfg.nbuf > GR_STREAM_SLOTS) cfg.nbuf = GR_STREAM_SLOTS;
@@ -422,11 +440,14 @@ void gr_stream_set_cfg(const gr_stream_cfg *c)
         pool_free(pools[i]);
         pools[i] = NULL;
     }
+    for (int i = n - 1; i >= 0; --i) {
+        pthread_mutex_unlock(&gr_device_get(i)->lock);
+    }
 }
 
 void gr_stream_forget(const gr_device *d)
 {
-    pools_idle();
+    pool_idle((gr_device *)d);
     reg_unpin_device(d);
     if (d->index >= 0 && d->index < (int)(sizeof pools / sizeof *pools)) {
         pool_free(pools[d->index]);
@@ -440,36 +461,30 @@ int gr_stream_wanted(const gr_device *d, size_t nbytes)
            nbytes > 0;
 }
 
-/* p taken (gr_lock held): the peak of streams at once. */
+/* p taken (its device's lock held): the peak of streams at once. */
 static pool *pool_took(pool *p)
 {
-    int n = 0;
     p->busy = 1;
-    for (size_t i = 0; i < sizeof pools / sizeof *pools; ++i) {
-        n += pools[i] != NULL && pools[i]->busy;
+    const int n = __atomic_add_fetch(&stat_busy, 1, __ATOMIC_RELAXED);
+    int peak = __atomic_load_n(&stat_peak, __ATOMIC_RELAXED);
+    while (n > peak &&
+           !__atomic_compare_exchange_n(&stat_peak, &peak, n, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
-    stat_peak = n > stat_peak ? n : stat_peak;
     return p;
 }
 
 /* The device's pool, created on first use with the current settings,
  * now this thread's (pool_put gives it back); another stream's pool is
- * waited for with gr_lock released. */
+ * waited for with d's lock released. */
 static pool *pool_get(gr_device *d, gr_status *st)
 {
-    int di = -1;
-    for (int i = 0; i < gr_device_count(); ++i) {
-        if (gr_device_get(i) == d) {
-            di = i;
-        }
-    }
+    const int di = d->index;
     if (di < 0 || di >= (int)(sizeof pools / sizeof *pools)) {
         gr_status_fail(st, "no staging pool for this device");
         return NULL;
     }
-    while (pools[di] != NULL && pools[di]->busy) {
-        gr_lock_wait(&pool_cv);
-    }
+    pool_idle(d);
     if (pools[di] != NULL) {
         return pool_took(pools[di]);
     }
@@ -504,10 +519,11 @@ fail:
     return NULL;
 }
 
-static void pool_put(pool *p) /* gr_lock held */
+static void pool_put(pool *p) /* p->d's lock held */
 {
     p->busy = 0;
-    pthread_cond_broadcast(&pool_cv);
+    __atomic_sub_fetch(&stat_busy, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&p->d->cv);
 }
 
 /* ------------------------------------------------ multithreaded memcpy */
@@ -570,7 +586,7 @@ void gr_par_memcpy(void *dst, const void *src, size_t n)
     }
 }
 
-/* Wait for and drop an event (any thread, gr_lock or not). */
+/* Wait for and drop an event (any thread, device lock or not). */
 static int settle(cl_event *e, gr_status *st)
 {
     if (*e == NULL) {
@@ -596,7 +612,7 @@ static int slot_settle(pool *p, int s, gr_status *st)
     return rc;
 }
 
-/* Every slot's write settled, gr_lock released meanwhile. */
+/* Every slot's write settled, the device lock released meanwhile. */
 static int slots_settle(pool *p, gr_status *st)
 {
     int rc = 0;
@@ -614,7 +630,7 @@ static int slots_settle(pool *p, gr_status *st)
  * (mem, off) after `after` (NULL: no wait); written[s] marks it done.
  * From registered memory the write reads src itself (the caller keeps it
  * until the write is settled).  The wait for the slot and the staging
- * copy run without gr_lock. */
+ * copy run without the device lock. */
 static int stage(pool *p, int s, const char *src, size_t n, cl_mem mem,
                  size_t off, cl_event after, gr_status *st)
 {
@@ -634,8 +650,8 @@ static int stage(pool *p, int s, const char *src, size_t n, cl_mem mem,
                                          after != NULL, after ? &after : NULL,
                                          &p->written[s]));
     GR_CL_CHECK(st, clFlush(p->copyq));
-    stat_chunks++;
-    stat_direct += direct;
+    stat_add(&stat_chunks, 1);
+    stat_add(&stat_direct, direct);
     return 0;
 fail:
     return -1;
@@ -655,7 +671,7 @@ int gr_stream_write(gr_device *d, cl_mem mem, size_t off, const void *ptr,
     if ((p = pool_get(d, st)) == NULL) {
         return -1;
     }
-    stat_streams++;
+    stat_add(&stat_streams, 1);
     /* The first write waits for what the compute queue has in hand (it may
      * still be reading or writing this buffer); the copy queue is in
      * order, so the others follow it. */
@@ -750,7 +766,7 @@ gr_stream_src *gr_stream_source(gr_device *d, const void *host,
     s->per = s->p->chunk / itemsize;
     *npieces = (int)((total + s->per - 1) / s->per);
     *src = (gr_source){src_next, src_done, s};
-    stat_streams++;
+    stat_add(&stat_streams, 1);
     return s;
 }
 
@@ -791,7 +807,7 @@ gr_stream_pool *gr_stream_pool_get(gr_device *d, size_t *chunk, int *nbuf,
     if (p != NULL) {
         *chunk = p->chunk;
         *nbuf = p->nbuf;
-        stat_streams++;
+        stat_add(&stat_streams, 1);
     }
     return (gr_stream_pool *)p;
 }
@@ -827,7 +843,7 @@ int gr_stream_download(gr_stream_pool *sp, gr_device *d, int slot, cl_mem mem,
     GR_CL_CHECK(st, clEnqueueReadBuffer(d->queue, mem, CL_FALSE, off, n,
                                         p->pout_ptr[slot], 0, NULL, done));
     GR_CL_CHECK(st, clFlush(d->queue));
-    stat_chunks++;
+    stat_add(&stat_chunks, 1);
     return 0;
 fail:
     return -1;
