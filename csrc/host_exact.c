@@ -506,3 +506,47 @@ void gr_host_exact(const char *src, gr_dtype t, size_t M, size_t L,
         }
     }
 }
+
+/* ------------------------------------------------------------------ by key */
+
+/* sum_by_key(exact=True) on the host (devices without 64-bit atomics,
+ * past 2^31 values, or variant 'host'): a long accumulator a key, every
+ * value added exactly, each key rounded once to rt into out (rt's type);
+ * keys that never occur give 0.  Keys must lie in [0, nk) (the device
+ * checked them).  -1: out of memory. */
+int gr_host_exact_bykey(const char *keys, gr_dtype kt, const char *vals,
+                        gr_dtype vt, size_t n, size_t nk, gr_dtype rt,
+                        void *out)
+{
+    gr_sacc *acc = nk ? malloc(nk * sizeof *acc) : NULL;
+    if (nk && acc == NULL) {
+        return -1;
+    }
+    for (size_t k = 0; k < nk; ++k) {
+        gr_sacc_init(&acc[k]);
+    }
+    const size_t ksz = gr_dtypes[kt].size;
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t k = 0;
+        memcpy(&k, keys + i * ksz, ksz); /* little-endian, non-negative */
+        double v;
+        if (vt == GR_FLOAT32) {
+            float f;
+            memcpy(&f, vals + i * 4, 4);
+            v = f;
+        } else {
+            memcpy(&v, vals + i * 8, 8);
+        }
+        gr_sacc_add(&acc[k], v);
+    }
+    for (size_t k = 0; k < nk; ++k) {
+        const double r = gr_sacc_round(&acc[k], rt, 1);
+        if (rt == GR_FLOAT32) {
+            ((float *)out)[k] = (float)r; /* exact: r is a float32 */
+        } else {
+            ((double *)out)[k] = r;
+        }
+    }
+    free(acc);
+    return 0;
+}
