@@ -277,8 +277,8 @@ static int bk_requested(const gr_device *d, gr_bk_func f,
  * whole exponent range on the device -- float32's 4 windows always cover
  * it, float64 gets GR_FX_WMAX_EXACT a key, so no value takes the per-key
  * path that drops bits -- else each key's long accumulator on the host
- * (no 64-bit atomics, past 2^31 values, windows past the largest buffer,
- * or variant 'host' asked for). */
+ * (CPU devices, no 64-bit atomics, past 2^31 values, windows past the
+ * largest buffer, or variant 'host' asked for). */
 static int bk_exact_plan(const gr_device *d, const gr_bk_types *ty,
                          const gr_bk_facts *facts, const char *want,
                          gr_bk_plan *p)
@@ -306,7 +306,7 @@ static int bk_exact_plan(const gr_device *d, const gr_bk_types *ty,
         bk_why(p, no);
         return -2;
     }
-    if (ok && !host) {
+    if (ok && !host && (d->is_gpu || want != NULL)) {
         p->exact = 1;
         p->fx_wmax = wmax;
         snprintf(p->why, sizeof p->why, "exact=True: fixed-point sums by "
@@ -315,10 +315,16 @@ static int bk_exact_plan(const gr_device *d, const gr_bk_types *ty,
                  f64 ? 43 : 72, f64 ? "float64" : "float32");
         return GR_BKV_FIXED;
     }
+    /* CPU devices: their memory is the host's, and the host's threads add
+     * without atomics (PoCL, 2 cores under a load of 7, 16 Mi values into
+     * 1024 random keys, 2026-11-28, whole calls, best of 5: float32
+     * fixed_point 1640 ms, the host 813 ms; float64 1700 / 932 ms) */
     p->exact = 2;
     snprintf(p->why, sizeof p->why, "exact=True on the host: a long "
              "accumulator a key, rounded once (%.190s)",
-             host ? "variant 'host' requested" : no);
+             host ? "variant 'host' requested"
+             : ok ? "CPU device: the host's threads add without atomics"
+                  : no);
     return GR_BKV_FIXED;
 }
 

@@ -99,13 +99,15 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     correctly rounded one for float32 -- so the bits are the same on every
     device, for every order of the pairs, sorted or not, deterministic or
     not.  NaN where a key has a NaN or both +inf and -inf, else +-inf where
-    it has one; keys that never occur give 0.  It runs variant
-    ``fixed_point`` with windows over the whole exponent range (float64:
-    48 windows of 43 exponents, 772 bytes a key on the device); devices
-    without 64-bit integer atomics, more than 2**31 values, or too many
-    keys for the device's largest buffer take a long accumulator a key on
-    the host instead (``variant="host"`` asks for it).  Integer values are
-    exact already: ``exact=True`` changes nothing there.
+    it has one; keys that never occur (or sum to zero) give +0.0.  GPUs
+    run variant ``fixed_point`` with windows over the whole exponent range
+    (float64: 48 windows of 43 exponents, 772 bytes a key on the device).
+    CPU devices, devices without 64-bit integer atomics, more than 2**31
+    values, or too many keys for the device's largest buffer take the
+    host instead (variant ``"host"``: the pairs grouped by key, each key's
+    values summed exactly by the host's ``exact=True`` loop on its
+    threads); ``variant="fixed_point"`` or ``"host"`` asks for one.
+    Integer values are exact already: ``exact=True`` changes nothing there.
     """
     if exact:
         kw["exact"] = True

@@ -141,14 +141,20 @@ def sbk(keys, vals, nk=None, how="numpy", **kw):
     return gpured.asnumpy(r) if isinstance(r, gpured.Array) else r
 
 
+# the device's fixed-point windows, and the host's long accumulators (what
+# CPU devices and devices without 64-bit atomics run)
+VARIANTS = ["fixed_point", "host"]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("how", ["numpy", "device_array"])
-def test_exact_by_key_bits(dtype, how):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_exact_by_key_bits(dtype, how, variant):
     for name, (k, v, nk) in cases(dtype).items():
         want = oracle(k, v, nk)
-        same(sbk(k, v, nk, how), want)
+        same(sbk(k, v, nk, how, variant=variant), want)
         p = RNG.permutation(k.size)  # any order of the pairs
-        same(sbk(k[p], v[p], nk, how), want)
+        same(sbk(k[p], v[p], nk, how, variant=variant), want)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -177,9 +183,10 @@ def test_exact_by_key_many_keys(dtype):
     v = (RNG.standard_normal(n) * 10.0 ** RNG.integers(lo, hi, n)).astype(dtype)
     want = oracle(k, v, nk)
     same(sbk(k, v, nk), want)
-    same(sbk(k, v, nk, how="device_array"), want)
+    same(sbk(k, v, nk, how="device_array", variant="fixed_point"), want)
     p = RNG.permutation(n)
-    same(sbk(k[p], v[p], nk, deterministic=True), want)
+    same(sbk(k[p], v[p], nk, deterministic=True, variant="fixed_point"), want)
+    same(sbk(k[p], v[p], nk, how="device_array", variant="host"), want)
 
 
 def test_float32_double_rounding():
@@ -192,8 +199,8 @@ def test_float32_double_rounding():
     same(oracle(k, v, 2), want)
     same(np.array([round_f32(Fraction(1) + Fraction(2) ** -24 + Fraction(2) ** -60)]),
          want[:1])
-    for kw in ({}, {"variant": "host"}):
-        same(sbk(k, v, 2, **kw), want)
+    for variant in VARIANTS:
+        same(sbk(k, v, 2, variant=variant), want)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -202,9 +209,9 @@ def test_exact_by_key_specials(dtype):
     k = np.array([0, 0, 1, 1, 2, 2, 3, 3, 5, 5, 6])
     v = np.array([inf, 1.0, -inf, 1.0, inf, -inf, nan, 1.0, -0.0, -0.0, 0.0], dtype)
     want = np.array([inf, -inf, nan, nan, 0.0, 0.0, 0.0, 0.0], dtype)  # 4, 7: no values
-    for kw in ({}, {"variant": "host"}):
-        same(sbk(k, v, 8, **kw), want)
-        same(sbk(k, v, 8, how="device_array", **kw), want)
+    for variant in VARIANTS:
+        same(sbk(k, v, 8, variant=variant), want)
+        same(sbk(k, v, 8, how="device_array", variant=variant), want)
 
 
 def test_exact_by_key_empty_and_dtypes():
@@ -228,10 +235,16 @@ def test_exact_by_key_refusals_and_explain():
         gpured.reduce_by_key(k, v, exact=True)
     with pytest.raises(gpured.VariantUnavailable, match="exact"):
         gpured.sum_by_key(k, v, 2, exact=True, variant="atomic")
+    gpu = gpured.get_device()["type"] == "GPU"
     e = gpured.explain("sum_by_key", k, v, num_keys=2, exact=True)
-    assert e["variant"] == "fixed_point" and "exact" in e["why"], e
-    assert "48 windows" in e["why"]
-    e = gpured.explain_by_key("sum_by_key", k, v.astype(np.float32), exact=True)
+    assert "exact" in e["why"] and e["variant"] in VARIANTS, e
+    if e["variant"] == "host":  # CPU devices
+        assert "CPU device" in e["why"] and not gpu, e
+    e = gpured.explain("sum_by_key", k, v, num_keys=2, exact=True,
+                       variant="fixed_point")
+    assert e["variant"] == "fixed_point" and "48 windows" in e["why"], e
+    e = gpured.explain_by_key("sum_by_key", k, v.astype(np.float32), exact=True,
+                              variant="fixed_point")
     assert e["variant"] == "fixed_point" and "4 windows" in e["why"], e
     e = gpured.explain("sum_by_key", k, v, exact=True, variant="host")
     assert e["variant"] == "host" and "long accumulator" in e["why"], e
@@ -251,6 +264,11 @@ def test_exact_by_key_plans():
         return _core.bykey_plan_for(caps, "sum_by_key", np.dtype("int64"),
                                     np.dtype(vdt), "sum", n, nk, n // 2, 7,
                                     exact=True, **kw)
+    cpu = {"gpu": 0, "compute_units": 2, "max_work_group_size": 4096,
+           "fp64": 1, "atomics64": 1}
+    p = plan(cpu)
+    assert p["variant"] == "host" and "CPU device" in p["why"], p
+    assert plan(cpu, variant="fixed_point")["variant"] == "fixed_point"
     p = plan(gpu, deterministic=True)
     assert p["variant"] == "fixed_point" and "48 windows" in p["why"], p
     assert "4 windows" in plan(gpu, "float32")["why"]
