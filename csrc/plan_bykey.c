@@ -316,9 +316,10 @@ static int bk_exact_plan(const gr_device *d, const gr_bk_types *ty,
         return GR_BKV_FIXED;
     }
     /* CPU devices: their memory is the host's, and the host's threads add
-     * without atomics (PoCL, 2 cores under a load of 7, 16 Mi values into
-     * 1024 random keys, 2026-11-28, whole calls, best of 5: float32
-     * fixed_point 1640 ms, the host 813 ms; float64 1700 / 932 ms) */
+     * without atomics (PoCL, 2 shared cores, 16 Mi values into 1024
+     * random keys, 2026-11-28, benchmarks/exp/bykey_exact.py, whole calls,
+     * best of 5: float32 fixed_point 801 ms, the host 284 ms; float64
+     * 1049 / 428 ms) */
     p->exact = 2;
     snprintf(p->why, sizeof p->why, "exact=True on the host: a long "
              "accumulator a key, rounded once (%.190s)",
