@@ -27,7 +27,7 @@ APT_PKGS := ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-i
 INTEL_RT := intel-opencl-rt intel-cmplr-lib-rt
 INTEL_DEVICE := Intel(R) OpenCL
 PYTEST_ARGS ?= -q --durations=25
-SECOND_PASS := tests/test_variants.py tests/test_scan.py
+SECOND_PASS := tests/test_variants.py tests/test_scan.py tests/test_exact_bykey.py
 
 .PHONY: all setup sysdeps venv install build demo test quick test-py test-second test-intel \
         test-oclgrind test-wheel test-huge wheel sdist bench clean distclean
@@ -170,7 +170,8 @@ $(STAMPS)-intel: $(STAMPS)-install
 	@$(VPIP) install -q $(INTEL_RT)
 	@touch $@
 
-# The variant and scan tests again on Intel's CPU runtime: sub-groups of 8
+# The variant, scan and exact sum_by_key tests again on Intel's CPU runtime (the
+# exact sums: the same bits on a second device); sub-groups of 8
 # and work-group collectives, so the subgroup and workgroup code paths run.
 # gpured registers the runtime from .venv itself (gpured/_loader.py).
 test-intel: build $(STAMPS)-intel

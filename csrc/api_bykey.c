@@ -124,7 +124,7 @@ static int bk_args(bk_call *b, PyObject *const *args, Py_ssize_t nargs)
 {
     gr_request *req = &b->c.req;
     int exclusive = 0, det = 0;
-    if (knobs_of(ARGN(8), "variant wg_size items device", b->c.f->name,
+    if (knobs_of(ARGN(8), "variant wg_size items device exact", b->c.f->name,
                  &b->c.k) != 0 ||
         bk_op_of(b->c.f->name, args[3], &req->bkt) != 0 ||
         (ARGN(5) && flag_of(args[5], "exclusive", &exclusive) != 0) ||
@@ -133,6 +133,12 @@ static int bk_args(bk_call *b, PyObject *const *args, Py_ssize_t nargs)
         return -1;
     }
     req->bkf = b->c.f->bkf;
+    if (b->c.k.exact && (req->bkf != GR_BK_DENSE || req->bkt.op != GR_ADD ||
+                         req->bkt.count)) {
+        PyErr_SetString(PyExc_TypeError, "exact=True sums values exactly: "
+                        "sum_by_key with op='sum' only");
+        return -1;
+    }
     req->exclusive = exclusive;
     req->deterministic = det;
     return bk_counts(req, ARGN(4), ARGN(7));
@@ -175,6 +181,9 @@ static int bk_operands(bk_call *b, PyObject *keys, PyObject *values)
         PyErr_SetString(PyExc_TypeError, err);
         return -1;
     }
+    /* integer values are summed exactly already: the plain path */
+    req->bk_exact = c->k.exact && req->vals.present &&
+                    gr_dtypes[req->bkt.v].is_float;
     req->dev = c->dev;
     req->func = c->f->func;
     req->fam = GR_FAM_BYKEY;

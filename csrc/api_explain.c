@@ -358,14 +358,15 @@ done:
 
 /* bykey_plan_for(caps, func, kdtype, vdtype, op, n, num_keys=0, heads=0,
  * descents=0, variant=None, deterministic=False, sorted=-1, wg_size=0,
- * items=0, sm=0) -> by-key plan dict for synthetic device caps. */
+ * items=0, sm=0, exact=False) -> by-key plan dict for synthetic device
+ * caps. */
 PyObject *py_bykey_plan_for(PyObject *self, PyObject *args,
                                    PyObject *kw)
 {
     static char *kwl[] = {"caps", "func", "kdtype", "vdtype", "op", "n",
                           "num_keys", "heads", "descents", "variant",
                           "deterministic", "sorted", "wg_size", "items", "sm",
-                          NULL};
+                          "exact", NULL};
     PyObject *caps = NULL, *opo = NULL;
     const char *func = NULL;
     PyArray_Descr *kd = NULL, *vd = NULL;
@@ -383,10 +384,10 @@ PyObject *py_bykey_plan_for(PyObject *self, PyObject *args,
     memset(&fx, 0, sizeof fx);
     ov.sorted = -1;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "O!sO&O&On|nnnzpiini", kwl, &PyDict_Type, &caps, &func,
+            args, kw, "O!sO&O&On|nnnzpiinip", kwl, &PyDict_Type, &caps, &func,
             PyArray_DescrConverter, &kd, PyArray_DescrConverter, &vd, &opo,
             &n, &nk, &heads, &desc, &ov.variant, &ov.deterministic,
-            &ov.sorted, &ov.wg_size, &items, &sm)) {
+            &ov.sorted, &ov.wg_size, &items, &sm, &ov.exact)) {
         goto done;
     }
     ov.items = items > 0 ? (size_t)items : 0;

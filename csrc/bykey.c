@@ -39,6 +39,7 @@
 typedef struct {
     int k, v, r, op, count, seg, wg, ptx, match, hash_bins, items;
     int fp64, atomics64;
+    int fxw;        /* seg 5 (fixed_point): windows a key (FX_WMAX)     */
     unsigned xdefs; /* hash of GPURED_BYKEY_XDEFS (0: unset) */
 } bkey;
 
@@ -113,7 +114,7 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n"
              "#define GR_BK_LOOKBACK %d\n#define GR_BK_ITEMS %d\n"
              "#define GR_BK_SORT %d\n#define GR_BK_SEG %d\n"
-             "#define GR_T_SIZE %d\n",
+             "#define GR_T_SIZE %d\n#define GR_BK_FXW %d\n",
              strcmp(a_cl, "double") == 0 || ti->size == 8 * ti->is_float ||
                  key->r == GR_FLOAT64,
              ti->cl, a_cl, key->count ? "long" : ri->cl,
@@ -128,7 +129,7 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              key->seg == 4 ? (key->wg == 1 ? 1 : 2) : 0,
              /* each program holds only its own kernels: PoCL compiles every
               * kernel of a program when its binary is read for the cache */
-             key->seg, (int)ti->size);
+             key->seg, (int)ti->size, key->fxw);
     if (key->xdefs) {
         gr_defines_append_env(buf, n, "GPURED_BYKEY_XDEFS");
     }
@@ -153,6 +154,7 @@ static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
     k.items = seg == 3 || seg == 4 ? (int)p->items : 0;
     k.fp64 = d->fp64;
     k.atomics64 = d->atomics64;
+    k.fxw = seg != 5 ? 0 : p->fx_wmax > 0 ? p->fx_wmax : GR_FX_WMAX;
     k.xdefs = bk_xdefs_hash();
     const char *xo = k.xdefs ? getenv("GPURED_BYKEY_XOPTS") : NULL;
     return gr_kernel_memo(d, "bykey", &k, sizeof k, name, bk_defines, &k,
@@ -556,7 +558,8 @@ static int dense_fixed(gr_device *d, const gr_bk_types *ty,
     cl_kernel ke = kz ? bk_kernel(d, ty, p, 5, "gr_fx_exp", st) : NULL;
     cl_kernel ka = ke ? bk_kernel(d, ty, p, 5, "gr_fx_add", st) : NULL;
     cl_kernel kf = ka ? bk_kernel(d, ty, p, 5, "gr_fx_final", st) : NULL;
-    const size_t bytes = nk * (16 * GR_FX_WMAX + 4) + 16;
+    const size_t bytes =
+        GR_FX_BYTES(nk, p->fx_wmax > 0 ? p->fx_wmax : GR_FX_WMAX);
     cl_mem w;
     if (kf == NULL || (w = bk_buffer(d, bytes, sc, st)) == NULL) {
         return -1;

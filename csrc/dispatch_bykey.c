@@ -5,11 +5,13 @@
  */
 
 #include "dispatch_common.h"
+#include "host_exact.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The ValueError of a bad key: its index and value (read from the host
  * array, or 8 bytes from the device). */
@@ -193,7 +195,7 @@ static int bk_fuse(bk_call *c)
     const gr_request *req = c->req;
     gr_bk_result *r = c->r;
     const int64_t num_keys = req->num_keys;
-    if (!(num_keys > 0 && c->n > 0 &&
+    if (!(num_keys > 0 && c->n > 0 && !c->ov.exact &&
           (!c->ov.deterministic || gr_bk_exact(&req->bkt)) &&
           d->atomics64)) {
         return 0;
@@ -425,6 +427,72 @@ static int bk_aggregate(bk_call *c)
     return 0;
 }
 
+/* exact=True on the host (plan.exact 2): the pairs (read back where on
+ * the device) into a long accumulator a key without the lock, each
+ * rounded once (host_exact.c); the bins written into the result's block.
+ * Timed runs (reps) take the host's wall time. */
+static int bk_exact_host(bk_call *c)
+{
+    gr_device *d = c->d;
+    const gr_request *req = c->req;
+    gr_status *st = c->st;
+    const size_t n = c->n, nk = c->r->facts.num_keys;
+    const size_t ksz = isz_of(req->bkt.k), vsz = isz_of(req->bkt.v);
+    const size_t rs = isz_of(req->bkt.r);
+    const char *hk = req->in.host, *hv = req->vals.host;
+    char *rk = NULL, *rv = NULL, *out = NULL;
+    int rc = -1, hrc = 0;
+    if ((c->res->blk[1] = gr_block_get(d, nk ? nk * rs : 8, st)) == NULL) {
+        return -1;
+    }
+    if ((hk == NULL && (rk = malloc(n * ksz + 8)) == NULL) ||
+        (hv == NULL && (rv = malloc(n * vsz + 8)) == NULL) ||
+        (out = malloc(nk * rs + 8)) == NULL) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory summing %zu "
+                       "values exactly", n);
+        goto out;
+    }
+    if (n > 0 && ((rk != NULL && dp_read_unlocked(d, c->kb->mem,
+                                                  c->kb->base * ksz, n * ksz,
+                                                  rk, st) != 0) ||
+                  (rv != NULL && dp_read_unlocked(d, c->vb->mem,
+                                                  c->vb->base * vsz, n * vsz,
+                                                  rv, st) != 0))) {
+        goto out;
+    }
+    for (int i = 0; i < (req->mode == GR_BENCH ? req->reps : 1); ++i) {
+        struct timespec t0, t1;
+        gr_unlock();
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        hrc = gr_host_exact_bykey(hk ? hk : rk, req->bkt.k, hv ? hv : rv,
+                                  req->bkt.v, n, nk, req->bkt.r, out);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        gr_lock();
+        if (req->ns != NULL) {
+            req->ns[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+                         (double)(t1.tv_nsec - t0.tv_nsec) + c->r->ns_stats;
+        }
+    }
+    if (hrc != 0) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory: %zu long "
+                       "accumulators", nk);
+        goto out;
+    }
+    if (nk > 0) {
+        GR_CL_CHECK(st, clEnqueueWriteBuffer(d->queue, c->res->blk[1]->mem,
+                                             CL_TRUE, 0, nk * rs, out, 0,
+                                             NULL, NULL));
+    }
+    c->res->count = nk;
+    rc = 0;
+fail:
+out:
+    free(rk);
+    free(rv);
+    free(out);
+    return rc;
+}
+
 /* sum_by_key: key facts (or the fused check), plan, sort if asked to be
  * deterministic on unsorted keys, bins, aggregation.  gr_lock held. */
 static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
@@ -433,7 +501,7 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
     bk_call c = {d, req, res, &res->bk, st,
                  {req->kn.variant, req->kn.wg_size,
                   req->kn.items > 0 ? (size_t)req->kn.items : 0,
-                  req->deterministic, req->sorted},
+                  req->deterministic, req->sorted, req->bk_exact},
                  req->bkt, req->in.shape[0], kb, vb};
     gr_bk_result *r = c.r;
     int rc = -1;
@@ -453,7 +521,9 @@ static int bykey_dense(gr_device *d, gr_request *req, gr_result *res,
                        nk, rs, d->name, (unsigned long long)d->max_alloc);
         return -1;
     }
-    if ((r->needs_sort == 1 && bk_sort_device(&c) == 0) ||
+    if (r->plan.exact == 2) {
+        rc = bk_exact_host(&c);
+    } else if ((r->needs_sort == 1 && bk_sort_device(&c) == 0) ||
         (r->needs_sort == 2 && bk_sort_host(&c) == 0) ||
         r->needs_sort == 0) {
         rc = bk_aggregate(&c);

@@ -772,6 +772,7 @@ typedef struct {
     size_t items;
     int deterministic;
     int sorted;           /* -1 measure, 0/1 declared                      */
+    int exact;            /* sum_by_key(exact=True) of floats              */
 } gr_bk_overrides;
 
 /* What the device measured about the keys (gr_bykey_stats_dev). */
@@ -790,6 +791,11 @@ typedef struct {
     size_t items, groups, parts;
     int ptx, match, hash_bins;
     const char *row;      /* the policy table's row that set the geometry  */
+    int exact;            /* exact=True: 1 fixed-point windows over the
+                           * whole exponent range (device), 2 long
+                           * accumulators a key on the host                */
+    int fx_wmax;          /* fixed_point: windows a key allocated (0:
+                           * GR_FX_WMAX)                                   */
     char why[256];
 } gr_bk_plan;
 
@@ -832,8 +838,13 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
                        cl_mem vals, size_t voff, size_t n, size_t nk,
                        cl_mem out, cl_mem flag, double *ns, gr_status *st);
 /* fixed_point's windows a key at most (kernels/bykey.cl FX_WMAX): its
- * words are 16 GR_FX_WMAX + 4 bytes a key. */
+ * words are 16 GR_FX_WMAX + 4 bytes a key.  exact=True on float64 values
+ * allocates GR_FX_WMAX_EXACT: 48 windows of 43 exponents cover all 2046
+ * of a finite double's, so no value takes the per-key path. */
 #define GR_FX_WMAX 4
+#define GR_FX_WMAX_EXACT 48
+/* fixed_point's bytes for nk keys with wmax windows each */
+#define GR_FX_BYTES(nk, wmax) ((nk) * (16 * (size_t)(wmax) + 4) + 16)
 int gr_bykey_sort_fits(size_t n, uint64_t max_key);
 int gr_bykey_sort_passes(uint64_t max_key);
 int gr_bykey_sort_dev(gr_device *d, const gr_bk_types *ty, int wg,
@@ -927,6 +938,7 @@ typedef struct {
     int64_t num_keys;    /* -1: keys.max() + 1                            */
     int deterministic;
     int sorted;          /* -1 measure                                    */
+    int bk_exact;        /* sum_by_key(exact=True) of float values         */
     gr_knobs kn;
     /* mode */
     gr_mode mode;

@@ -506,3 +506,105 @@ void gr_host_exact(const char *src, gr_dtype t, size_t M, size_t L,
         }
     }
 }
+
+/* ------------------------------------------------------------------ by key */
+
+/* sum_by_key(exact=True) on the host: the values grouped by key by a
+ * counting sort (one pass to count, one to place), then each key's run
+ * summed by the fast loop above (expansions, then the long accumulator)
+ * and rounded once, the keys shared among the host's threads.  Grouping
+ * first rather than a long accumulator a key fed in input order (three
+ * digit updates on a random cache line an element): 2 cores under a load
+ * of 7, 16 Mi float32 values into 1024 keys, the host's time in
+ * timeit_by_key 0.52 s grouped, 1.05 s an accumulator a key. */
+typedef struct {
+    const char *sorted;  /* the values grouped by key                   */
+    const size_t *start; /* nk + 1 offsets into them                    */
+    gr_dtype vt, rt;
+    size_t nk, per;      /* keys a task                                  */
+    void *out;
+} bk_job;
+
+static void bk_task(void *arg, size_t t)
+{
+    const bk_job *j = arg;
+    const size_t vsz = j->vt == GR_FLOAT32 ? 4 : 8;
+    const size_t hi = (t + 1) * j->per < j->nk ? (t + 1) * j->per : j->nk;
+    for (size_t k = t * j->per; k < hi; ++k) {
+        const size_t a = j->start[k], len = j->start[k + 1] - a;
+        double r = 0.0;
+        if (len > 0) {
+            gr_sacc s;
+            uint64_t count = 0;
+            gr_sacc_init(&s);
+            gr_host_exact_run(j->sorted + a * vsz, j->vt, len,
+                              (ptrdiff_t)vsz, 0, &s, &count);
+            r = gr_sacc_round(&s, j->rt, 1);
+        }
+        if (j->rt == GR_FLOAT32) {
+            ((float *)j->out)[k] = (float)r; /* exact: r is a float32 */
+        } else {
+            ((double *)j->out)[k] = r;
+        }
+    }
+}
+
+/* The key of pair i (validated: in [0, nk)). */
+static inline size_t key_at(const char *keys, size_t ksz, size_t i)
+{
+    if (ksz == 4) {
+        uint32_t k;
+        memcpy(&k, keys + i * 4, 4);
+        return k;
+    }
+    uint64_t k;
+    memcpy(&k, keys + i * 8, 8);
+    return (size_t)k;
+}
+
+/* sum_by_key(exact=True) on the host (CPU devices, devices without 64-bit
+ * atomics, past 2^31 values, or variant 'host'): each key's values
+ * summed exactly, rounded once to rt into out (rt's type); keys that never
+ * occur give 0.  Keys must lie in [0, nk) (the device checked them).
+ * -1: out of memory. */
+int gr_host_exact_bykey(const char *keys, gr_dtype kt, const char *vals,
+                        gr_dtype vt, size_t n, size_t nk, gr_dtype rt,
+                        void *out)
+{
+    const size_t ksz = gr_dtypes[kt].size, vsz = vt == GR_FLOAT32 ? 4 : 8;
+    size_t *start = calloc(nk + 2, sizeof *start);
+    char *sorted = malloc(n * vsz + 8);
+    if (start == NULL || sorted == NULL) {
+        free(start);
+        free(sorted);
+        return -1;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        start[key_at(keys, ksz, i) + 2]++;
+    }
+    for (size_t k = 2; k < nk + 2; ++k) {
+        start[k] += start[k - 1];
+    }
+    /* start[k + 1]: where key k's next value goes; after: its end */
+    for (size_t i = 0; i < n; ++i) {
+        const size_t at = start[key_at(keys, ksz, i) + 1]++;
+        memcpy(sorted + at * vsz, vals + i * vsz, vsz);
+    }
+    const int cpus = n >= ((size_t)1 << 16) ? gr_par_cpus() : 1;
+    const size_t tasks = nk < 64 * (size_t)cpus ? (nk ? nk : 1)
+                                                : 64 * (size_t)cpus;
+    bk_job j = {sorted, start, vt, rt, nk, (nk + tasks - 1) / tasks, out};
+    if (j.per == 0) {
+        j.per = 1;
+    }
+    if (cpus > 1 && tasks > 1) {
+        gr_par_run(bk_task, &j, tasks, cpus);
+    } else {
+        for (size_t t = 0; t < tasks; ++t) {
+            bk_task(&j, t);
+        }
+    }
+    free(start);
+    free(sorted);
+    return 0;
+}

@@ -30,5 +30,8 @@ void gr_host_exact_run(const char *p, gr_dtype t, size_t n, ptrdiff_t es,
 void gr_host_exact(const char *src, gr_dtype t, size_t M, size_t L,
                    ptrdiff_t ss, ptrdiff_t es, int nan, int mean,
                    const double *init, gr_dtype rt, void *out);
+int gr_host_exact_bykey(const char *keys, gr_dtype kt, const char *vals,
+                        gr_dtype vt, size_t n, size_t nk, gr_dtype rt,
+                        void *out);
 
 #endif

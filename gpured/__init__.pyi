@@ -329,7 +329,9 @@ def scan_by_key(keys: npt.ArrayLike | Array, values: npt.ArrayLike | Array,
 def sum_by_key(keys: npt.ArrayLike | Array, values: npt.ArrayLike | Array,
                num_keys: int | None = None, op: ByKeyOp | str = "sum", *,
                deterministic: bool = False, sorted: bool | None = None,
-               variant: ByKeyVariant | str | None = None, wg_size: int | None = None,
+               exact: bool = False,
+               variant: ByKeyVariant | Literal["host"] | str | None = None,
+               wg_size: int | None = None,
                items: int | None = None, device: _Device = None) -> Any: ...
 def variants_by_key(func: ByKeyFunc | str = "sum_by_key", keys_dtype: _DType = "int64",
                     values_dtype: _DType = "float64", op: ByKeyOp | str = "sum") -> list[str]: ...
@@ -337,13 +339,15 @@ def explain_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,
                    values: npt.ArrayLike | Array | None = None, op: ByKeyOp | str = "sum",
                    num_keys: int | None = None, *, deterministic: bool = False,
                    sorted: bool | None = None, exclusive: bool = False,
+                   exact: bool = False,
                    variant: ByKeyVariant | str | None = None, wg_size: int | None = None,
                    items: int | None = None, device: _Device = None) -> dict[str, Any]: ...
 def timeit_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,
                   values: npt.ArrayLike | Array | None = None, op: ByKeyOp | str = "sum",
                   num_keys: int | None = None, reps: int = 10, *,
                   deterministic: bool = False, sorted: bool | None = None,
-                  exclusive: bool = False, variant: ByKeyVariant | str | None = None,
+                  exclusive: bool = False, exact: bool = False,
+                  variant: ByKeyVariant | str | None = None,
                   wg_size: int | None = None, items: int | None = None,
                   device: _Device = None) -> dict[str, Any]: ...
 

@@ -68,7 +68,8 @@ def scan_by_key(keys, values, op="sum", exclusive=False, *, variant=None,
 
 
 def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
-               sorted=None, variant=None, wg_size=None, items=None, **kw):
+               sorted=None, exact=False, variant=None, wg_size=None,
+               items=None, **kw):
     """Dense reduce-by-key: ``out[k]`` combines every value whose key is k,
     in any order (``numpy.bincount(keys, weights)``, ``np.add.at``).
 
@@ -91,7 +92,25 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     ``sorted=True`` or ``False`` declares
     the order of the keys for the automatic choice (otherwise it is
     measured on the device, along with the key check).
+
+    ``exact=True`` (float32/float64 values, op "sum"): each ``out[k]`` is
+    the exact sum of key k's values rounded once to the result dtype, to
+    nearest with ties to even -- ``math.fsum``'s answer for float64, the
+    correctly rounded one for float32 -- so the bits are the same on every
+    device, for every order of the pairs, sorted or not, deterministic or
+    not.  NaN where a key has a NaN or both +inf and -inf, else +-inf where
+    it has one; keys that never occur (or sum to zero) give +0.0.  GPUs
+    run variant ``fixed_point`` with windows over the whole exponent range
+    (float64: 48 windows of 43 exponents, 772 bytes a key on the device).
+    CPU devices, devices without 64-bit integer atomics, more than 2**31
+    values, or too many keys for the device's largest buffer take the
+    host instead (variant ``"host"``: the pairs grouped by key, each key's
+    values summed exactly by the host's ``exact=True`` loop on its
+    threads); ``variant="fixed_point"`` or ``"host"`` asks for one.
+    Integer values are exact already: ``exact=True`` changes nothing there.
     """
+    if exact:
+        kw["exact"] = True
     return _core.bykey("sum_by_key", keys, values, op, num_keys, False,
                        deterministic, sorted, _kw(variant, wg_size, items, kw))
 

@@ -675,8 +675,15 @@ def explain(op, a, axis=None, dtype=None, **kw):
     per segment in the first pass), chunk, passes, accumulator, why, the
     (segments x segment_length) layout it saw, and whether the input had to
     be copied into it.  ``explain("reduceat", a, axis, indices=...,
-    ufunc="add")`` explains :func:`reduceat` (its ``op`` given as ``ufunc``).
+    ufunc="add")`` explains :func:`reduceat` (its ``op`` given as ``ufunc``);
+    ``explain("sum_by_key", keys, values, ...)`` is :func:`explain_by_key`
+    (``exact=True``: variant "fixed_point" or "host", and why).
     """
+    if op in ("sum_by_key", "reduce_by_key", "scan_by_key"):
+        # explain("sum_by_key", keys, values, num_keys=..., exact=True):
+        # the second positional is the values
+        from ._bykey import explain_by_key
+        return explain_by_key(op, a, axis, **kw)
     if op in _SCANS:
         exclusive = kw.pop("exclusive", False)
         return _core.scan(op, a, axis, dtype, None, exclusive, kw, 1)

@@ -1664,8 +1664,11 @@ SR_CSCATTER(gr_sr_cscatter_u, uint)
  *                bits (atomic_or)
  *   gr_fx_final  each key's windows added into 32-bit limbs at their bit
  *                offsets (one window: its own two words); the sign and
- *                64 leading bits with a sticky bit rounded once
- *                (convert_<type>_rte), ldexp
+ *                64 leading bits with a sticky bit rounded once, to
+ *                nearest even by hand (fx_round), ldexp
+ * sum_by_key(exact=True) on float64 builds with FX_WMAX 48 (bykey.c,
+ * GR_BK_FXW): every span of finite exponents has its windows, so the
+ * per-key path below never runs and the sums are exact.
  * Else (float64 data spanning more): each key's largest exponent E_k
  * first, one accumulator a key in units of 2^(E_k - BIAS - G), so bits of
  * values below 2^-G of E_k's ulp are dropped (a float sum rounds by half
@@ -1688,22 +1691,24 @@ SR_CSCATTER(gr_sr_cscatter_u, uint)
 #define FX_BIAS 1075
 #define FX_G 42 /* 128 = 1 sign + 32 headroom + 53 mantissa + 42 */
 #define FX_BITS(x) as_ulong(x)
-#define FX_ROUND(m) convert_double_rte(m)
 #else
 #define FX_MBITS 23
 #define FX_EMAX 255u
 #define FX_BIAS 150
 #define FX_G 71 /* 128 = 1 sign + 32 headroom + 24 mantissa + 71 */
 #define FX_BITS(x) ((ulong)as_uint(x))
-#define FX_ROUND(m) convert_float_rte(m)
 #endif
 #define FX_SIGN(b) (((b) >> (GR_T_SIZE * 8 - 1)) & 1ul)
 #define FX_EXP(b) ((uint)((b) >> FX_MBITS) & FX_EMAX)
 #define FX_MANT(b) ((b) & ((1ul << FX_MBITS) - 1ul))
 #define FX_U 4      /* elements a work-item takes a step, loads together */
 #define FX_S (FX_G + 1) /* exponents a window spans */
-#define FX_WMAX 4   /* GR_FX_WMAX (bykey.c allocates for it) */
-#define FX_L 12     /* limbs: 128 + 3 x 72 bits and a sign */
+/* windows a key: GR_FX_WMAX (4), or exact=True's GR_FX_WMAX_EXACT for
+ * float64 (48: every finite exponent); bykey.c allocates for it */
+#define FX_WMAX GR_BK_FXW
+/* limbs of the windows' sum: 128 bits, the last window's offset, 6 bits
+ * of carries from up to 48 windows, the sign */
+#define FX_L ((128 + (FX_WMAX - 1) * FX_S + 32) / 32 + 1)
 #define FX_HDR(w, nk) ((__global uint *)((w) + 2 * FX_WMAX * (nk)))
 #define FX_FLAG(b) (FX_MANT(b) ? 1u : FX_SIGN(b) ? 4u : 2u)
 
@@ -1883,6 +1888,92 @@ inline uint fx_bits32(ulong hi, ulong lo, int pos)
     return (uint)(o ? (w0 >> o) | (w1 << (64 - o)) : w0);
 }
 
+/* Key k's nwin windows summed exactly (each window's magnitude, under
+ * 2^126, added at its bit offset into signed 64-bit limbs of 32 bits,
+ * then the carries moved up): returns the sign; *m the magnitude's 64
+ * leading bits (the last weighing 2^*up units of the last window),
+ * *sticky whether any bit below them is set. */
+inline int fx_windows_sum(__global const ulong *acc, ulong nk, ulong k,
+                          uint nwin, ulong *m, ulong *sticky, int *up)
+{
+    long lb[FX_L];
+    uint limb[FX_L];
+    for (uint j = 0; j < FX_L; ++j) {
+        lb[j] = 0;
+    }
+    for (uint w = 0; w < nwin; ++w) {
+        ulong lo = acc[2 * (w * nk + k)], hi = acc[2 * (w * nk + k) + 1];
+        const int wneg = (long)hi < 0;
+        const uint off = (nwin - 1 - w) * FX_S, j0 = off >> 5;
+        if (wneg) {
+            fx_neg(&hi, &lo);
+        }
+        for (uint t = 0; t < 5; ++t) {
+            const long piece = (long)fx_bits32(hi, lo, 32 * (int)t -
+                                                           (int)(off & 31u));
+            lb[j0 + t] += wneg ? -piece : piece;
+        }
+    }
+    for (uint j = 0; j + 1 < FX_L; ++j) { /* floor: arithmetic shift */
+        const long c = lb[j] >> 32;
+        lb[j] -= c * (1L << 32);
+        lb[j + 1] += c;
+    }
+    const int neg = lb[FX_L - 1] < 0;
+    long c = 0;
+    for (uint j = 0; j < FX_L; ++j) { /* the magnitude */
+        const long v = neg ? -lb[j] + c : lb[j];
+        c = v >> 32;
+        limb[j] = (uint)v;
+    }
+    int h = FX_L - 1;
+    while (h >= 0 && limb[h] == 0) {
+        --h;
+    }
+    *m = 0;
+    *sticky = 0;
+    *up = 0;
+    if (h >= 0) {
+        const uint nxt = h >= 2 ? limb[h - 2] : 0u;
+        uint rest = 0;
+        for (int j = 0; j < h - 2; ++j) {
+            rest |= limb[j];
+        }
+        ulong mm = (ulong)limb[h] << 32 | (h >= 1 ? limb[h - 1] : 0u);
+        const uint lz = clz(mm);
+        if (lz) {
+            mm = (mm << lz) | (ulong)(nxt >> (32 - lz));
+        }
+        *m = mm;
+        *sticky = (rest | (lz ? nxt << lz : nxt)) != 0 ? 1ul : 0ul;
+        *up = 32 * (h - 1) - (int)lz;
+    }
+    return neg;
+}
+
+/* m 2^e (m: 64 bits; sticky: nonzero bits below them) rounded once to
+ * GR_T: to nearest, ties to even, by hand rather than convert_<type>_rte,
+ * which may go through double (two roundings) for float.  The ldexp is
+ * exact below the normal range: a sum of GR_T values is a multiple of
+ * the smallest subnormal, so there it has fewer bits than the precision;
+ * past the largest finite value it gives inf, as IEEE rounding does. */
+inline GR_T fx_round(ulong m, ulong sticky, int e)
+{
+    if (m == 0) {
+        return (GR_T)0;
+    }
+    const uint lz = clz(m);
+    m <<= lz;
+    e -= (int)lz;
+    const uint drop = 64 - (FX_MBITS + 1);
+    ulong keep = m >> drop;
+    const ulong rest = m & ((1ul << drop) - 1ul), hlf = 1ul << (drop - 1);
+    if (rest > hlf || (rest == hlf && (sticky || (keep & 1ul)))) {
+        ++keep; /* 2^(FX_MBITS + 1) at most: exact in GR_T */
+    }
+    return ldexp((GR_T)keep, e + (int)drop);
+}
+
 __kernel void gr_fx_final(__global const ulong *acc, ulong nk,
                           __global GR_T *out)
 {
@@ -1918,56 +2009,11 @@ __kernel void gr_fx_final(__global const ulong *acc, ulong nk,
                     up = 64 - (int)lz;
                 }
             } else {
-                /* the windows into limbs at their bit offsets */
-                uint limb[FX_L];
-                for (uint j = 0; j < FX_L; ++j) {
-                    limb[j] = 0;
-                }
-                for (uint w = 0; w < nwin; ++w) {
-                    const ulong lo = acc[2 * (w * nk + k)];
-                    const ulong hi = acc[2 * (w * nk + k) + 1];
-                    const int off = (int)((nwin - 1 - w) * FX_S);
-                    ulong c = 0;
-                    for (uint j = 0; j < FX_L; ++j) {
-                        const ulong t = (ulong)limb[j] +
-                                        fx_bits32(hi, lo, 32 * (int)j - off) +
-                                        c;
-                        limb[j] = (uint)t;
-                        c = t >> 32;
-                    }
-                }
-                neg = (int)(limb[FX_L - 1] >> 31);
-                if (neg) {
-                    ulong c = 1;
-                    for (uint j = 0; j < FX_L; ++j) {
-                        const ulong t = (ulong)(~limb[j]) + c;
-                        limb[j] = (uint)t;
-                        c = t >> 32;
-                    }
-                }
-                int h = FX_L - 1;
-                while (h >= 0 && limb[h] == 0) {
-                    --h;
-                }
-                if (h >= 0) {
-                    const uint nxt = h >= 2 ? limb[h - 2] : 0u;
-                    uint rest = 0;
-                    for (int j = 0; j < h - 2; ++j) {
-                        rest |= limb[j];
-                    }
-                    m = (ulong)limb[h] << 32 | (h >= 1 ? limb[h - 1] : 0u);
-                    const uint lz = clz(m);
-                    if (lz) {
-                        m = (m << lz) | (ulong)(nxt >> (32 - lz));
-                    }
-                    sticky = (rest | (lz ? nxt << lz : nxt)) != 0 ? 1ul : 0ul;
-                    up = 32 * (h - 1) - (int)lz;
-                }
+                neg = fx_windows_sum(acc, nk, k, nwin, &m, &sticky, &up);
             }
-            r = m == 0 ? (GR_T)0
-                       : ldexp(FX_ROUND(m | sticky),
-                               up + (int)ek - (int)((nwin - 1) * FX_S) -
-                                   FX_BIAS - FX_G);
+            r = fx_round(m, sticky,
+                         up + (int)ek - (int)((nwin - 1) * FX_S) - FX_BIAS -
+                             FX_G);
             r = neg ? -r : r;
         }
         out[k] = r;

@@ -11,6 +11,9 @@ The cases: one long segment over several groups (loads in flight and the
 scalar tail), rows and columns (strided elements), nansum/nanmean, mean's
 division, initial=, values that go straight to the accumulator (huge,
 infinite) and errors that leave the expansions (wide exponent ranges).
+Then sum_by_key(exact=True)'s kernels (kernels/bykey.cl, "fixed-point
+sums", with float64's 48 windows a key): wide exponent ranges, NaN and
+infinities, a key that never occurs.
 """
 import os
 import sys
@@ -78,10 +81,59 @@ def run(gpured, dt):
     return n
 
 
+def round_f32(fr):
+    """A Fraction rounded once to float32 (the neighbours of its float64
+    approximation compared exactly; no overflow in these cases)."""
+    f = np.float32(float(fr))
+    cands = [np.nextafter(f, np.float32(-np.inf)), f,
+             np.nextafter(f, np.float32(np.inf))]
+    return min(cands, key=lambda c: (abs(Fraction(float(c)) - fr),
+                                     int(np.array(c).view(np.uint32)) % 2))
+
+
+def run_bykey(gpured, dt):
+    """sum_by_key(exact=True), kernels/bykey.cl "fixed-point sums": float64
+    over many windows (exponents from 2^-1000 to 2^1000: 47 of them), NaN
+    and infinities, keys that never occur; float32's four windows."""
+    rng = np.random.default_rng(7)
+    n, nk = 300, 6
+    k = rng.integers(0, nk - 1, n)  # the last key never occurs
+    lo, hi = (-1000, 1000) if dt == "float64" else (-120, 120)
+    v = (rng.standard_normal(n) * 2.0 ** rng.integers(lo, hi, n)).astype(dt)
+    v[k == 3] = 0.5
+    v[np.flatnonzero(k == 2)[:2]] = [np.inf, np.nan]
+    v[np.flatnonzero(k == 1)[0]] = -np.inf
+    m = 0
+    for kw in ({"wg_size": 8}, {"wg_size": 4, "deterministic": True}):
+        kw["variant"] = "fixed_point"  # auto on CPU devices: the host
+        got = np.asarray(gpured.asnumpy(gpured.sum_by_key(
+            gpured.to_device(k), gpured.to_device(v), nk, exact=True, **kw)))
+        want = np.zeros(nk, dt)
+        for key in range(nk):
+            x = v[k == key].astype(np.float64)
+            if not np.isfinite(x).all():
+                want[key] = np.sum(x)
+                continue
+            fr = sum((Fraction(float(e)) for e in x), Fraction(0))
+            want[key] = float(fr) if dt == "float64" else round_f32(fr)
+        u = np.uint64 if dt == "float64" else np.uint32
+        if not (np.array_equal(got.view(u), want.view(u)) or
+                np.array_equal(got, want, equal_nan=True)):
+            raise AssertionError("sum_by_key exact %s %s: %r != %r"
+                                 % (dt, kw, got, want))
+        m += 1
+    return m
+
+
 def child(job):
     sys.path.insert(0, ROOT)
     import gpured
 
+    if job.get("bykey"):
+        n = run_bykey(gpured, job["dtype"])
+        print("  %s %-8s %d exact sum_by_key calls checked"
+              % (job["kind"], job["dtype"], n), flush=True)
+        return 0
     n = run(gpured, job["dtype"])
     print("  %s %-8s %d exact sums checked" % (job["kind"], job["dtype"], n),
           flush=True)
@@ -89,7 +141,8 @@ def child(job):
 
 
 def jobs():
-    return [{"kind": k, "dtype": dt} for k in ("races", "uninit")
+    return [{"kind": k, "dtype": dt, "bykey": bk}
+            for bk in (False, True) for k in ("races", "uninit")
             for dt in ("float32", "float64")]
 
 
