@@ -462,12 +462,12 @@ static int bk_exact_host(bk_call *c)
     }
     for (int i = 0; i < (req->mode == GR_BENCH ? req->reps : 1); ++i) {
         struct timespec t0, t1;
-        gr_unlock();
+        gr_unlock(d);
         clock_gettime(CLOCK_MONOTONIC, &t0);
         hrc = gr_host_exact_bykey(hk ? hk : rk, req->bkt.k, hv ? hv : rv,
                                   req->bkt.v, n, nk, req->bkt.r, out);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        gr_lock();
+        gr_lock(d);
         if (req->ns != NULL) {
             req->ns[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e9 +
                          (double)(t1.tv_nsec - t0.tv_nsec) + c->r->ns_stats;
