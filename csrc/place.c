@@ -45,10 +45,14 @@ static const rates_row rates_rows[] = {
      * argmax 23, float32 columns 22, cumsum 4 (benchmarks/host_path.py,
      * 1 MiB); half of that, as its DRAM-bound rate is lower (sums of 256
      * MiB: 9 GB/s).  With 8 GB/s for sums the H100 host sent a 1 MiB
-     * NumPy sum to the GPU: 0.134 ms, numpy 0.112. */
+     * NumPy sum to the GPU: 0.134 ms, numpy 0.112.  Scans 1.5 (issue 39:
+     * 2.0 priced a 1 GiB float32 cumsum at 0.54 s; it takes 0.9-1.25 s
+     * unloaded; float32 cumsum 1 / 16 / 256 / 1024 MiB: 6.0 / 3.3 / 1.8 /
+     * 1.0 GB/s, 2-core machine, 2026-11-28, benchmarks/placement_bench.py;
+     * 1.5 is within 4x of each, so a quiet machine never re-measures). */
     [RT_HOST] = {"host path", 200,
                  {[GR_RATE_REDUCE] = 16.0, [GR_RATE_ARG] = 12.0,
-                  [GR_RATE_COLUMN] = 12.0, [GR_RATE_SCAN] = 2.0}, 0},
+                  [GR_RATE_COLUMN] = 12.0, [GR_RATE_SCAN] = 1.5}, 0},
     /* the H100 host: OpenCL call ~60 us, pinned transfers ~25 GB/s */
     [RT_GPU] = {"gpu, pinned transfers", 60000,
                 {[GR_RATE_REDUCE] = 25.0, [GR_RATE_ARG] = 25.0,
@@ -251,7 +255,18 @@ void gr_host_par(int dev, int f, size_t nbytes, int *threads, size_t *grain)
  * such: GR_HW_PTP), then their difference.  2-core machine, float32, host /
  * PoCL: 1 MiB 0.03 / 0.13 ms, 4 MiB 0.11 / 0.20, 16 MiB 0.47 / 0.47, 64
  * MiB 4.05 / 2.26 (2026-11-26): 2.2 puts the edge near 10 MB with the
- * default rates. */
+ * default rates.
+ *
+ * COMP: float64 sums on the host path are TwoSum-compensated (float32
+ * sums add in double lanes at the plain rate): 2-core machine, host GB/s
+ * float64 / float32 at 1, 16, 256, 1024 MiB: 6.3 / 41, 2.8 / 24, 2.4 /
+ * 8.8, 2.7 / 5.2 (2026-11-28, issue 39); PoCL's float64 sum 5.8 / 8.5 /
+ * 3.5 GB/s at 1 / 16 / 256 MiB: 16 MiB went to the host path at 6.1
+ * ms, PoCL's 2.0.  At 3x the edge is near 2 MB: 1 MiB stays on the host
+ * path (0.17 ms; PoCL 0.18 quiet, 0.44 at load 8), 4 MiB and up go to
+ * PoCL (1.1 ms at load 8).  (float64 cumsums are not
+ * counted apart: host 0.44 / 20.9 / 420 ms at 1 / 16 / 256 MiB, PoCL 1.31
+ * / 16.4 / 418: no factor puts each size on its faster side.) */
 static const double host_factors[GR_NHW] = {
     [GR_HW_PLAIN] = 1.0,
     [GR_HW_COPY_REDUCE] = 16.0, /* nansum 0.84 ms vs sum 0.041, 1 MiB f32 */
@@ -260,6 +275,7 @@ static const double host_factors[GR_NHW] = {
     [GR_HW_NANMEAN] = 2.0,      /* NaN masks at 0.6 of a sum's rate       */
     [GR_HW_PTP] = 2.2,          /* edge near 10 MB with default rates     */
     [GR_HW_EXACT] = 2.0,        /* exact f64 sum / plain host sum, 2 cores */
+    [GR_HW_COMP] = 3.0,         /* 1 MiB f64 on the host, 4 MiB on PoCL   */
 };
 
 double gr_host_factor(gr_host_work w) { return host_factors[w]; }
@@ -280,10 +296,13 @@ size_t gr_seg_short(gr_dtype t) { return t == GR_FLOAT32 ? 64 : 32; }
 
 typedef struct {
     double host, here, dev_ns; /* dev_ns: d1's */
+    double host0, dev0;        /* host's and d1's without re-measure     */
     int d1, d2;
     int par; /* the host path's time is on several threads */
 } place_times;
 
+/* Every time is the model's times the side's re-measured factor
+ * (place_remeasure.c; 1 until a large call was more than 4x off). */
 static void place_times_of(int cur, int roam, int f, size_t nbytes,
                            double slow, place_times *pt)
 {
@@ -294,8 +313,11 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
     const double one = host_ns(&r, f, nbytes, slow),
                  par = hpar_ns(&r, f, nbytes, slow);
     pt->par = par < one;
-    pt->host = pt->par ? par : one;
-    pt->here = pt->dev_ns = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+    pt->host0 = pt->par ? par : one;
+    pt->host = pt->host0 * gr_remeasure_factor(-1, f, nbytes);
+    pt->dev0 = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+    pt->here = pt->dev_ns =
+        pt->dev0 * gr_remeasure_factor(cur, f, nbytes);
     pt->d1 = cur;
     pt->d2 = -1;
     double t2 = INFINITY;
@@ -304,8 +326,10 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
         if (i == cur || (!c->fp64 && d->fp64)) {
             continue;
         }
-        const double t = place_dev_ns(c, f, nbytes);
+        const double t0 = place_dev_ns(c, f, nbytes),
+                     t = t0 * gr_remeasure_factor(i, f, nbytes);
         if (t < pt->dev_ns) {
+            pt->dev0 = t0;
             t2 = pt->dev_ns;
             pt->d2 = pt->d1;
             pt->dev_ns = t;
@@ -314,6 +338,20 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
             t2 = t;
             pt->d2 = i;
         }
+    }
+}
+
+/* explain()'s words for the factors in force (the host path's, the
+ * device's the call would run on), after the figures. */
+static void place_why_factors(char *why, size_t n, int f, size_t nbytes,
+                              int dev)
+{
+    size_t w = strlen(why);
+    if (w < n) {
+        w += (size_t)gr_remeasure_why(-1, f, nbytes, why + w, n - w);
+    }
+    if (w < n) {
+        gr_remeasure_why(dev, f, nbytes, why + w, n - w);
     }
 }
 
@@ -340,6 +378,11 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
     if (!on_host) {
         *dev = best;
     }
+    /* what gr_dispatch compares the wall time with (re-measure) */
+    const gr_place_note note = {1, on_host ? -1 : best, f, nbytes,
+                                on_host ? pt.host0 : pt.dev0,
+                                on_host ? host : best_ns};
+    gr_place_note_set(&note);
     if (why == NULL) {
         return on_host; /* not explaining: formatting floats costs 1 us */
     }
@@ -364,6 +407,7 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
                  b->is_gpu ? "GPU" : "CPU device", b->pidx, b->didx,
                  b->name, best_ns / 1e3, on_host ? "" : ": it runs there");
     }
+    place_why_factors(why, n, f, nbytes, *dev);
     return on_host;
 }
 
@@ -421,6 +465,9 @@ int gr_split_plan(int cur, int roam, gr_family fam, gr_op op,
     sp->ns = both;
     sp->single_ns = one;
     const int go = both < 0.95 * one;
+    if (go) {
+        gr_place_note_clear(); /* not timed: two sides at once */
+    }
     if (why != NULL) {
         snprintf(why, n, "split %.3f / %.3f between devices %d and %d: "
                  "%.1f us together (%.1f GB/s measured) vs %.1f us on %s%s",
