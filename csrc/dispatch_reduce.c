@@ -512,13 +512,6 @@ static int red_start(red_call *c, gr_request *req, gr_result *res,
     return 0;
 }
 
-/* A float64 sum (sum, mean, average) on the host path: TwoSum lanes,
- * priced apart (place.c GR_HW_COMP). */
-static int red_comp(const gr_request *req, gr_dtype t)
-{
-    return t == GR_FLOAT64 && req->op == GR_ADD && !req->count;
-}
-
 /* The host path where placement picks it: 0 or -1 (done), 1: the device
  * (placed there, or an operator the host path lacks). */
 static int red_on_host(red_call *c)
@@ -535,14 +528,11 @@ static int red_on_host(red_call *c)
                                   : req->var ? GR_HW_VAR
                                   : req->ptp ? GR_HW_PTP
                                   : nan_floats(req, in->t) || mk != NULL
-                                      ? GR_HW_COPY_REDUCE
-                                  : red_comp(req, in->t) ? GR_HW_COMP
-                                                         : GR_HW_PLAIN),
+                                      ? GR_HW_COPY_REDUCE : GR_HW_PLAIN),
                    mk != NULL    ? " (where=: a masked copy first)"
                    : req->var == 3 ? " (nanmean: NaN-masked double lanes)"
                    : req->var    ? " (var/std: two passes)"
                    : req->ptp    ? " (ptp: max, then min)"
-                   : red_comp(req, in->t) ? " (float64: TwoSum)"
                                  : " (a copy first: nan*)",
                    req->mode == GR_EXPLAIN ? res->place_why : NULL,
                    sizeof res->place_why))) {

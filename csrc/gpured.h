@@ -465,7 +465,6 @@ typedef enum {
     GR_HW_NANMEAN,       /* nanmean: NaN-masked double lanes             */
     GR_HW_PTP,           /* ptp: max, then min                           */
     GR_HW_EXACT,         /* exact=True: expansions and a long accumulator */
-    GR_HW_COMP,          /* float64 sums: TwoSum compensation            */
     GR_NHW
 } gr_host_work;
 double gr_host_factor(gr_host_work w);

@@ -49,7 +49,11 @@ static const rates_row rates_rows[] = {
      * 2.0 priced a 1 GiB float32 cumsum at 0.54 s; it takes 0.9-1.25 s
      * unloaded; float32 cumsum 1 / 16 / 256 / 1024 MiB: 6.0 / 3.3 / 1.8 /
      * 1.0 GB/s, 2-core machine, 2026-11-28, benchmarks/placement_bench.py;
-     * 1.5 is within 4x of each, so a quiet machine never re-measures). */
+     * 1.5 is within 4x of each, so a quiet machine never re-measures).
+     * Sums checked then: float32 41 / 24 / 8.8 / 5.2 GB/s, float64 (TwoSum
+     * lanes) 6.3 / 2.8 / 2.4 / 2.7 at load 4-8 (quieter, a1aaece: half
+     * float32's a byte): 16 stays, within 4x but at the loaded float64's
+     * edge, where the re-measure (place_remeasure.c) takes over. */
     [RT_HOST] = {"host path", 200,
                  {[GR_RATE_REDUCE] = 16.0, [GR_RATE_ARG] = 12.0,
                   [GR_RATE_COLUMN] = 12.0, [GR_RATE_SCAN] = 1.5}, 0},
@@ -255,18 +259,7 @@ void gr_host_par(int dev, int f, size_t nbytes, int *threads, size_t *grain)
  * such: GR_HW_PTP), then their difference.  2-core machine, float32, host /
  * PoCL: 1 MiB 0.03 / 0.13 ms, 4 MiB 0.11 / 0.20, 16 MiB 0.47 / 0.47, 64
  * MiB 4.05 / 2.26 (2026-11-26): 2.2 puts the edge near 10 MB with the
- * default rates.
- *
- * COMP: float64 sums on the host path are TwoSum-compensated (float32
- * sums add in double lanes at the plain rate): 2-core machine, host GB/s
- * float64 / float32 at 1, 16, 256, 1024 MiB: 6.3 / 41, 2.8 / 24, 2.4 /
- * 8.8, 2.7 / 5.2 (2026-11-28, issue 39); PoCL's float64 sum 5.8 / 8.5 /
- * 3.5 GB/s at 1 / 16 / 256 MiB: 16 MiB went to the host path at 6.1
- * ms, PoCL's 2.0.  At 3x the edge is near 2 MB: 1 MiB stays on the host
- * path (0.17 ms; PoCL 0.18 quiet, 0.44 at load 8), 4 MiB and up go to
- * PoCL (1.1 ms at load 8).  (float64 cumsums are not
- * counted apart: host 0.44 / 20.9 / 420 ms at 1 / 16 / 256 MiB, PoCL 1.31
- * / 16.4 / 418: no factor puts each size on its faster side.) */
+ * default rates. */
 static const double host_factors[GR_NHW] = {
     [GR_HW_PLAIN] = 1.0,
     [GR_HW_COPY_REDUCE] = 16.0, /* nansum 0.84 ms vs sum 0.041, 1 MiB f32 */
@@ -275,7 +268,6 @@ static const double host_factors[GR_NHW] = {
     [GR_HW_NANMEAN] = 2.0,      /* NaN masks at 0.6 of a sum's rate       */
     [GR_HW_PTP] = 2.2,          /* edge near 10 MB with default rates     */
     [GR_HW_EXACT] = 2.0,        /* exact f64 sum / plain host sum, 2 cores */
-    [GR_HW_COMP] = 3.0,         /* 1 MiB f64 on the host, 4 MiB on PoCL   */
 };
 
 double gr_host_factor(gr_host_work w) { return host_factors[w]; }
