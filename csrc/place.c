@@ -48,7 +48,7 @@ static const rates_row rates_rows[] = {
      * NumPy sum to the GPU: 0.134 ms, numpy 0.112.  Scans 1.5 (issue 39:
      * 2.0 priced a 1 GiB float32 cumsum at 0.54 s; it takes 0.9-1.25 s
      * unloaded; float32 cumsum 1 / 16 / 256 / 1024 MiB: 6.0 / 3.3 / 1.8 /
-     * 1.0 GB/s, 2-core machine, 2026-11-28, benchmarks/placement_bench.py;
+     * 1.0 GB/s, 2-core machine, 2026-11-28, journal (issue 39);
      * 1.5 is within 4x of each, so a quiet machine never re-measures).
      * Sums checked then: float32 41 / 24 / 8.8 / 5.2 GB/s, float64 (TwoSum
      * lanes) 6.3 / 2.8 / 2.4 / 2.7 at load 4-8 (quieter, a1aaece: half

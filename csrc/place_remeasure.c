@@ -31,7 +31,7 @@
 
 /* A call is large from 16 MiB: the smallest calls it times.  Below it a
  * call takes a few ms on the 2-core CI machine (float32 cumsum 16 MiB:
- * 5-7 ms on the host path, 2026-11-28, benchmarks/placement_bench.py),
+ * 5-7 ms on the host path, 2026-11-28, journal (issue 39)),
  * where a scheduler's slice (~4 ms) alone is a 2x error. */
 #define LARGE_BYTES ((size_t)16 << 20)
 /* Sizes in factors of 4 from LARGE_BYTES: 16, 64, 256 MiB, 1 GiB and up
