@@ -18,7 +18,10 @@ device's kernels.  :func:`explain` says where a call runs and why
 This module is the Python face: :func:`placement` switches the rule off
 and on, :func:`rates` / :func:`set_rates` read and replace the model's
 rates, and :func:`measure_rates` measures them on this machine (with
-:func:`gpured.tune` as well).
+:func:`gpured.tune` as well).  A large call whose wall time is more than
+4x from its estimate re-measures its side for the rest of the process
+(issue 39, csrc/place_remeasure.c): :func:`remeasure` lists the factors,
+:func:`set_remeasure` sets them.
 """
 import os
 import time
