@@ -114,6 +114,11 @@ static PyMethodDef methods[] = {
      "split_rates(rates=None) -> GB/s of two devices together, per family."},
     {"split_plan", py_split_plan, METH_VARARGS,
      "split_plan(family, nbytes) -> (dev0, dev1, frac0, why, go)."},
+    KW("remeasure", py_remeasure,
+       "remeasure(on=None, half_life_s=None, reset=False) -> placement's "
+       "re-measured factors and settings."),
+    {"place_observe", py_place_observe, METH_O,
+     "place_observe(seconds): the thread's last placement took that long."},
     {"rates", py_rates, METH_VARARGS,
      "rates(device=None): the placement model's rates for a device."},
     {"set_rates", py_set_rates, METH_VARARGS,

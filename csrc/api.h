@@ -234,6 +234,8 @@ PyObject *py_set_rates(PyObject *self, PyObject *args);
 PyObject *py_split_rates(PyObject *self, PyObject *args);
 PyObject *py_host_threads(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_split_plan(PyObject *self, PyObject *args);
+PyObject *py_remeasure(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *py_place_observe(PyObject *self, PyObject *arg);
 PyObject *py_device_index(PyObject *self, PyObject *arg);
 /* api_memory.c */
 PyObject *py_buffer_alloc(PyObject *self, PyObject *args);

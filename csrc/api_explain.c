@@ -877,3 +877,55 @@ PyObject *py_device_index(PyObject *self, PyObject *arg)
     }
     return PyLong_FromLong(dev);
 }
+
+/* remeasure(on=None, half_life_s=None, reset=False) -> {on, half_life_s,
+ * large_bytes, factors: [{side, family, bytes, factor, age_s, jumps,
+ * calls, why}]}: placement's re-measure (place_remeasure.c), after
+ * setting what is given. */
+PyObject *py_remeasure(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"on", "half_life_s", "reset", NULL};
+    int on = -1, reset = 0, on_now = 0;
+    double half = -1.0;
+    size_t large = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|idp", names, &on, &half,
+                                     &reset)) {
+        return NULL;
+    }
+    gr_remeasure_config(on, half, reset);
+    gr_remeasure_get(&on_now, &half, &large);
+    gr_remeasure_row rows[17 * GR_NRATES * 4];
+    const int n = gr_remeasure_rows(rows, (int)(sizeof rows / sizeof *rows));
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list != NULL && i < n; ++i) {
+        const gr_remeasure_row *r = &rows[i];
+        PyObject *o = Py_BuildValue(
+            "{s:N, s:s, s:n, s:d, s:d, s:i, s:i, s:s}", "side",
+            r->side < 0 ? PyUnicode_FromString("host")
+                        : PyLong_FromLong(r->side),
+            "family", rate_names[r->f], "bytes", (Py_ssize_t)r->bytes,
+            "factor", r->factor, "age_s", r->age_s, "jumps", r->jumps,
+            "calls", r->calls, "why", r->why);
+        if (o == NULL || PyList_Append(list, o) != 0) {
+            Py_CLEAR(list);
+        }
+        Py_XDECREF(o);
+    }
+    if (list == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("{s:O, s:d, s:n, s:N}", "on",
+                         on_now ? Py_True : Py_False, "half_life_s", half,
+                         "large_bytes", (Py_ssize_t)large, "factors", list);
+}
+
+/* place_observe(seconds) -> True where it re-measured: the thread's last
+ * placement (explain()'s, say) took that long (tests inject times). */
+PyObject *py_place_observe(PyObject *self, PyObject *arg)
+{
+    const double s = PyFloat_AsDouble(arg);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    return PyBool_FromLong(gr_remeasure_observe(s * 1e9));
+}

@@ -8,16 +8,34 @@
 
 /* ------------------------------------------------------- plan dicts */
 
+/* explain()'s "placement_factor": the re-measured factor (1.0: none)
+ * that priced the side the placement chose (place_remeasure.c), where
+ * the placement model ran. */
+static PyObject *add_factor(PyObject *dict)
+{
+    gr_place_note n;
+    gr_place_note_get(&n);
+    if (dict != NULL && n.valid && n.est0_ns > 0) {
+        PyObject *k = PyFloat_FromDouble(n.est_ns / n.est0_ns);
+        if (k == NULL ||
+            PyDict_SetItemString(dict, "placement_factor", k) != 0) {
+            Py_CLEAR(dict);
+        }
+        Py_XDECREF(k);
+    }
+    return dict;
+}
+
 /* What explain() says of a call the host path answers. */
 PyObject *host_plan_dict(const gr_device *d, const gr_result *r)
 {
-    return Py_BuildValue("{s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:s}",
+    return add_factor(Py_BuildValue("{s:s, s:s, s:s, s:s, s:i, s:s, s:n, s:n, s:s}",
                          "placement", "host", "placement_why", r->place_why,
                          "variant", "host", "kernel",
                          "host.c (no OpenCL)", "passes", 0, "why",
                          r->place_why, "segments", (Py_ssize_t)r->lay.M,
                          "segment_length", (Py_ssize_t)r->lay.L,
-                         "device", "host");
+                         "device", "host"));
 }
 
 PyObject *add_placement(PyObject *dict, const gr_result *r)
@@ -35,7 +53,7 @@ PyObject *add_placement(PyObject *dict, const gr_result *r)
         Py_XDECREF(p);
         Py_XDECREF(w);
     }
-    return dict;
+    return add_factor(dict);
 }
 
 /* What explain() says of an exact sum on a device. */

@@ -494,6 +494,36 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
              const gr_layout *lay, size_t nbytes, double slow,
              const char *slow_why, char *why, size_t n);
 
+/* Placement's re-measure (place_remeasure.c, issue 39): gr_place leaves
+ * a note of its choice (per thread); gr_dispatch times the run and hands
+ * the wall time to gr_remeasure_observe, which corrects the chosen side's
+ * factor (side -1: the host path, else a device index) for the rate
+ * family and size where the estimate was more than 4x off. */
+typedef struct {
+    int valid;
+    int side, f;
+    size_t nbytes;
+    double est0_ns;      /* the model's time without the factor          */
+    double est_ns;       /* with it                                      */
+} gr_place_note;
+typedef struct {
+    int side, f;
+    size_t bytes;        /* the size class's least bytes                 */
+    double factor, age_s;
+    int jumps, calls;
+    char why[160];
+} gr_remeasure_row;
+double gr_remeasure_factor(int side, int f, size_t nbytes);
+void gr_place_note_set(const gr_place_note *n);
+void gr_place_note_get(gr_place_note *n);
+void gr_place_note_clear(void);
+int gr_remeasure_observe(double wall_ns);
+int gr_remeasure_why(int side, int f, size_t nbytes, char *why, size_t n);
+int gr_remeasure_rows(gr_remeasure_row *rows, int max);
+/* on: 1/0 (-1 keeps), half_life_s (-1 keeps; 0 never fades), reset */
+void gr_remeasure_config(int on, double half_life_s, int reset);
+void gr_remeasure_get(int *on, double *half_life_s, size_t *large_bytes);
+
 /* The host path on several threads (place.c, hostpar.c): threads (the
  * count in force; automatic: chosen from the CPUs), tasks of at least
  * grain bytes (0: host.c's default), the pool's cost a call and the rates

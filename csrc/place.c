@@ -45,10 +45,18 @@ static const rates_row rates_rows[] = {
      * argmax 23, float32 columns 22, cumsum 4 (benchmarks/host_path.py,
      * 1 MiB); half of that, as its DRAM-bound rate is lower (sums of 256
      * MiB: 9 GB/s).  With 8 GB/s for sums the H100 host sent a 1 MiB
-     * NumPy sum to the GPU: 0.134 ms, numpy 0.112. */
+     * NumPy sum to the GPU: 0.134 ms, numpy 0.112.  Scans 1.5 (issue 39:
+     * 2.0 priced a 1 GiB float32 cumsum at 0.54 s; it takes 0.9-1.25 s
+     * unloaded; float32 cumsum 1 / 16 / 256 / 1024 MiB: 6.0 / 3.3 / 1.8 /
+     * 1.0 GB/s, 2-core machine, 2026-11-28, journal (issue 39);
+     * 1.5 is within 4x of each, so a quiet machine never re-measures).
+     * Sums checked then: float32 41 / 24 / 8.8 / 5.2 GB/s, float64 (TwoSum
+     * lanes) 6.3 / 2.8 / 2.4 / 2.7 at load 4-8 (quieter, a1aaece: half
+     * float32's a byte): 16 stays, within 4x but at the loaded float64's
+     * edge, where the re-measure (place_remeasure.c) takes over. */
     [RT_HOST] = {"host path", 200,
                  {[GR_RATE_REDUCE] = 16.0, [GR_RATE_ARG] = 12.0,
-                  [GR_RATE_COLUMN] = 12.0, [GR_RATE_SCAN] = 2.0}, 0},
+                  [GR_RATE_COLUMN] = 12.0, [GR_RATE_SCAN] = 1.5}, 0},
     /* the H100 host: OpenCL call ~60 us, pinned transfers ~25 GB/s */
     [RT_GPU] = {"gpu, pinned transfers", 60000,
                 {[GR_RATE_REDUCE] = 25.0, [GR_RATE_ARG] = 25.0,
@@ -280,10 +288,13 @@ size_t gr_seg_short(gr_dtype t) { return t == GR_FLOAT32 ? 64 : 32; }
 
 typedef struct {
     double host, here, dev_ns; /* dev_ns: d1's */
+    double host0, dev0;        /* host's and d1's without re-measure     */
     int d1, d2;
     int par; /* the host path's time is on several threads */
 } place_times;
 
+/* Every time is the model's times the side's re-measured factor
+ * (place_remeasure.c; 1 until a large call was more than 4x off). */
 static void place_times_of(int cur, int roam, int f, size_t nbytes,
                            double slow, place_times *pt)
 {
@@ -294,8 +305,11 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
     const double one = host_ns(&r, f, nbytes, slow),
                  par = hpar_ns(&r, f, nbytes, slow);
     pt->par = par < one;
-    pt->host = pt->par ? par : one;
-    pt->here = pt->dev_ns = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+    pt->host0 = pt->par ? par : one;
+    pt->host = pt->host0 * gr_remeasure_factor(-1, f, nbytes);
+    pt->dev0 = r.dev_call_ns + (double)nbytes / r.dev_gbs[f];
+    pt->here = pt->dev_ns =
+        pt->dev0 * gr_remeasure_factor(cur, f, nbytes);
     pt->d1 = cur;
     pt->d2 = -1;
     double t2 = INFINITY;
@@ -304,8 +318,10 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
         if (i == cur || (!c->fp64 && d->fp64)) {
             continue;
         }
-        const double t = place_dev_ns(c, f, nbytes);
+        const double t0 = place_dev_ns(c, f, nbytes),
+                     t = t0 * gr_remeasure_factor(i, f, nbytes);
         if (t < pt->dev_ns) {
+            pt->dev0 = t0;
             t2 = pt->dev_ns;
             pt->d2 = pt->d1;
             pt->dev_ns = t;
@@ -314,6 +330,20 @@ static void place_times_of(int cur, int roam, int f, size_t nbytes,
             t2 = t;
             pt->d2 = i;
         }
+    }
+}
+
+/* explain()'s words for the factors in force (the host path's, the
+ * device's the call would run on), after the figures. */
+static void place_why_factors(char *why, size_t n, int f, size_t nbytes,
+                              int dev)
+{
+    size_t w = strlen(why);
+    if (w < n) {
+        w += (size_t)gr_remeasure_why(-1, f, nbytes, why + w, n - w);
+    }
+    if (w < n) {
+        gr_remeasure_why(dev, f, nbytes, why + w, n - w);
     }
 }
 
@@ -340,6 +370,11 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
     if (!on_host) {
         *dev = best;
     }
+    /* what gr_dispatch compares the wall time with (re-measure) */
+    const gr_place_note note = {1, on_host ? -1 : best, f, nbytes,
+                                on_host ? pt.host0 : pt.dev0,
+                                on_host ? host : best_ns};
+    gr_place_note_set(&note);
     if (why == NULL) {
         return on_host; /* not explaining: formatting floats costs 1 us */
     }
@@ -364,6 +399,7 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
                  b->is_gpu ? "GPU" : "CPU device", b->pidx, b->didx,
                  b->name, best_ns / 1e3, on_host ? "" : ": it runs there");
     }
+    place_why_factors(why, n, f, nbytes, *dev);
     return on_host;
 }
 
@@ -421,6 +457,9 @@ int gr_split_plan(int cur, int roam, gr_family fam, gr_op op,
     sp->ns = both;
     sp->single_ns = one;
     const int go = both < 0.95 * one;
+    if (go) {
+        gr_place_note_clear(); /* not timed: two sides at once */
+    }
     if (why != NULL) {
         snprintf(why, n, "split %.3f / %.3f between devices %d and %d: "
                  "%.1f us together (%.1f GB/s measured) vs %.1f us on %s%s",

@@ -11,6 +11,8 @@
  *   plan_bykey.c     gr_bk_plan_for: reduce-by-key
  *   place.c          gr_place, gr_host_par, gr_split_plan: placement,
  *                    its rates and the host path's factors
+ *   place_remeasure.c  gr_remeasure_*: large calls timed, a side more
+ *                    than 4x off its estimate re-priced (issue 39)
  *
  * A planner is a driver of named phases: choose the variant, then one
  * function per kernel kind sets the geometry from a row of the family's

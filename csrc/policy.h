@@ -1,6 +1,7 @@
 /*
  * gpured — policy layer: declarations its files share (policy.c, accum.c,
- * plan_reduce.c, plan_segments.c, plan_scan.c, plan_bykey.c, place.c).
+ * plan_reduce.c, plan_segments.c, plan_scan.c, plan_bykey.c, place.c,
+ * place_remeasure.c).
  * Included by those files only; the planners' public face is gpured.h.
  */
 #ifndef GPURED_POLICY_H

@@ -46,8 +46,8 @@ from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, nancumprod,
                     nancumsum)
 from ._place import (host_threads, measure_rates, measure_split, placement,
-                     rates, set_host_threads, set_rates, set_split_rates,
-                     split_rates)
+                     rates, remeasure, set_host_threads, set_rates,
+                     set_remeasure, set_split_rates, split_rates)
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
@@ -65,7 +65,8 @@ __all__ = [
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
     "set_staging", "staging", "memory_info", "empty_cache",
     "set_memory_limit", "from_dlpack", "use_queue", "handles",
-    "placement", "rates", "set_rates", "measure_rates",
+    "placement", "rates", "set_rates", "measure_rates", "remeasure",
+    "set_remeasure",
     "split_rates", "set_split_rates", "measure_split",
     "host_threads", "set_host_threads",
 ]

@@ -18,7 +18,10 @@ device's kernels.  :func:`explain` says where a call runs and why
 This module is the Python face: :func:`placement` switches the rule off
 and on, :func:`rates` / :func:`set_rates` read and replace the model's
 rates, and :func:`measure_rates` measures them on this machine (with
-:func:`gpured.tune` as well).
+:func:`gpured.tune` as well).  A large call whose wall time is more than
+4x from its estimate re-measures its side for the rest of the process
+(issue 39, csrc/place_remeasure.c): :func:`remeasure` lists the factors,
+:func:`set_remeasure` sets them.
 """
 import os
 import time
@@ -77,6 +80,44 @@ def set_rates(device=None, *, host_call_us=None, device_call_us=None,
                     {k: float(v) for k, v in hg.items()},
                     {k: float(v) for k, v in dg.items()})
     return rates()
+
+
+def remeasure():
+    """Placement's re-measure (issue 39): a large call on a NumPy array (16
+    MiB or more) is timed, and where its wall time and the model's estimate
+    are more than 4x apart, the side it ran on (the host path or a device)
+    is priced by the time it took from then on in this process: a factor
+    per side, rate family and size class (16, 64, 256 MiB, 1 GiB and up),
+    which fades towards 1 (half-life ``half_life_s``) so that the side is
+    tried and timed again.  Within 4x a factor follows the times gently
+    (a quarter of the way, in ratio).  A device is only ever found slower
+    (its work may end after the call returns: a GPU's result read).
+
+    Returns ``{"on", "half_life_s", "large_bytes", "factors"}``, each
+    factor a dict: ``side`` ("host" or a device position), ``family``,
+    ``bytes`` (the size class), ``factor`` (now, faded), ``age_s``,
+    ``jumps`` (re-measures), ``calls`` (timed), ``why`` (the last
+    re-measure's figures).  ``explain()`` shows the factors in its
+    ``placement_why`` and ``placement_factor``."""
+    return _core.remeasure()
+
+
+def set_remeasure(on=None, half_life_s=None, reset=False):
+    """Switch the re-measure on or off (``GPURED_PLACE_REMEASURE=0`` at
+    start), set the factors' half-life in seconds (0: they never fade;
+    ``GPURED_PLACE_HALFLIFE_S``, default 120), or forget every factor
+    (``reset=True``).  Returns :func:`remeasure`'s dict."""
+    return _core.remeasure(on=-1 if on is None else int(bool(on)),
+                           half_life_s=-1.0 if half_life_s is None
+                           else float(half_life_s), reset=bool(reset))
+
+
+def _observe(op, a, seconds, **kw):
+    """Tests' hook: place ``op(a, **kw)`` as explain() does and say it took
+    ``seconds`` (no run): True where that re-measured its side."""
+    from ._reduce import explain
+    explain(op, a, **kw)
+    return _core.place_observe(float(seconds))
 
 
 def _device_name(device):

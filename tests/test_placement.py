@@ -442,3 +442,130 @@ def test_split_between_two_devices(tmp_path):
     again = json.loads([x for x in r.stdout.splitlines() if x.startswith("OUT ")][-1][4:])
     # (0 where the split measured no faster than one place: kept as well)
     assert again == pytest.approx(o["m"]), (again, o["m"])
+
+
+# ------------------------------------------------ re-measure (issue 39)
+# Rates that put a 16 MiB scan on the host path (16.8 ms against the
+# device's 33.6 ms); times are injected (gpured._place._observe: the call
+# is placed as explain() places it, and said to have taken so long), so
+# nothing here depends on this machine's speed.
+LARGE = 16 << 20
+SCAN_RATES = dict(host_call_us=0.0, device_call_us=10.0,
+                  host_gbs={k: 1.0 for k in ("reduce", "arg", "column", "scan")},
+                  device_gbs={k: 0.5 for k in ("reduce", "arg", "column", "scan")})
+
+
+@pytest.fixture
+def remeasure_rates():
+    saved = gpured.rates()
+    old = gpured.placement("auto")
+    before = gpured.set_remeasure(on=True, half_life_s=0, reset=True)
+    gpured.set_rates(**SCAN_RATES)
+    yield
+    gpured.set_rates(host_call_us=saved["host_call_us"],
+                     device_call_us=saved["device_call_us"],
+                     host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
+    gpured.set_remeasure(on=True, half_life_s=before["half_life_s"], reset=True)
+    gpured.placement(old)
+
+
+def _factors(side="host", family="scan"):
+    return [f for f in gpured.remeasure()["factors"]
+            if f["side"] == side and f["family"] == family]
+
+
+def test_remeasure_moves_a_call_off_a_side_found_slow(remeasure_rates):
+    """A large host call that took 12x its estimate re-measures the host
+    path for its family and size class: the next such call goes to the
+    device, explain() says why; smaller calls and other size classes keep
+    their place; reset forgets it."""
+    a = np.zeros(LARGE // 4, np.float32)
+    e = gpured.explain("cumsum", a)
+    assert e["placement"] == "host" and e["placement_factor"] == 1.0
+    est = LARGE / 1e9                                   # 16.8 ms at 1 GB/s
+    assert gpured._place._observe("cumsum", a, 12 * est) is True
+    e = gpured.explain("cumsum", a)
+    assert e["placement"] == "device", e["placement_why"]
+    assert "host path x12.00 re-measured" in e["placement_why"]
+    assert "(12.0x)" in e["placement_why"]
+    [f] = _factors()
+    assert f["bytes"] == LARGE and f["jumps"] == 1 and f["calls"] == 1
+    assert f["factor"] == pytest.approx(12.0)
+    # its own family and size class only
+    assert _where("cumsum", a[: len(a) // 4 - 1]) == "host"   # under 16 MiB
+    assert _where("cumsum", np.zeros(LARGE, np.float32)) == "host"  # 64 MiB
+    assert _where("sum", a) == "host"
+    gpured.set_remeasure(reset=True)
+    assert _where("cumsum", a) == "host" and _factors() == []
+
+
+def test_remeasure_within_4x_only_tracks(remeasure_rates):
+    """2x off is not a re-measure: the factor moves a quarter of the way
+    (in ratio), the placement stays; faster than estimated lowers the
+    host path's factor, never a device's."""
+    a = np.zeros(LARGE // 4, np.float32)
+    est = LARGE / 1e9
+    assert gpured._place._observe("cumsum", a, 2 * est) is False
+    [f] = _factors()
+    assert f["jumps"] == 0 and f["factor"] == pytest.approx(2 ** 0.25)
+    e = gpured.explain("cumsum", a)
+    assert e["placement"] == "host" and "tracked" in e["placement_why"]
+    assert e["placement_factor"] == pytest.approx(2 ** 0.25)
+    # 10x faster than estimated: the host path is cheaper from now on
+    assert gpured._place._observe("cumsum", a, est / 10) is True
+    assert _factors()[0]["factor"] == pytest.approx(0.1)
+    # a device found faster keeps its factor at 1 (its work may end
+    # after the call returns)
+    gpured.set_remeasure(reset=True)
+    gpured.set_rates(device_gbs={k: 4.0 for k in ("reduce", "arg", "column", "scan")})
+    assert _where("cumsum", a) == "device"
+    assert gpured._place._observe("cumsum", a, 1e-6) is False
+    dev = gpured.get_device()["position"]
+    assert all(f["factor"] == 1.0 for f in _factors(side=dev))
+
+
+def test_remeasure_a_slow_device_goes_back_to_the_host(remeasure_rates):
+    a = np.zeros(LARGE // 4, np.float32)
+    gpured.set_rates(device_gbs={k: 4.0 for k in ("reduce", "arg", "column", "scan")})
+    assert _where("cumsum", a) == "device"
+    dev_est = 10e-6 + LARGE / 4e9                     # 4.2 ms
+    assert gpured._place._observe("cumsum", a, 20 * dev_est) is True
+    e = gpured.explain("cumsum", a)
+    assert e["placement"] == "host"
+    assert "device x20.00 re-measured" in e["placement_why"]
+
+
+def test_remeasure_fades_and_switches_off(remeasure_rates):
+    a = np.zeros(LARGE // 4, np.float32)
+    est = LARGE / 1e9
+    gpured.set_remeasure(half_life_s=0.001)
+    assert gpured._place._observe("cumsum", a, 12 * est) is True
+    import time
+    time.sleep(0.05)                                  # 50 half-lives
+    assert _factors()[0]["factor"] == pytest.approx(1.0, abs=1e-3)
+    assert _where("cumsum", a) == "host"
+    gpured.set_remeasure(on=False, reset=True)
+    assert gpured.remeasure()["on"] is False
+    assert gpured._place._observe("cumsum", a, 12 * est) is False
+    assert _factors() == [] and _where("cumsum", a) == "host"
+
+
+def test_remeasure_times_real_calls(remeasure_rates):
+    """A real large call is timed by the dispatcher: a host path priced
+    absurdly fast (1e6 GB/s: 17 us for 16 MiB) is found slower at once,
+    and the answer is NumPy's."""
+    gpured.set_rates(host_gbs={k: 1e6 for k in ("reduce", "arg", "column", "scan")})
+    a = np.arange(LARGE // 4, dtype=np.float32) % 7
+    assert _where("cumsum", a) == "host"
+    np.testing.assert_array_equal(gpured.cumsum(a), np.cumsum(a, dtype=np.float64).astype(np.float32))
+    [f] = _factors()
+    assert f["jumps"] == 1 and f["calls"] == 1 and f["factor"] > 4
+    assert "scan of 16777216 bytes took" in f["why"]
+
+
+def test_remeasure_env_switch():
+    code = "import gpured; print(gpured.remeasure()['on'], gpured.remeasure()['half_life_s'])"
+    env = dict(os.environ, GPURED_PLACE_REMEASURE="0", GPURED_PLACE_HALFLIFE_S="30")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["False", "30.0"]
