@@ -862,6 +862,28 @@ static int red_run(red_call *c)
     return rc;
 }
 
+/* initial= into a device out of another dtype: folded in rt (the
+ * epilogue's constant is rt's), then cast into out, NumPy's order
+ * (sum(int32 [1, 2], dtype=int8, out=float32, initial=1) is 4.0). */
+static int red_finish_initial(red_call *c, gr_dtype rest,
+                              const ptrdiff_t *cstr)
+{
+    const size_t one[1] = {c->v.lay.M};
+    const ptrdiff_t unit[1] = {1};
+    gr_epilogue cast;
+    memset(&cast, 0, sizeof cast);
+    cast.mode = GR_EPI_CAST;
+    if ((c->tmp_rt = gr_block_get(c->d, c->v.lay.M * isz_of(c->req->rt),
+                                  c->st)) == NULL ||
+        gr_copy_nd(c->d, c->tmp_res->mem, rest, 0, c->tmp_rt->mem,
+                   c->req->rt, 0, 1, one, unit, unit, &c->epi, c->st) != 0) {
+        return -1;
+    }
+    return gr_copy_nd(c->d, c->tmp_rt->mem, c->req->rt, 0, c->final_mem,
+                      c->dt, c->final_off, c->on, c->oshape, cstr, c->ostr,
+                      &cast, c->st) != 0 ? -1 : 0;
+}
+
 /* The epilogue: computed results (st or int64) -> destination (through a
  * device temporary of rt and a read for host out); nanvar's check. */
 static int red_finish(red_call *c)
@@ -907,6 +929,9 @@ static int red_finish(red_call *c)
     for (int i = c->on - 1; i >= 0; --i) {
         cstr[i] = (ptrdiff_t)acc_n;
         acc_n *= c->oshape[i];
+    }
+    if (c->epi.mode == GR_EPI_OP && c->dt != req->rt) {
+        return red_finish_initial(c, rest, cstr);
     }
     return gr_copy_nd(d, c->tmp_res->mem, rest, 0, c->final_mem, c->dt,
                       c->final_off, c->on, c->oshape, cstr, c->ostr, &c->epi,

@@ -54,20 +54,10 @@ def _mask(a, where):
     return _like(x, w)
 
 
-def _no_identity(name, m, initial):
-    """NumPy's rule: min/max (fmin/fmax) have no identity, so a where mask
-    needs an initial."""
-    if m is not None and (initial is _NoValue or initial is None):
-        raise ValueError(f"reduction operation '{name}' does not have an "
-                         "identity, so to use a where mask one has to "
-                         "specify 'initial'")
-
-
 def _extreme(name, ufunc, a, axis, out, keepdims, initial, where, kw):
-    """min/max/nanmin/nanmax: NumPy's identity rule for a mask, then one
-    core call."""
+    """min/max/nanmin/nanmax: one core call (which checks NumPy's identity
+    rule for a mask after the axes, as NumPy does)."""
     m = _mask(a, where)
-    _no_identity(ufunc, m, initial)
     return _where_reduce(name, a, axis, None, out, keepdims, initial, kw, m)
 
 
@@ -244,14 +234,20 @@ def ptp(a, axis=None, out=None, keepdims=False, **kw):
     their difference in the input's dtype (integers wrap, NaN propagates,
     booleans raise NumPy's TypeError).  A device array gives a device
     array on its device.  An ``out`` of another dtype follows NumPy's own
-    steps (the maximum cast into ``out``, then the minimum subtracted)."""
-    if out is not None and isinstance(out, np.ndarray) and out.dtype != (
-            a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
+    steps (the maximum cast into ``out``, then the minimum subtracted; a
+    device ``out``: that subtraction on the host, its result copied in)."""
+    if out is not None and isinstance(out, (np.ndarray, _core.ArrayBase)) \
+            and out.dtype != (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
         mx = max(a, axis=axis, out=out, keepdims=keepdims, **kw)
         mn = min(a, axis=axis, keepdims=keepdims, **kw)
         if isinstance(mn, _core.ArrayBase):
             mn = np.asarray(mn)
-        return np.subtract(mx, mn, out=out)
+        if isinstance(out, np.ndarray):
+            return np.subtract(mx, mn, out=out)
+        h = np.asarray(mx)
+        np.subtract(h, mn, out=h)
+        _core.device_copy(_beside(out, h), out)
+        return out
     return _reduce("ptp", a, axis, None, out, keepdims, _NoValue, kw)
 
 
