@@ -93,7 +93,10 @@ static int red_axes(red_call *r)
     const fdef *f = r->c.f;
     gr_request *req = &r->c.req;
     const int nd = req->in.nd;
-    if (axes_of(r->axis, nd, !f->is_arg, f->is_mean,
+    /* (NumPy's nanmean/nanvar/nanstd reduce with sums, and mean/var/std
+     * count a where= mask with one: ufunc rules, a 0-d array's axis 0) */
+    const int strict0 = f->is_mean && !f->nan && is_none(r->where);
+    if (axes_of(r->axis, nd, !f->is_arg, strict0,
                 f->is_mean && mean_bool_axes, f->is_mean, &req->axes) != 0) {
         return -1;
     }
@@ -116,13 +119,20 @@ static int red_where_fits(gr_request *req)
     }
     if (!same && req->wmode == GR_WM_WEIGHTS && req->mask.nd == 1) {
         /* 1-d weights along the one reduced axis (of more than one
-         * element): read by position in the segment */
-        int k = -1, n = 0;
+         * element, or the first of length 1 where all are): read by
+         * position in the segment */
+        int k = -1, n = 0, k1 = -1;
         for (int i = 0; i < nd; ++i) {
             if ((req->axes >> i & 1) && req->in.shape[i] != 1) {
                 k = i;
                 ++n;
+            } else if ((req->axes >> i & 1) && k1 < 0) {
+                k1 = i;
             }
+        }
+        if (n == 0 && k1 >= 0) {
+            k = k1;
+            n = 1;
         }
         if (n == 1 && req->in.shape[k] == req->mask.shape[0]) {
             req->wax = k;
@@ -351,8 +361,9 @@ static int red_dtype_checks(red_call *r)
                      gr_dtypes[c->rt].name);
         return -1;
     }
-    if (f->ptp && c->rt == GR_BOOL) {
-        /* NumPy's ptp subtracts: booleans refuse */
+    if (f->ptp && c->rt == GR_BOOL && operand_size(&c->req.in) != 0) {
+        /* NumPy's ptp subtracts: booleans refuse (an empty input: the
+         * max's error first, red_empty's) */
         PyErr_SetString(PyExc_TypeError, "numpy boolean subtract, the `-` "
                         "operator, is not supported, use the bitwise_xor, the "
                         "`^` operator, or the logical_xor function instead.");

@@ -194,7 +194,7 @@ def _nanarg(name, a, axis, out, keepdims, kw):
             raise ValueError("All-NaN slice encountered")
         return res
     idx = np.asarray(res)
-    if axis is None:
+    if axis is None or x.ndim == 0:
         suspect = np.isnan(x.reshape(-1)[int(idx.reshape(-1)[0])])
     else:
         if not keepdims:
@@ -345,10 +345,14 @@ def average(a, axis=None, weights=None, returned=False, *,
         axis = normalize_axis_tuple(axis, x.ndim, argname="axis")
     if weights is None:
         avg = mean(a, axis, keepdims=keep, **kw)
-        if not returned:
-            return avg
         shape = np.shape(avg)
         size = int(np.prod(shape, dtype=np.int64))
+        if size == 0:
+            # NumPy's scale a.size / avg.size, computed even when not
+            # returned
+            raise ZeroDivisionError("division by zero")
+        if not returned:
+            return avg
         scl = np.dtype(avg.dtype).type(x.size / size)
         if shape != ():
             scl = np.broadcast_to(scl, shape).copy()
