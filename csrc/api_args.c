@@ -298,25 +298,25 @@ int dtype_arg(PyObject *o, int *t)
  * cast into out: sum(int8, out=bool) adds int8s, sum(float64,
  * out=float32) float64s, max(int16, out=int8) compares int16s,
  * sum(int64, out=uint64) adds float64s, cumsum(uint32, out=int8) adds
- * int64s (numpy 2.4: test_outdtype.py).  *rt is replaced by it; an out or
- * a promotion gpured has no type for (float16, complex) leaves *rt as it
- * is (the result is cast into out). */
+ * int64s (numpy 2.4 and 1.26: tests/test_outdtype.py).  *rt is replaced
+ * by it; an out gpured has no type for (float16, complex) is refused. */
 int out_dtype_rule(PyObject *out, gr_dtype in_t, gr_dtype *rt)
 {
     gr_array *oa = gr_array_of(out);
     PyArray_Descr *od = oa ? oa->descr : PyArray_DESCR((PyArrayObject *)out);
+    if (gr_dtype_of(od, "out") < 0) {
+        return -1; /* (float16, complex, ...: gpured keeps none of them) */
+    }
     PyArray_Descr *id = gr_descr_of(in_t);
     PyArray_Descr *pd = id ? PyArray_PromoteTypes(id, od) : NULL;
     Py_XDECREF(id);
     if (pd == NULL) {
-        PyErr_Clear();
-        return 0;
+        return -1;
     }
     const int t = gr_dtype_of(pd, "out");
     Py_DECREF(pd);
     if (t < 0) {
-        PyErr_Clear();
-        return 0;
+        return -1;
     }
     *rt = (gr_dtype)t;
     return 0;

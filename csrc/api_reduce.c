@@ -93,9 +93,11 @@ static int red_axes(red_call *r)
     const fdef *f = r->c.f;
     gr_request *req = &r->c.req;
     const int nd = req->in.nd;
-    /* (NumPy's nanmean/nanvar/nanstd reduce with sums, and mean/var/std
-     * count a where= mask with one: ufunc rules, a 0-d array's axis 0) */
-    const int strict0 = f->is_mean && !f->nan && is_none(r->where);
+    /* (NumPy's nanmean/nanvar/nanstd of floats reduce with sums, and
+     * mean/var/std count a where= mask with one: ufunc rules, a 0-d
+     * array's axis 0; nan* of other types are mean/var/std) */
+    const int strict0 = f->is_mean && is_none(r->where) &&
+                        !(f->nan && gr_dtypes[req->in.t].is_float);
     if (axes_of(r->axis, nd, !f->is_arg, strict0,
                 f->is_mean && mean_bool_axes, f->is_mean, &req->axes) != 0) {
         return -1;
