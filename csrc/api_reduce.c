@@ -323,11 +323,13 @@ static int first_through_device(api_call *c, gr_dtype ot)
     }
     memset(&epi, 0, sizeof epi);
     epi.mode = GR_EPI_CAST;
+    const size_t xb = n * (size_t)gr_dtypes[x.t].size;
+    const size_t ob = m * (size_t)gr_dtypes[ot].size;
     Py_BEGIN_ALLOW_THREADS
     gr_device *d = gr_device_get(c->dev);
     rc = gr_device_ready(c->dev, &st);
-    if (rc == 0 && ((x.blk = gr_block_get(d, n * (size_t)gr_dtypes[x.t].size, &st)) == NULL ||
-                    (o.blk = gr_block_get(d, m * (size_t)gr_dtypes[ot].size, &st)) == NULL)) {
+    if (rc == 0 && ((x.blk = gr_block_get(d, xb, &st)) == NULL ||
+                    (o.blk = gr_block_get(d, ob, &st)) == NULL)) {
         rc = -1;
     }
     s.blk = x.blk;

@@ -1,11 +1,11 @@
 """out= of another dtype (issue 39): every family x out dtype against NumPy.
 
-NumPy's rule with no dtype= (checked with numpy 2.4): ufunc.reduce and
-ufunc.accumulate resolve their loop from (out, input, out), so the loop
-runs in the promotion of the input's dtype and out's, and the result is
-cast into out: sum(int8, out=bool) adds int8s (so [-128, -128] is False),
-sum(float64, out=float32) adds float64s, cumsum(uint32, out=int8) int64s,
-sum(int64, out=uint64) float64s.  A reduction without an identity
+NumPy's rule with no dtype= (numpy 2.4 and 1.26.4 agree on every case here):
+ufunc.reduce and ufunc.accumulate resolve their loop from (out, input,
+out), so the loop runs in the promotion of the input's dtype and out's,
+and the result is cast into out: sum(int8, out=bool) adds int8s (so
+[-128, -128] is False), sum(float64, out=float32) adds float64s,
+cumsum(uint32, out=int8) int64s, sum(int64, out=uint64) float64s.  A reduction without an identity
 (minimum, maximum, fmin, fmax) first copies each result's first element
 (index 0 along the reduced axes) into out and reads it back into the
 loop dtype: np.min(float32 [-1, 0], out=bool) compares 1.0 with 0.0 and
