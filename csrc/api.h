@@ -81,8 +81,9 @@ typedef struct {
     int is_mean;         /* NumPy's _mean: its axis checks, float results,
                           * a division                                    */
     int dtype_ok;        /* takes dtype= (sum, prod, mean & co.)          */
-    int out_kind;        /* computes in out's dtype where the input casts
-                          * to it "same kind" (sum, prod, min, max)       */
+    int out_kind;        /* with an out= (no dtype=) computes in the
+                          * promotion of the input's dtype and out's,
+                          * NumPy's loop (sum, prod, min, max)            */
     int minmax;          /* compares in the result dtype (a host input is
                           * cast first)                                   */
     const char *init_uf; /* initial= converted by this ufunc's reduce
@@ -139,7 +140,7 @@ gr_dtype sum_dtype(gr_dtype t);
 int dtype_arg_ex(PyObject *o, int strict, int *t);
 int dtype_arg(PyObject *o, int *t);
 int out_dtype_rule(PyObject *out, gr_dtype in_t, gr_dtype *rt);
-int scan_out_dtype_rule(PyObject *out, gr_dtype *rt);
+int out_gr_dtype(PyObject *out);
 int fp64_check(const gr_device *d, gr_dtype t);
 int knobs_of(PyObject *kw, const char *allowed, const char *fname,
              knobs *k);

@@ -65,7 +65,8 @@ static const fdef fdefs[] = {
      * (its mask operand carries the weights) */
     {"_average", GR_F_MEAN, REDUCE, GR_ADD, "add", 0, 0, GR_VK_RATIO,
      .rt = RT_MEAN, .is_mean = 1, .dtype_ok = 1},
-    /* ptp: computed in the input's dtype (no out= "same kind" rule) */
+    /* ptp: computed in the input's dtype (an out= of another dtype: the
+     * Python face takes NumPy's steps, max into out, then subtract) */
     {"ptp", GR_F_MAX, REDUCE, GR_MAX, "maximum", 0, 0, 0, 1, .minmax = 1,
      .init_uf = "maximum"},
     {"nancumsum", GR_F_CUMSUM, SCAN, GR_ADD, "add", 1, .rt = RT_SUM},
@@ -291,43 +292,24 @@ int dtype_arg(PyObject *o, int *t)
     return dtype_arg_ex(o, 0, t);
 }
 
-/* NumPy computes a reduction or an accumulation in out's dtype when the
- * input casts to it "same kind" (max(int16, out=int8) compares int8s) and
- * in its own result dtype otherwise (sum(float, out=int64) sums floats,
- * then casts).  *rt is replaced by out's dtype in the first case. */
+/* NumPy's loop dtype for a reduction or an accumulation into out= with
+ * no dtype=: the promotion of the input's dtype and out's (ufunc.reduce /
+ * accumulate resolve the loop from (out, input, out)), the result then
+ * cast into out: sum(int8, out=bool) adds int8s, sum(float64,
+ * out=float32) float64s, max(int16, out=int8) compares int16s,
+ * sum(int64, out=uint64) adds float64s, cumsum(uint32, out=int8) adds
+ * int64s (numpy 2.4 and 1.26: tests/test_outdtype.py).  *rt is replaced
+ * by it; an out gpured has no type for (float16, complex) is refused. */
 int out_dtype_rule(PyObject *out, gr_dtype in_t, gr_dtype *rt)
 {
     gr_array *oa = gr_array_of(out);
     PyArray_Descr *od = oa ? oa->descr : PyArray_DESCR((PyArrayObject *)out);
-    PyArray_Descr *id = gr_descr_of(in_t);
-    if (id == NULL) {
-        return -1;
-    }
-    const int same = PyArray_CanCastTypeTo(id, od, NPY_SAME_KIND_CASTING);
-    Py_DECREF(id);
-    if (same) {
-        const int t = gr_dtype_of(od, "out");
-        if (t < 0) {
-            return -1;
-        }
-        *rt = (gr_dtype)t;
-    }
-    return 0;
-}
-
-/* NumPy accumulates in the promotion of its result dtype and out's
- * (cummax(int16, out=int8) compares int16s, then casts; cumsum(float64,
- * out=float32) adds float64s; cummax(uint64, out=int64) float64s). */
-int scan_out_dtype_rule(PyObject *out, gr_dtype *rt)
-{
-    gr_array *oa = gr_array_of(out);
-    PyArray_Descr *od = oa ? oa->descr : PyArray_DESCR((PyArrayObject *)out);
     if (gr_dtype_of(od, "out") < 0) {
-        return -1; /* (float16, ...: gpured keeps none of them) */
+        return -1; /* (float16, complex, ...: gpured keeps none of them) */
     }
-    PyArray_Descr *rd = gr_descr_of(*rt);
-    PyArray_Descr *pd = rd ? PyArray_PromoteTypes(rd, od) : NULL;
-    Py_XDECREF(rd);
+    PyArray_Descr *id = gr_descr_of(in_t);
+    PyArray_Descr *pd = id ? PyArray_PromoteTypes(id, od) : NULL;
+    Py_XDECREF(id);
     if (pd == NULL) {
         return -1;
     }
@@ -338,6 +320,25 @@ int scan_out_dtype_rule(PyObject *out, gr_dtype *rt)
     }
     *rt = (gr_dtype)t;
     return 0;
+}
+
+/* out's dtype as a gr_dtype, or -1 (none, or one gpured has no type for;
+ * no exception). */
+int out_gr_dtype(PyObject *out)
+{
+    if (is_none(out)) {
+        return -1;
+    }
+    gr_array *oa = gr_array_of(out);
+    if (oa == NULL && !PyArray_Check(out)) {
+        return -1;
+    }
+    PyArray_Descr *od = oa ? oa->descr : PyArray_DESCR((PyArrayObject *)out);
+    const int t = gr_dtype_of(od, "out");
+    if (t < 0) {
+        PyErr_Clear();
+    }
+    return t;
 }
 
 int fp64_check(const gr_device *d, gr_dtype t)

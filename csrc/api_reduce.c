@@ -93,7 +93,12 @@ static int red_axes(red_call *r)
     const fdef *f = r->c.f;
     gr_request *req = &r->c.req;
     const int nd = req->in.nd;
-    if (axes_of(r->axis, nd, !f->is_arg, f->is_mean,
+    /* (NumPy's nanmean/nanvar/nanstd of floats reduce with sums, and
+     * mean/var/std count a where= mask with one: ufunc rules, a 0-d
+     * array's axis 0; nan* of other types are mean/var/std) */
+    const int strict0 = f->is_mean && is_none(r->where) &&
+                        !(f->nan && gr_dtypes[req->in.t].is_float);
+    if (axes_of(r->axis, nd, !f->is_arg, strict0,
                 f->is_mean && mean_bool_axes, f->is_mean, &req->axes) != 0) {
         return -1;
     }
@@ -116,13 +121,20 @@ static int red_where_fits(gr_request *req)
     }
     if (!same && req->wmode == GR_WM_WEIGHTS && req->mask.nd == 1) {
         /* 1-d weights along the one reduced axis (of more than one
-         * element): read by position in the segment */
-        int k = -1, n = 0;
+         * element, or the first of length 1 where all are): read by
+         * position in the segment */
+        int k = -1, n = 0, k1 = -1;
         for (int i = 0; i < nd; ++i) {
             if ((req->axes >> i & 1) && req->in.shape[i] != 1) {
                 k = i;
                 ++n;
+            } else if ((req->axes >> i & 1) && k1 < 0) {
+                k1 = i;
             }
+        }
+        if (n == 0 && k1 >= 0) {
+            k = k1;
+            n = 1;
         }
         if (n == 1 && req->in.shape[k] == req->mask.shape[0]) {
             req->wax = k;
@@ -142,6 +154,15 @@ static int red_where(red_call *r)
             return -1;
         }
         return 0;
+    }
+    if (r->c.f->minmax && !r->c.f->ptp &&
+        (no_value(r->initial) || r->initial == Py_None)) {
+        /* NumPy's rule, checked after the axes as NumPy does: min/max
+         * (fmin/fmax) have no identity */
+        PyErr_Format(PyExc_ValueError, "reduction operation '%s' does not "
+                     "have an identity, so to use a where mask one has to "
+                     "specify 'initial'", r->c.f->ufunc);
+        return -1;
     }
     /* where=: a bool mask of a's shape (the Python face converts and
      * broadcasts it; a host input's mask on the host) */
@@ -205,7 +226,135 @@ static int red_result_dtype(red_call *r)
     return call_fp64(c);
 }
 
-/* Refusals of the result dtype, and min/max's host input cast to it. */
+/* min/max into an out= whose cast is not monotone (into bool from
+ * another type; integers narrowed or re-signed; floats into integers,
+ * monotone only in range), no initial=: NumPy
+ * copies each result's first element (index 0 along the reduced axes)
+ * into out, reads it back into the loop dtype and reduces the rest there,
+ * so that element counts as (rt)(out's type)element: np.min(float32
+ * [-1, 0], out=bool) compares 1.0 with 0.0, False.  Where the cast is
+ * monotone the plain reduction in rt gives the same.  Out's dtype, or -1.
+ * (NumPy reads out back again every 8192 elements of its buffer; not
+ * followed.) */
+static int red_first_via(const red_call *r)
+{
+    const fdef *f = r->c.f;
+    const gr_dtype in_t = r->c.req.in.t;
+    const int ot = f->minmax && !f->ptp &&
+                   (no_value(r->initial) || r->initial == Py_None)
+                       ? out_gr_dtype(r->out) : -1;
+    if (ot < 0 || ot == (int)in_t) {
+        return -1;
+    }
+    if (ot == GR_BOOL) {
+        return ot;
+    }
+    if (in_t == GR_BOOL || gr_dtypes[ot].is_float) {
+        return -1;
+    }
+    PyArray_Descr *id = gr_descr_of(in_t), *od = gr_descr_of((gr_dtype)ot);
+    const int safe = id && od && PyArray_CanCastTypeTo(id, od,
+                                                        NPY_SAFE_CASTING);
+    Py_XDECREF(id);
+    Py_XDECREF(od);
+    return safe ? -1 : ot;
+}
+
+/* x (a new array of the loop dtype) with its first elements along the
+ * reduced axes cast into ot and back (red_first_via). */
+static int first_through_host(PyArrayObject *x, uint64_t axes, gr_dtype ot)
+{
+    const int nd = PyArray_NDIM(x);
+    npy_intp shp[NPY_MAXDIMS];
+    for (int i = 0; i < nd; ++i) {
+        shp[i] = (axes >> i & 1) ? 1 : PyArray_DIM(x, i);
+    }
+    PyArray_Descr *xd = PyArray_DESCR(x);
+    Py_INCREF(xd);
+    PyObject *v = PyArray_NewFromDescr(&PyArray_Type, xd, nd, shp,
+                                       PyArray_STRIDES(x), PyArray_DATA(x),
+                                       NPY_ARRAY_WRITEABLE |
+                                           NPY_ARRAY_ALIGNED, NULL);
+    if (v == NULL) {
+        return -1;
+    }
+    Py_INCREF(x);
+    if (PyArray_SetBaseObject((PyArrayObject *)v, (PyObject *)x) != 0) {
+        Py_DECREF(v);
+        return -1;
+    }
+    PyArray_Descr *od = gr_descr_of(ot);
+    PyObject *o = od ? PyArray_CastToType((PyArrayObject *)v, od, 0) : NULL;
+    const int rc = o ? PyArray_CopyInto((PyArrayObject *)v,
+                                        (PyArrayObject *)o) : -1;
+    Py_XDECREF(o);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* A device input's red_first_via: a C-ordered copy in the loop dtype
+ * (rt), its first elements through ot, replaces the request's input. */
+static int first_through_device(api_call *c, gr_dtype ot)
+{
+    gr_operand *in = &c->req.in;
+    gr_operand x = *in, s, o;
+    gr_epilogue epi;
+    gr_status st = {0};
+    const size_t n = operand_size(in);
+    size_t acc = 1, m = 1;
+    int rc;
+    x.t = c->rt;
+    x.blk = NULL;
+    x.host = NULL;
+    x.off = 0;
+    for (int i = x.nd - 1; i >= 0; --i) {
+        x.strides[i] = (ptrdiff_t)(acc * (size_t)gr_dtypes[x.t].size);
+        acc *= x.shape[i];
+    }
+    s = x;
+    for (int i = 0; i < s.nd; ++i) {
+        s.shape[i] = (c->req.axes >> i & 1) ? 1 : s.shape[i];
+    }
+    o = s;
+    o.t = ot;
+    for (int i = o.nd - 1; i >= 0; --i) {
+        o.strides[i] = (ptrdiff_t)(m * (size_t)gr_dtypes[ot].size);
+        m *= o.shape[i];
+    }
+    memset(&epi, 0, sizeof epi);
+    epi.mode = GR_EPI_CAST;
+    const size_t xb = n * (size_t)gr_dtypes[x.t].size;
+    const size_t ob = m * (size_t)gr_dtypes[ot].size;
+    Py_BEGIN_ALLOW_THREADS
+    gr_device *d = gr_device_get(c->dev);
+    rc = gr_device_ready(c->dev, &st);
+    if (rc == 0 && ((x.blk = gr_block_get(d, xb, &st)) == NULL ||
+                    (o.blk = gr_block_get(d, ob, &st)) == NULL)) {
+        rc = -1;
+    }
+    s.blk = x.blk;
+    rc = rc != 0 ? rc
+         : gr_operand_copy(in, &x, &epi, &st) != 0 ||
+                   gr_operand_copy(&s, &o, &epi, &st) != 0 ||
+                   gr_operand_copy(&o, &s, &epi, &st) != 0 ? -1 : 0;
+    Py_END_ALLOW_THREADS
+    if (o.blk != NULL) {
+        gr_block_put(o.blk);
+    }
+    if (rc != 0) {
+        if (x.blk != NULL) {
+            gr_block_put(x.blk);
+        }
+        gr_raise(&st);
+        return -1;
+    }
+    gr_block_put(in->blk);
+    *in = x;
+    return 0;
+}
+
+/* Refusals of the result dtype, and min/max's host input cast to it
+ * (with red_first_via's first elements). */
 static int red_dtype_checks(red_call *r)
 {
     const fdef *f = r->c.f;
@@ -216,22 +365,28 @@ static int red_dtype_checks(red_call *r)
                      gr_dtypes[c->rt].name);
         return -1;
     }
-    if (f->ptp && c->rt == GR_BOOL) {
-        /* NumPy's ptp subtracts: booleans refuse */
+    if (f->ptp && c->rt == GR_BOOL && operand_size(&c->req.in) != 0) {
+        /* NumPy's ptp subtracts: booleans refuse (an empty input: the
+         * max's error first, red_empty's) */
         PyErr_SetString(PyExc_TypeError, "numpy boolean subtract, the `-` "
                         "operator, is not supported, use the bitwise_xor, the "
                         "`^` operator, or the logical_xor function instead.");
         return -1;
     }
-    if (f->minmax && c->rt != c->req.in.t && c->keep != NULL) {
+    const int fv = c->device_in ? -1 : red_first_via(r);
+    if (f->minmax && (c->rt != c->req.in.t || fv >= 0) && c->keep != NULL &&
+        !c->device_in) {
         /* min/max compare in the result dtype: a host input is cast
          * first (NumPy's unsafe cast); device inputs are cast in
-         * dispatch's copy */
+         * dispatch's copy (or first_through_device's) */
         PyArray_Descr *rd = gr_descr_of(c->rt);
         PyObject *cast = rd ? PyArray_CastToType((PyArrayObject *)c->keep, rd,
                                                  0)
                             : NULL;
-        if (cast == NULL) {
+        if (cast == NULL ||
+            (fv >= 0 && first_through_host((PyArrayObject *)cast,
+                                           c->req.axes, (gr_dtype)fv) != 0)) {
+            Py_XDECREF(cast);
             return -1;
         }
         Py_SETREF(c->keep, cast);
@@ -242,6 +397,44 @@ static int red_dtype_checks(red_call *r)
         }
     }
     return 0;
+}
+
+/* initial= as NumPy holds it with an out= of another dtype: put into out
+ * (cast) before the loop reads it back into rt (np.min(float32 [-1, 0],
+ * out=bool, initial=5) starts from 1.0; sum(float32 [0.5], out=int32,
+ * initial=0.5) from 0.0). */
+static int red_initial_via_out(red_call *r)
+{
+    gr_request *req = &r->c.req;
+    const int ot = out_gr_dtype(r->out);
+    if (!req->has_initial || ot < 0 || ot == (int)r->c.rt) {
+        return 0;
+    }
+    PyArray_Descr *rd = gr_descr_of(r->c.rt), *od = gr_descr_of((gr_dtype)ot);
+    PyObject *z = NULL, *o = NULL, *b = NULL;
+    const size_t sz = (size_t)gr_dtypes[r->c.rt].size;
+    if (rd != NULL && od != NULL) {
+        Py_INCREF(rd);
+        z = PyArray_Empty(0, NULL, rd, 0);
+    }
+    if (z != NULL) {
+        memcpy(PyArray_DATA((PyArrayObject *)z), req->initial, sz);
+        o = PyArray_CastToType((PyArrayObject *)z, od, 0);
+        od = NULL; /* (stolen) */
+    }
+    if (o != NULL) {
+        b = PyArray_CastToType((PyArrayObject *)o, rd, 0);
+        rd = NULL;
+    }
+    if (b != NULL) {
+        memcpy(req->initial, PyArray_DATA((PyArrayObject *)b), sz);
+    }
+    Py_XDECREF(rd);
+    Py_XDECREF(od);
+    Py_XDECREF(z);
+    Py_XDECREF(o);
+    Py_XDECREF(b);
+    return b != NULL ? 0 : -1;
 }
 
 /* The request's dtypes and operator (bool add / multiply: or / and). */
@@ -677,11 +870,16 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
         goto done;
     }
     red_request_dtypes(&r);
-    if (red_out(&r) != 0 || red_initial(&r) != 0) {
+    if (red_out(&r) != 0 || red_initial(&r) != 0 ||
+        red_initial_via_out(&r) != 0) {
         goto done;
     }
     if (operand_size(&r.c.req.in) == 0) {
         red_empty(&r);
+        goto done;
+    }
+    const int fv = r.c.device_in ? red_first_via(&r) : -1;
+    if (fv >= 0 && first_through_device(&r.c, (gr_dtype)fv) != 0) {
         goto done;
     }
     if (red_dest(&r) != 0 || red_epilogue(&r) != 0 ||

@@ -88,8 +88,9 @@ static int scan_axis(scan_call *s)
     return 0;
 }
 
-/* result dtype: dtype=, else NumPy's default for the operator, or out's
- * where the input casts to it "same kind" (NumPy's accumulate); the
+/* result dtype: dtype=, else NumPy's default for the operator, or with
+ * an out= the promotion of the input's dtype and out's (NumPy's
+ * accumulate: out_dtype_rule); the
  * request's operator (bool add / multiply: logical or / and). */
 static int scan_result_dtype(scan_call *s)
 {
@@ -104,7 +105,7 @@ static int scan_result_dtype(scan_call *s)
     }
     if (c->rt_i < 0 && !is_none(s->out) &&
         (gr_array_of(s->out) != NULL || PyArray_Check(s->out)) &&
-        scan_out_dtype_rule(s->out, &c->rt) != 0) {
+        out_dtype_rule(s->out, c->req.in.t, &c->rt) != 0) {
         return -1;
     }
     if (call_fp64(c) != 0) {

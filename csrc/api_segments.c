@@ -167,7 +167,11 @@ static int seg_result_dtype(seg_call *s)
     if (call_fp64(c) != 0) {
         return -1;
     }
-    c->req.op = op;
+    /* NumPy's bool add / multiply: logical or / and (elements by truth:
+     * 0.5 is True) */
+    c->req.op = c->rt == GR_BOOL && op == GR_ADD   ? GR_ANY
+                : c->rt == GR_BOOL && op == GR_MUL ? GR_ALL
+                                                   : op;
     c->req.rt = c->req.st = c->rt;
     c->req.axis = s->ax;
     c->rnd = c->req.in.nd;
@@ -244,7 +248,36 @@ static int seg_dest(seg_call *s)
     return 0;
 }
 
-/* Run: host offsets are checked by the run, even for an empty result. */
+/* An empty result with device indices: no run checks them on the
+ * device, so they are read back (S values) and checked as NumPy does. */
+static int seg_check_device_indices(seg_call *s)
+{
+    PyObject *h = PyObject_CallMethod(s->indices, "get", NULL);
+    PyArrayObject *ix = h ? (PyArrayObject *)PyArray_FromAny(
+                                h, PyArray_DescrFromType(NPY_INT64), 0, 1,
+                                NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST, NULL)
+                          : NULL;
+    Py_XDECREF(h);
+    if (ix == NULL) {
+        return -1;
+    }
+    const long long L = (long long)s->c.req.in.shape[s->ax];
+    const npy_int64 *p = (const npy_int64 *)PyArray_DATA(ix);
+    int rc = 0;
+    for (npy_intp i = 0; rc == 0 && i < PyArray_SIZE(ix); ++i) {
+        if (p[i] < 0 || p[i] >= L) {
+            PyErr_Format(PyExc_IndexError, "index %lld out-of-bounds in "
+                         "%s.reduceat [0, %lld)", (long long)p[i],
+                         s->f.ufunc, L);
+            rc = -1;
+        }
+    }
+    Py_DECREF(ix);
+    return rc;
+}
+
+/* Run: host offsets are checked by the run, even for an empty result
+ * (device ones: seg_check_device_indices). */
 static int seg_run(seg_call *s)
 {
     api_call *c = &s->c;
@@ -256,7 +289,7 @@ static int seg_run(seg_call *s)
         }
         return call_run(c, 0, NULL);
     }
-    return 0;
+    return s->S > 0 ? seg_check_device_indices(s) : 0;
 }
 
 /* explain: the reduction plan's dict naming reduceat's kernel. */

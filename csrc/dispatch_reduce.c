@@ -853,6 +853,27 @@ static int red_run(red_call *c)
     return rc;
 }
 
+/* initial= into a device out of another dtype: folded in rt (the
+ * epilogue's constant is rt's), then cast into out, NumPy's order
+ * (sum(int32 [1, 2], dtype=int8, out=float32, initial=1) is 4.0). */
+static int red_finish_initial(red_call *c, gr_dtype rest)
+{
+    const size_t one[1] = {c->v.lay.M};
+    const ptrdiff_t unit[1] = {1};
+    gr_epilogue cast;
+    memset(&cast, 0, sizeof cast);
+    cast.mode = GR_EPI_CAST;
+    if ((c->tmp_rt = gr_block_get(c->d, c->v.lay.M * isz_of(c->req->rt),
+                                  c->st)) == NULL ||
+        gr_copy_nd(c->d, c->tmp_res->mem, rest, 0, c->tmp_rt->mem,
+                   c->req->rt, 0, 1, one, unit, unit, &c->epi, c->st) != 0) {
+        return -1;
+    }
+    return dp_copy_packed(c->d, c->tmp_rt->mem, c->req->rt, c->final_mem,
+                          c->dt, c->final_off, c->on, c->oshape, c->ostr,
+                          &cast, c->st);
+}
+
 /* The epilogue: computed results (st or int64) -> destination (through a
  * device temporary of rt and a read for host out); nanvar's check. */
 static int red_finish(red_call *c)
@@ -888,6 +909,9 @@ static int red_finish(red_call *c)
             dp_nanvar_dof(req, &c->v, c->hptr, c->wptr, c->ct, c->res);
         }
         return 0;
+    }
+    if (c->epi.mode == GR_EPI_OP && c->dt != req->rt) {
+        return red_finish_initial(c, rest);
     }
     return dp_copy_packed(d, c->tmp_res->mem, rest, c->final_mem, c->dt,
                           c->final_off, c->on, c->oshape, c->ostr, &c->epi,

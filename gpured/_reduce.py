@@ -54,20 +54,10 @@ def _mask(a, where):
     return _like(x, w)
 
 
-def _no_identity(name, m, initial):
-    """NumPy's rule: min/max (fmin/fmax) have no identity, so a where mask
-    needs an initial."""
-    if m is not None and (initial is _NoValue or initial is None):
-        raise ValueError(f"reduction operation '{name}' does not have an "
-                         "identity, so to use a where mask one has to "
-                         "specify 'initial'")
-
-
 def _extreme(name, ufunc, a, axis, out, keepdims, initial, where, kw):
-    """min/max/nanmin/nanmax: NumPy's identity rule for a mask, then one
-    core call."""
+    """min/max/nanmin/nanmax: one core call (which checks NumPy's identity
+    rule for a mask after the axes, as NumPy does)."""
     m = _mask(a, where)
-    _no_identity(ufunc, m, initial)
     return _where_reduce(name, a, axis, None, out, keepdims, initial, kw, m)
 
 
@@ -204,7 +194,7 @@ def _nanarg(name, a, axis, out, keepdims, kw):
             raise ValueError("All-NaN slice encountered")
         return res
     idx = np.asarray(res)
-    if axis is None:
+    if axis is None or x.ndim == 0:
         suspect = np.isnan(x.reshape(-1)[int(idx.reshape(-1)[0])])
     else:
         if not keepdims:
@@ -244,14 +234,20 @@ def ptp(a, axis=None, out=None, keepdims=False, **kw):
     their difference in the input's dtype (integers wrap, NaN propagates,
     booleans raise NumPy's TypeError).  A device array gives a device
     array on its device.  An ``out`` of another dtype follows NumPy's own
-    steps (the maximum cast into ``out``, then the minimum subtracted)."""
-    if out is not None and isinstance(out, np.ndarray) and out.dtype != (
-            a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
+    steps (the maximum cast into ``out``, then the minimum subtracted; a
+    device ``out``: that subtraction on the host, its result copied in)."""
+    if out is not None and isinstance(out, (np.ndarray, _core.ArrayBase)) \
+            and out.dtype != (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
         mx = max(a, axis=axis, out=out, keepdims=keepdims, **kw)
         mn = min(a, axis=axis, keepdims=keepdims, **kw)
         if isinstance(mn, _core.ArrayBase):
             mn = np.asarray(mn)
-        return np.subtract(mx, mn, out=out)
+        if isinstance(out, np.ndarray):
+            return np.subtract(mx, mn, out=out)
+        h = np.asarray(mx)
+        np.subtract(h, mn, out=h)
+        _core.device_copy(_beside(out, h), out)
+        return out
     return _reduce("ptp", a, axis, None, out, keepdims, _NoValue, kw)
 
 
@@ -349,10 +345,14 @@ def average(a, axis=None, weights=None, returned=False, *,
         axis = normalize_axis_tuple(axis, x.ndim, argname="axis")
     if weights is None:
         avg = mean(a, axis, keepdims=keep, **kw)
-        if not returned:
-            return avg
         shape = np.shape(avg)
         size = int(np.prod(shape, dtype=np.int64))
+        if size == 0:
+            # NumPy's scale a.size / avg.size, computed even when not
+            # returned
+            raise ZeroDivisionError("division by zero")
+        if not returned:
+            return avg
         scl = np.dtype(avg.dtype).type(x.size / size)
         if shape != ():
             scl = np.broadcast_to(scl, shape).copy()

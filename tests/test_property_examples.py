@@ -3,7 +3,9 @@
 NumPy's own answer at test time.  The ones still wrong are
 xfail(strict=True): CI stays green, and a fix turns the test into an XPASS,
 which fails the run until the mark is removed (and the matching exclusion
-in test_properties.py's strategies, which names the test here).
+in test_properties.py's strategies, which names the test here).  The
+fixed ones stay as plain tests (out= of another dtype: also
+tests/test_outdtype.py, every family x out dtype).
 """
 import numpy as np
 import pytest
@@ -39,23 +41,23 @@ def _same(got, exp):
 
 
 # --------------------------------------------------------------------------
-# min/max with out= of another dtype: NumPy (dtype= absent) casts the input
-# to out's dtype and reduces there; gpured reduces in the input's dtype and
-# casts the result.  They differ where that cast is not monotone: into bool
-# (from a non-bool input) and from a signed input into an unsigned out.
-# Checked against NumPy for sum, prod, min, max, cumsum, cumprod, cummin,
-# cummax, all, any and outs of bool/int8/uint8/int32/int64/uint64/float32/
-# float64 (inputs bool, int8, uint8, int16, int64, uint64, float32, float64):
-# only min/max differ, besides the 64-bit mixed-sign cases below and the
-# float->unsigned / uint64->signed ones, where NumPy's answer is an
-# out-of-range float->int cast (C-undefined, x86-specific) and which are not
-# pinned here (on device Arrays cumsum/cumprod/cummin of int16 [255, 1, -300]
-# into uint64 give 2**64-1 where NumPy's float64 loop and x86 cast give
-# 2**64-44 / 2**64-300: the same undefined cast, saturated on the device).
+# min/max with out= of another dtype (fixed): NumPy (dtype= absent) runs the
+# loop in the promotion of the input's dtype and out's, after copying each
+# result's first element into out and reading it back (minimum.reduce has
+# no identity); gpured reduced in the input's dtype and cast the result.
+# They differed where the cast into out is not monotone: into bool (from a
+# non-bool input), integers narrowed or re-signed.  gpured now reduces in
+# the promoted dtype with the first elements read back through out
+# (api_reduce.c: red_first_via).  Not pinned: the float->unsigned /
+# uint64->signed cases, where NumPy's answer is an out-of-range float->int
+# cast (C-undefined, x86-specific; on device Arrays cumsum/cumprod/cummin
+# of int16 [255, 1, -300] into uint64 give 2**64-1 where NumPy's float64
+# loop and x86 cast give 2**64-44 / 2**64-300: the same undefined cast,
+# saturated on the device).
 # --------------------------------------------------------------------------
 
 MINMAX_OUT = [
-    # (id, fn, input, out dtype): NumPy's answer, gpured's today
+    # (id, fn, input, out dtype): NumPy's answer, gpured's before the fix
     ("min-f32-into-bool", "min", np.array([-1.0, 0.0], np.float32), np.bool_),  # False, True
     ("min-int8-into-bool", "min", np.array([-1, 0, 100], np.int8), np.bool_),  # False, True
     ("max-f32-into-bool", "max", np.array([-1.0, 0.0], np.float32), np.bool_),  # True, False
@@ -67,9 +69,6 @@ MINMAX_OUT = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="min/max with out= of another dtype reduce in the "
-                   "input's dtype; NumPy reduces in out's (np.min(f32 [-1, 0], out=bool) "
-                   "is False, gpured True)")
 @pytest.mark.parametrize("mode", ["np", "dev"])
 @pytest.mark.parametrize("fn,a,odt", [c[1:] for c in MINMAX_OUT], ids=[c[0] for c in MINMAX_OUT])
 def test_minmax_out_other_kind(fn, a, odt, mode):
@@ -78,7 +77,7 @@ def test_minmax_out_other_kind(fn, a, odt, mode):
 
 
 def test_minmax_out_other_dtype_monotone_casts_agree():
-    """The neighbours that agree (monotone casts), so the xfail above stays narrow."""
+    """The neighbours that agreed before the fix (monotone casts, or agreeing by chance)."""
     for fn, a, odt in [("min", np.array([255, 1, -300], np.int16), np.int8),
                        ("max", np.array([255, 1, -300], np.int16), np.int8),
                        ("min", np.array([1.5, 2.5], np.float64), np.int32),
@@ -89,14 +88,13 @@ def test_minmax_out_other_dtype_monotone_casts_agree():
             _same(got, exp)
 
 
-@pytest.mark.xfail(strict=True, reason="sum/prod of int64 into a uint64 out: NumPy's loop "
-                   "is float64 (int64 with uint64 promotes to it): sum([2**62, 2**62, -3]) "
-                   "is 2**63, gpured 2**63-3 (64-bit integers)")
 @pytest.mark.parametrize("mode", ["np", "dev"])
 @pytest.mark.parametrize("fn", ["sum", "prod"])
 def test_sum_out_mixed_sign_64(fn, mode):
+    """sum/prod of int64 into a uint64 out (fixed): NumPy's loop is float64
+    (int64 with uint64 promotes to it)."""
     # NumPy: sum 2**63 (float64 rounds 2**63-3), prod 3 * 2**53 (float64
-    # rounds 2**53+1); gpured 2**63-3 and 3 * 2**53 + 3
+    # rounds 2**53+1); gpured gave 2**63-3 and 3 * 2**53 + 3
     a = np.array([2**62, 2**62, -3] if fn == "sum" else [2**53 + 1, 3], np.int64)
     got, exp = _both(fn, a, mode, out=np.zeros((), np.uint64))
     _same(got, exp)
@@ -106,9 +104,8 @@ def test_sum_out_mixed_sign_64(fn, mode):
 # device input + dtype= + out= of another dtype + initial=
 # --------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="device input with dtype= and a device out of another "
-                   "dtype: initial= is dropped (sum 3.0, NumPy 4.0) or its result's bits "
-                   "are written raw into out (prod 8e-45, NumPy 6.0)")
+# (fixed: initial= was dropped (sum 3.0, NumPy 4.0) or its bits written raw
+# into out (prod 8e-45, NumPy 6.0); dispatch_reduce.c: red_finish_initial)
 @pytest.mark.parametrize("fn,a,dtype,odt,initial", [
     ("sum", np.array([1, 2], np.int32), np.int8, np.float32, 1),      # 3.0, NumPy 4.0
     ("sum", np.array([1.0, 2.0], np.float32), np.float32, np.float64, 1),  # 3.0, 4.0
@@ -137,11 +134,10 @@ def test_sum_dtype_out_initial_host_agrees():
 # errors: which check comes first
 # --------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="min/max/nanmin/nanmax with where= (no initial=) and "
-                   "an axis out of range raise ValueError (no identity); NumPy AxisError")
 @pytest.mark.parametrize("mode", ["np", "dev"])
 @pytest.mark.parametrize("fn", ["min", "max", "nanmin", "nanmax"])
 def test_minmax_where_bad_axis(fn, mode):
+    """(fixed: ValueError, no identity, came before the axis check)"""
     a = np.zeros(3)
     with pytest.raises(np.exceptions.AxisError):
         getattr(np, fn)(a, axis=1, where=False)
@@ -150,11 +146,10 @@ def test_minmax_where_bad_axis(fn, mode):
         getattr(gpured, fn)(x, axis=1, where=False)
 
 
-@pytest.mark.xfail(strict=True, reason="mean/var/std of a 0-d input with axis=0 and a where= "
-                   "mask: NumPy answers nan (its where path skips the axis check), gpured "
-                   "raises AxisError")
 @pytest.mark.parametrize("fn", ["mean", "var", "std"])
 def test_mean_0d_axis_where_mask(fn):
+    """(fixed, issue 39; was: mean/var/std of a 0-d input with axis=0 and a where= mask: NumPy
+    answers nan (its where path skips the axis check), gpured raises AxisError)"""
     a = np.array(1.0)
     exp = getattr(np, fn)(a, axis=0, where=False)
     got = getattr(gpured, fn)(a, axis=0, where=False)
@@ -166,10 +161,9 @@ def test_mean_0d_axis_where_mask(fn):
 # ptp, average
 # --------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="ptp of a bool device Array into a device out (int8, "
-                   "float32): TypeError 'numpy boolean subtract'; NumPy answers 1")
 @pytest.mark.parametrize("odt", [np.int8, np.float32])
 def test_ptp_bool_device_out(odt):
+    """(fixed: TypeError 'numpy boolean subtract')"""
     got, exp = _both("ptp", np.array([True, False]), "dev", out=np.zeros((), odt))
     _same(got, exp)
 
@@ -179,10 +173,8 @@ def test_ptp_bool_host_out_agrees():
     _same(got, exp)
 
 
-@pytest.mark.xfail(strict=True, reason="ptp of a NumPy int64 input into an int16 out (host "
-                   "path): 0; NumPy -21698 (max taken into out, then subtract), as the "
-                   "device gives")
 def test_ptp_narrower_int_out_host():
+    """(fixed: 0; NumPy -21698, max taken into out, then subtract)"""
     a = np.array([2526497193922298463, -4246685573565524191], np.int64)
     exp = np.ptp(a, out=np.zeros((), np.int16))
     old = gpured.placement("auto")
@@ -199,9 +191,9 @@ def test_ptp_narrower_int_out_device_agrees():
     _same(got.get(), np.ptp(a, out=np.zeros((), np.int16)))
 
 
-@pytest.mark.xfail(strict=True, reason="cumsum of NumPy uint32 [3653403231, 1] into an int8 "
-                   "out (host path): [0, 0]; NumPy [95, 96], as the device gives")
 def test_cumsum_narrower_int_out_host():
+    """(fixed: [0, 0], NumPy [95, 96]: the loop is int64, the promotion of
+    uint32 and int8, not that of uint64 and int8, float64)"""
     a = np.array([3653403231, 1], np.uint32)
     exp = np.cumsum(a, out=np.zeros(2, np.int8))
     old = gpured.placement("auto")
@@ -218,11 +210,11 @@ def test_cumsum_narrower_int_out_device_agrees():
     _same(got.get(), np.cumsum(a, out=np.zeros(2, np.int8)))
 
 
-@pytest.mark.xfail(strict=True, reason="average of an empty input with an empty result: NumPy "
-                   "raises ZeroDivisionError, gpured answers an empty array")
 @pytest.mark.parametrize("mode", ["np", "dev"])
 @pytest.mark.parametrize("shape,axis", [((0, 3), 1), ((0, 0), 0)])
 def test_average_empty_result_raises(shape, axis, mode):
+    """(fixed, issue 39; was: average of an empty input with an empty result: NumPy raises
+    ZeroDivisionError, gpured answers an empty array)"""
     a = np.zeros(shape)
     with pytest.raises(ZeroDivisionError):
         np.average(a, axis=axis)
@@ -230,12 +222,11 @@ def test_average_empty_result_raises(shape, axis, mode):
         gpured.average(gpured.to_device(a) if mode == "dev" else a, axis=axis)
 
 
-@pytest.mark.xfail(strict=True, reason="average with 1-d weights along an axis of length 1 of "
-                   "an N-d input raises ValueError ('where: a bool mask of the array's "
-                   "shape'); NumPy answers")
 @pytest.mark.parametrize("mode", ["np", "dev"])
 @pytest.mark.parametrize("shape,axis", [((1, 3), 0), ((3, 1), 1), ((1, 2, 1), 0)])
 def test_average_weights_along_length_one_axis(shape, axis, mode):
+    """(fixed, issue 39; was: average with 1-d weights along an axis of length 1 of an N-d input
+    raises ValueError ('where: a bool mask of the array's shape'); NumPy answers)"""
     a = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
     w = np.array([3.0])
     exp = np.average(a, axis=axis, weights=w)
@@ -257,10 +248,10 @@ def test_average_empty_full_reduction_agrees():
         _same(got, exp)
 
 
-@pytest.mark.xfail(strict=True, reason="ptp of an empty bool input raises TypeError (numpy "
-                   "boolean subtract); NumPy ValueError (zero-size array, no identity)")
 @pytest.mark.parametrize("mode", ["np", "dev"])
 def test_ptp_empty_bool(mode):
+    """(fixed, issue 39; was: ptp of an empty bool input raises TypeError (numpy boolean
+    subtract); NumPy ValueError (zero-size array, no identity))"""
     a = np.zeros(0, bool)
     with pytest.raises(ValueError):
         np.ptp(a)
@@ -268,12 +259,11 @@ def test_ptp_empty_bool(mode):
         gpured.ptp(gpured.to_device(a) if mode == "dev" else a)
 
 
-@pytest.mark.xfail(strict=True, reason="nanargmin/nanargmax of a 0-d NumPy input with axis=0 "
-                   "or -1 raise AxisError; NumPy answers 0 (as argmin does, and gpured's "
-                   "argmin)")
 @pytest.mark.parametrize("place", ["auto", "current"])
 @pytest.mark.parametrize("fn,axis", [("nanargmin", 0), ("nanargmax", -1)])
 def test_nanarg_0d_axis(fn, axis, place):
+    """(fixed, issue 39; was: nanargmin/nanargmax of a 0-d NumPy input with axis=0 or -1 raise
+    AxisError; NumPy answers 0 (as argmin does, and gpured's argmin))"""
     a = np.array(1.0, np.float32)
     exp = getattr(np, fn)(a, axis=axis)
     old = gpured.placement(place)
@@ -285,10 +275,10 @@ def test_nanarg_0d_axis(fn, axis, place):
     _same(got, exp)
 
 
-@pytest.mark.xfail(strict=True, reason="nanmean/nanvar/nanstd of a 0-d NumPy input with "
-                   "axis=0 raise AxisError; NumPy answers (1.0 / 0.0)")
 @pytest.mark.parametrize("fn", ["nanmean", "nanvar", "nanstd"])
 def test_nanmean_0d_axis(fn):
+    """(fixed, issue 39; was: nanmean/nanvar/nanstd of a 0-d NumPy input with axis=0 raise
+    AxisError; NumPy answers (1.0 / 0.0))"""
     a = np.array(1.0, np.float32)
     exp = getattr(np, fn)(a, axis=0)
     got = getattr(gpured, fn)(a, axis=0)
@@ -324,6 +314,22 @@ def test_nan_functions_integer_dtype(fn, dtype, mode):
     _same(_get(got), exp)
 
 
+@pytest.mark.xfail(strict=False, reason="sum of floats with an integer dtype= on the device: "
+                   "NaN, infinities and floats out of the integer's range convert otherwise "
+                   "than on x86 (C-undefined casts): sum(float32 [nan, 1], dtype=uint32) is "
+                   "0 on PoCL, NumPy 1 (found by test_properties.py on 2026-11-28; not "
+                   "strict: another device's conversion may agree)")
+@pytest.mark.parametrize("value", [np.nan, np.inf, 5e9])
+def test_float_dtype_integer_out_of_range(value):
+    a = np.array([value, 1.0], np.float32)
+    old = gpured.placement("current")
+    try:
+        got = gpured.sum(a, dtype=np.uint32)
+    finally:
+        gpured.placement(old)
+    _same(got, np.sum(a, dtype=np.uint32))
+
+
 def test_nan_functions_integer_dtype_host_agrees():
     a = np.array([np.nan, 2.0, 3.0])
     old = gpured.placement("auto")
@@ -338,10 +344,9 @@ def test_nan_functions_integer_dtype_host_agrees():
 # reduceat
 # --------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="reduceat of an empty device Array with device "
-                   "indices out of range answers an empty result; NumPy raises IndexError")
 @pytest.mark.parametrize("shape,axis,idx", [((2, 0), 0, [3]), ((0, 1), 1, [1]), ((0, 3), 1, [5])])
 def test_reduceat_empty_device_bad_index(shape, axis, idx):
+    """(fixed, issue 39; was: an empty result, device indices unchecked)"""
     a = np.zeros(shape)
     with pytest.raises(IndexError):
         np.add.reduceat(a, idx, axis=axis)
@@ -350,12 +355,13 @@ def test_reduceat_empty_device_bad_index(shape, axis, idx):
                         axis=axis)
 
 
-@pytest.mark.xfail(strict=True, reason="reduceat of floats with dtype=bool converts them by "
-                   "truncation (0.5, -0.3, nan -> False); NumPy by truth (True)")
 @pytest.mark.parametrize("mode", ["np", "current", "dev"])
 @pytest.mark.parametrize("op", ["add", "multiply"])
 @pytest.mark.parametrize("value", [0.5, -0.3, np.nan])
 def test_reduceat_float_dtype_bool(value, op, mode):
+    """(fixed, issue 39; was: floats with dtype=bool converted by truncation,
+    0.5, -0.3, nan -> False; NumPy by truth: bool add / multiply are logical
+    or / and, as in the reductions)"""
     a = np.array([value], np.float32)
     exp = getattr(np, op).reduceat(a, [0], dtype=bool)
     old = gpured.placement("current" if mode == "current" else "auto")
@@ -379,3 +385,21 @@ def test_reduceat_empty_bad_index_host_indices_agree():
     for x in (a, gpured.to_device(a)):
         with pytest.raises(IndexError):
             gpured.reduceat(x, [3], axis=0)
+
+
+# --------------------------------------------------------------------------
+# var / std accuracy (found by test_properties.py, 2026-11-28, 200 examples)
+# --------------------------------------------------------------------------
+
+def test_var_int8_host_accuracy():
+    """(fixed, issue 39; was: var of 888 small int8s on the host path summed
+    the squared deviations one by one, 35 ulp off: 4.070651732813864, NumPy
+    4.070651732813896, exact 4.07065173281389498; now compensated)"""
+    a = np.random.default_rng(0).integers(-3, 4, 888).astype(np.int8)
+    old = gpured.placement("auto")
+    try:
+        for fn in ("var", "std"):
+            got, exp = getattr(gpured, fn)(a), getattr(np, fn)(a)
+            assert abs(got - exp) <= 4 * np.spacing(exp), (fn, got, exp)
+    finally:
+        gpured.placement(old)
