@@ -29,6 +29,7 @@
  * the hallway (dispatch_common.c) and the host finishing (host_epilogue.c).
  */
 #include "dispatch_common.h"
+#include "hostpar.h"
 
 #include <string.h>
 #include <time.h>
@@ -53,6 +54,11 @@ int gr_dispatch(gr_request *req, gr_result *res, gr_status *st)
     if (req->mode == GR_BENCH && gr_profile_begin(req->dev, st) != 0) {
         return -1;
     }
+    /* Ctrl-C in host loops (issue 39): this thread polls between their
+     * blocks, workers stop on its flag; a stopped call returns the
+     * interruption whatever else it met (its results are partial: the
+     * caller drops them, as on every error) */
+    gr_par_intr_begin(req->interrupted, req->ictx);
     switch (req->fam) {
     case GR_FAM_REDUCE:
         rc = req->func == GR_F_REDUCEAT ? dp_run_segments(req, res, st)
@@ -65,6 +71,9 @@ int gr_dispatch(gr_request *req, gr_result *res, gr_status *st)
     default:
         rc = dp_run_bykey(req, res, st);
         break;
+    }
+    if (gr_par_intr_end()) {
+        rc = dp_stop(st);
     }
     if (req->mode == GR_BENCH) {
         gr_profile_end(req->dev);

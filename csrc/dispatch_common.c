@@ -8,6 +8,7 @@
  */
 
 #include "dispatch_common.h"
+#include "hostpar.h"
 
 #include <pthread.h>
 
@@ -52,13 +53,34 @@ int dp_collapse(const size_t *shape, const ptrdiff_t *str, int n,
     return 1;
 }
 
+/* memcpy in blocks of GR_HOST_STOP_BYTES, Ctrl-C's check between (issue
+ * 39: a 1-D view of 1 GiB is one inner row); -1 stopped. */
+static int copy_blocks(char *dst, const char *src, size_t n)
+{
+    while (n > GR_HOST_STOP_BYTES) {
+        memcpy(dst, src, GR_HOST_STOP_BYTES);
+        dst += GR_HOST_STOP_BYTES;
+        src += GR_HOST_STOP_BYTES;
+        n -= GR_HOST_STOP_BYTES;
+        if (gr_par_stopped()) {
+            return -1;
+        }
+    }
+    memcpy(dst, src, n);
+    return 0;
+}
+
 /* Walk an N-d strided host view (byte strides) in C order, copying each
  * element between it and a C-contiguous buffer: gather (view -> buf) or
- * scatter (buf -> view).  A contiguous innermost dimension is one memcpy. */
+ * scatter (buf -> view).  A contiguous innermost dimension is one memcpy.
+ * Ctrl-C's check after every GR_HOST_STOP_BYTES or so (issue 39): the
+ * host path's copies of 1 GiB; stopped, the rest is not copied (the
+ * call's result is dropped). */
 static void host_walk(char *view, char *buf, int n, const size_t *shape,
                       const ptrdiff_t *bstr, size_t isz, int gather)
 {
     size_t idx[GR_MAXDIMS] = {0};
+    size_t since = 0; /* bytes since the last check */
     if (n == 0) {
         memcpy(gather ? buf : view, gather ? view : buf, isz);
         return;
@@ -71,13 +93,22 @@ static void host_walk(char *view, char *buf, int n, const size_t *shape,
             p += (ptrdiff_t)idx[k] * bstr[k];
         }
         if (is == (ptrdiff_t)isz) {
-            memcpy(gather ? buf : p, gather ? p : buf, inner * isz);
+            if (copy_blocks(gather ? buf : p, gather ? p : buf,
+                            inner * isz) != 0) {
+                return;
+            }
             buf += inner * isz;
         } else {
             for (size_t i = 0; i < inner; ++i) {
                 char *e = p + (ptrdiff_t)i * is;
                 memcpy(gather ? buf : e, gather ? e : buf, isz);
                 buf += isz;
+            }
+        }
+        if ((since += inner * isz) >= GR_HOST_STOP_BYTES) {
+            since = 0;
+            if (gr_par_stopped()) {
+                return;
             }
         }
         int k = n - 2;
@@ -115,10 +146,13 @@ void *dp_aligned_alloc_bytes(size_t n)
     return p;
 }
 
-/* The request's interrupt check (req->interrupted) says stop? */
+/* The request's interrupt check (req->interrupted) says stop?  Or a host
+ * loop of this call has already seen it (the signal is consumed then:
+ * the flag says it again). */
 int dp_interrupted(const gr_request *req)
 {
-    return req->interrupted != NULL && req->interrupted(req->ictx);
+    return gr_par_stopped() ||
+           (req->interrupted != NULL && req->interrupted(req->ictx));
 }
 
 /* The interruption as the call's error; -1. */

@@ -7,6 +7,7 @@
  */
 
 #include "dispatch_common.h"
+#include "hostpar.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -242,6 +243,9 @@ static void ratio_rows(const gr_request *req, const char *x, const char *w,
         double s = 0.0, c = 0.0, sw = 0.0;
         for (size_t i = 0; i < L; ++i) {
             const size_t k = m * L + i;
+            if (GR_PAR_STOP_AT(i)) {
+                return; /* Ctrl-C (issue 39): the result is dropped */
+            }
             const double wk = gr_host_as_double(w, wt,
                                                 (ptrdiff_t)(m * wrow + i));
             double y;
@@ -305,7 +309,7 @@ int dp_masked_on_host(const gr_request *req, const red_view *v,
             gr_status_kind(st, GR_E_MEMORY, "out of host memory");
             goto out;
         }
-        for (size_t i = 0; i < M * L; ++i) {
+        for (size_t i = 0; i < M * L && !GR_PAR_STOP_AT(i); ++i) {
             const double x = gr_host_as_double(copy, req->in.t, (ptrdiff_t)i);
             dc[i] = !w[i] ? NAN : vn == 2 && isnan(x) ? INFINITY : x;
         }
@@ -316,7 +320,7 @@ int dp_masked_on_host(const gr_request *req, const red_view *v,
     } else {
         const int skip = nan_floats(req, req->in.t) &&
                          (req->op == GR_MIN || req->op == GR_MAX);
-        for (size_t i = 0; i < M * L; ++i) {
+        for (size_t i = 0; i < M * L && !GR_PAR_STOP_AT(i); ++i) {
             if (!w[i]) {
                 dp_put_masked(copy, req->in.t, i, req->op, skip);
             }

@@ -6,6 +6,7 @@
  */
 
 #include "dispatch_common.h"
+#include "hostpar.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -366,8 +367,13 @@ static int scan_host_nan(scan_call *c, const gr_host_op *o)
         gr_status_kind(c->st, GR_E_MEMORY, "out of host memory");
         return -1;
     }
+    /* Ctrl-C's check every 2^20 elements (issue 39) */
     for (size_t m = 0; m < M; ++m) {
         for (size_t i = 0; i < L; ++i) {
+            if (GR_PAR_STOP_AT(i)) {
+                free(cp);
+                return 0; /* (the interruption: gr_dispatch says it) */
+            }
             memcpy(cp + (m * L + i) * isz,
                    in->host + ((ptrdiff_t)m * si->ss +
                                (ptrdiff_t)i * si->es) * (ptrdiff_t)isz,

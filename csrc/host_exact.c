@@ -451,6 +451,22 @@ static void par_task(void *arg, size_t i)
                       &j->s[i], &j->count[i]);
 }
 
+/* One segment into s on the calling thread, CHUNK elements at a time
+ * with Ctrl-C's check between (issue 39; the sum is exact: no change). */
+static void segment_alone(const char *p, gr_dtype t, size_t n, ptrdiff_t es,
+                          int nan, gr_sacc *s, uint64_t *count)
+{
+    size_t lo = 0;
+    *count = 0;
+    do {
+        const size_t len = n - lo < CHUNK ? n - lo : CHUNK;
+        uint64_t c = 0;
+        gr_host_exact_run(p + (ptrdiff_t)lo * es, t, len, es, nan, s, &c);
+        *count += c;
+        lo += len;
+    } while (lo < n && !gr_par_stopped());
+}
+
 /* One segment into s: on the pool's threads where it is long enough and
  * the machine has more than one CPU (2 cores, 2026-11-28: 1-256 MiB
  * float32 0.22-0.45x numpy.sum on one thread). */
@@ -464,12 +480,13 @@ static void segment(const char *p, gr_dtype t, size_t n, ptrdiff_t es,
         (j.s = malloc(tasks * sizeof *j.s)) == NULL ||
         (j.count = malloc(tasks * sizeof *j.count)) == NULL) {
         free(j.s);
-        gr_host_exact_run(p, t, n, es, nan, s, count);
+        segment_alone(p, t, n, es, nan, s, count);
         return;
     }
     gr_par_run(par_task, &j, tasks, cpus);
     *count = 0;
-    for (size_t i = 0; i < tasks; ++i) {
+    /* Ctrl-C: tasks skipped left no accumulator (the result is dropped) */
+    for (size_t i = 0; i < tasks && !gr_par_stopped(); ++i) {
         gr_sacc_merge(s, &j.s[i]);
         *count += j.count[i];
     }
@@ -485,7 +502,7 @@ void gr_host_exact(const char *src, gr_dtype t, size_t M, size_t L,
                    ptrdiff_t ss, ptrdiff_t es, int nan, int mean,
                    const double *init, gr_dtype rt, void *out)
 {
-    for (size_t m = 0; m < M; ++m) {
+    for (size_t m = 0; m < M && !gr_par_stopped(); ++m) {
         gr_sacc s;
         uint64_t count = 0;
         gr_sacc_init(&s);

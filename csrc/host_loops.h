@@ -12,6 +12,7 @@
 #define GPURED_HOST_LOOPS_H
 
 #include "host_api.h"
+#include "hostpar.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -324,23 +325,34 @@ size_t gr_host_par_tasks(const gr_host_op *o, size_t bytes);
 size_t gr_host_ranges(size_t n, size_t parts, size_t align, size_t *per);
 
 /* Folds one segment (p, L, es) into s: directly where the kernel can read
- * it (contiguous, no cast), else chunk by chunk through a buffer.  Inline:
- * the rows' loop calls it once a row. */
+ * it (contiguous, no cast), else chunk by chunk through a buffer; blocks
+ * of GR_HOST_STOP_BYTES (a power of two of elements) with Ctrl-C's check
+ * between (issue 39; the kernels' states carry across calls, as the
+ * chunks').  Inline: the rows' loop calls it once a row. */
 static inline void gr_host_red_segment(const gr_red_impl *k,
                                        const gr_host_op *o, const char *p,
                                        size_t L, ptrdiff_t es, size_t base,
                                        gr_hstate *s)
 {
     const int tsize = gr_dtypes[o->t].size;
+    const size_t blk = GR_HOST_STOP_BYTES / (size_t)tsize;
     uint64_t buf[CH];
     size_t i0;
     if (es == 1 && k->kt == KT_SAME) {
-        k->fold(p, L, base, s);
-        return;
+        for (i0 = 0;; i0 += blk) {
+            const size_t n = L - i0 < blk ? L - i0 : blk;
+            k->fold(p + i0 * (size_t)tsize, n, base + i0, s);
+            if (L - i0 <= blk || (k->stops && s->flag) || gr_par_stopped()) {
+                return;
+            }
+        }
     }
     /* chunks of CH: gather (and cast), fold, stop once decided */
     for (i0 = 0; i0 < L && !(k->stops && s->flag); i0 += CH) {
         const size_t n = L - i0 < CH ? L - i0 : CH;
+        if (i0 % blk == 0 && i0 > 0 && gr_par_stopped()) {
+            return;
+        }
         gr_host_gather(buf, k->kt, p + (ptrdiff_t)i0 * es * tsize,
                        es * tsize, o->t, o->r, n);
         k->fold(buf, n, base + i0, s);

@@ -177,9 +177,48 @@ static void red_identity(const gr_host_op *o, size_t M, void *out)
     }
 }
 
+/* Columns p[0..B) over L rows into st (the column kernel's states), in
+ * blocks of about GR_HOST_STOP_BYTES of rows with Ctrl-C's check between
+ * (issue 39): each block's fresh states merged in order, as the pieces
+ * of several threads (an earlier block wins ties; float sums round in
+ * another order).  One call where the rows fit one block. */
+static void col_rows(const gr_red_impl *k, const gr_host_op *o,
+                     const char *p, size_t B, size_t L, ptrdiff_t es,
+                     gr_hstate *st, void *scratch)
+{
+    const size_t tsize = (size_t)gr_dtypes[o->t].size;
+    const size_t R = GR_HOST_STOP_BYTES / (B * tsize) + 1;
+    gr_hstate *t;
+    if (L <= R || (t = malloc(B * sizeof *t)) == NULL) {
+        k->col(p, B, L, es, st, scratch);
+        return;
+    }
+    /* (the kernels write v and i, not flag: merges read it) */
+    for (size_t j = 0; j < B; ++j) {
+        st[j] = k->init;
+    }
+    k->col(p, B, R, es, st, scratch);
+    for (size_t i0 = R; i0 < L && !gr_par_stopped(); i0 += R) {
+        const size_t n = L - i0 < R ? L - i0 : R;
+        for (size_t j = 0; j < B; ++j) {
+            t[j] = k->init;
+        }
+        k->col(p + (ptrdiff_t)i0 * es * (ptrdiff_t)tsize, B, n, es, t, scratch);
+        for (size_t j = 0; j < B; ++j) {
+            if (k->fin == FIN_ARG) {
+                t[j].i += (int64_t)i0;
+            }
+            gr_host_merge(k, o, &st[j], &t[j]);
+        }
+    }
+    free(t);
+}
+
 /* Columns m0..m1 of a column layout (seg_stride 1, |es| >= M): the
  * AVX-512 kernels where there are (finished by the kernel: no states,
- * only scratch), else blocks of adjacent segments row by row. */
+ * only scratch), else blocks of adjacent segments row by row
+ * (col_rows).  Ctrl-C is checked between blocks of columns: an AVX-512
+ * call over a few columns runs all their rows (1 GiB: ~0.1 s here). */
 static void red_cols(const gr_red_impl *k, const gr_host_op *o,
                      const char *base, size_t m0, size_t m1, size_t L,
                      ptrdiff_t es, void *out)
@@ -205,7 +244,7 @@ static void red_cols(const gr_red_impl *k, const gr_host_op *o,
                 W = B;
             }
         }
-        for (m = m0; m < m1; m += W) {
+        for (m = m0; m < m1 && !(m > m0 && gr_par_stopped()); m += W) {
             const size_t B = m1 - m < W ? m1 - m : W;
             k->colz(base + m * tsize, B, L, es,
                     (char *)out + m * gr_dtypes[o->r].size, scratch);
@@ -221,7 +260,10 @@ static void red_cols(const gr_red_impl *k, const gr_host_op *o,
         const size_t W = gr_host_col_room(M, &sb, &st, &scratch, &heap);
         for (m = m0; m < m1; m += W) {
             const size_t B = m1 - m < W ? m1 - m : W;
-            k->col(base + m * tsize, B, L, es, st, scratch);
+            if (gr_par_stopped()) {
+                break; /* (Ctrl-C: the result is dropped) */
+            }
+            col_rows(k, o, base + m * tsize, B, L, es, st, scratch);
             col_finish(k, o, st, B, base + m * tsize, L, es, out, m);
         }
         free(heap);
@@ -257,18 +299,30 @@ static GR_CLONES void fsumw_rows_f32(const float *p, size_t m0, size_t m1,
     }
 }
 
-/* Whole segments m0..m1 of any layout, one after the other. */
+/* Whole segments m0..m1 of any layout, one after the other; Ctrl-C's
+ * check every `every` rows (about GR_HOST_STOP_BYTES: short rows do not
+ * check inside, issue 39). */
 static void red_rows(const gr_red_impl *k, const gr_host_op *o,
                      const char *base, size_t m0, size_t m1, size_t L,
                      ptrdiff_t ss, ptrdiff_t es, void *out)
 {
     const int tsize = gr_dtypes[o->t].size;
-    size_t m;
+    const size_t every = GR_HOST_STOP_BYTES / (L * (size_t)tsize) + 1;
+    size_t m, left = every;
     if (k->fin == FIN_F32W && k->kt == KT_SAME && es == 1 && L <= SHORT_ROW) {
-        fsumw_rows_f32((const float *)base, m0, m1, L, ss, (float *)out);
+        for (m = m0; m < m1 && !(m > m0 && gr_par_stopped()); m += every) {
+            fsumw_rows_f32((const float *)base, m,
+                           m1 - m < every ? m1 : m + every, L, ss, (float *)out);
+        }
         return;
     }
     for (m = m0; m < m1; ++m) {
+        if (--left == 0) {
+            left = every;
+            if (gr_par_stopped()) {
+                return;
+            }
+        }
         const char *p = base + (ptrdiff_t)m * ss * tsize;
         gr_hstate s = k->init;
         gr_host_red_segment(k, o, p, L, es, 0, &s);
@@ -329,8 +383,8 @@ static void red_task(void *vp, size_t t)
         for (j = 0; j < a->M; ++j) {
             st[j] = k->init;
         }
-        k->col(a->base + (ptrdiff_t)i0 * a->es * tsize, a->M, i1 - i0, a->es,
-               st, sb.scratch);
+        col_rows(k, a->o, a->base + (ptrdiff_t)i0 * a->es * tsize, a->M,
+                 i1 - i0, a->es, st, sb.scratch);
         for (j = 0; k->fin == FIN_ARG && j < a->M; ++j) {
             st[j].i += (int64_t)i0;
         }
@@ -388,7 +442,9 @@ static int red_par_run(const gr_red_impl *k, const gr_host_op *o,
         return -1;
     }
     gr_par_run(red_task, &a, ntasks, o->threads);
-    if (a.P == 0) {
+    if (a.P == 0 || gr_par_stopped()) {
+        /* (Ctrl-C: skipped pieces left no state; the result is dropped) */
+        free(a.st);
         return 0;
     }
     if (cols) {
@@ -554,8 +610,8 @@ DEF_VAR_PASS(f64, LD_F64)
 DEF_COUNT(f32)
 DEF_COUNT(f64)
 
-uint64_t gr_host_count(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
-                       int valid)
+static uint64_t count_row(const void *in, gr_dtype t, size_t L,
+                          ptrdiff_t es, int valid)
 {
     if (t == GR_FLOAT32) {
         return count_f32((const s_f32 *)in, L, es, valid);
@@ -571,22 +627,60 @@ uint64_t gr_host_count(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
     return c;
 }
 
+/* In blocks of GR_HOST_STOP_BYTES, Ctrl-C's check between (issue 39). */
+uint64_t gr_host_count(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
+                       int valid)
+{
+    const size_t isz = (size_t)gr_dtypes[t].size;
+    const size_t blk = GR_HOST_STOP_BYTES / isz;
+    uint64_t c = 0;
+    for (size_t i0 = 0; i0 < L; i0 += blk) {
+        const size_t n = L - i0 < blk ? L - i0 : blk;
+        c += count_row((const char *)in + (ptrdiff_t)(i0 * isz) * es, t, n,
+                       es, valid);
+        if (i0 + n < L && gr_par_stopped()) {
+            break;
+        }
+    }
+    return c;
+}
+
+/* A var pass over a contiguous float row in blocks of
+ * GR_HOST_STOP_BYTES, Ctrl-C's check between (issue 39): the blocks'
+ * double sums added (a row of one block: the one call's sum). */
+static void var_pass(const char *p, gr_dtype t, size_t L, int nan, int sq,
+                     double m, double *sum, double *cnt)
+{
+    const size_t isz = (size_t)gr_dtypes[t].size;
+    const size_t blk = GR_HOST_STOP_BYTES / isz;
+    double s = 0.0, c = 0.0;
+    for (size_t i0 = 0; i0 < L; i0 += blk) {
+        const size_t n = L - i0 < blk ? L - i0 : blk;
+        double bs, bc;
+        if (t == GR_FLOAT32) {
+            var_pass_f32((const s_f32 *)(p + i0 * isz), n, nan, sq, m, &bs, &bc);
+        } else {
+            var_pass_f64((const s_f64 *)(p + i0 * isz), n, nan, sq, m, &bs, &bc);
+        }
+        s += bs;
+        c += bc;
+        if (n == blk && gr_par_stopped()) {
+            break;
+        }
+    }
+    *sum = s;
+    *cnt = c;
+}
+
 double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
                    int nan, double ddof, int mode, double *count)
 {
     const char *p = (const char *)in;
     double s = 0.0, q = 0.0, n = 0.0, c = 0.0;
     if (es == 1 && (t == GR_FLOAT32 || t == GR_FLOAT64)) {
-        if (t == GR_FLOAT32) {
-            var_pass_f32((const s_f32 *)p, L, nan, 0, 0.0, &s, &n);
-            if (mode != 3) {
-                var_pass_f32((const s_f32 *)p, L, nan, 1, s / n, &q, &c);
-            }
-        } else {
-            var_pass_f64((const s_f64 *)p, L, nan, 0, 0.0, &s, &n);
-            if (mode != 3) {
-                var_pass_f64((const s_f64 *)p, L, nan, 1, s / n, &q, &c);
-            }
+        var_pass(p, t, L, nan, 0, 0.0, &s, &n);
+        if (mode != 3) {
+            var_pass(p, t, L, nan, 1, s / n, &q, &c);
         }
     } else {
         /* one element at a time, compensated (Neumaier): a plain running
@@ -594,7 +688,7 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
          * small int8s: 35 ulp; test_property_examples.py::
          * test_var_int8_host_accuracy) */
         double sc = 0.0, qc = 0.0;
-        for (size_t i = 0; i < L; ++i) {
+        for (size_t i = 0; i < L && !GR_PAR_STOP_AT(i); ++i) {
             const double x = gr_host_as_double(p, t, (ptrdiff_t)i * es);
             if (!(nan && x != x)) {
                 const double u = s + x;
@@ -605,7 +699,7 @@ double gr_host_var(const void *in, gr_dtype t, size_t L, ptrdiff_t es,
         }
         s += sc;
         const double m = s / n;
-        for (size_t i = 0; mode != 3 && i < L; ++i) {
+        for (size_t i = 0; mode != 3 && i < L && !GR_PAR_STOP_AT(i); ++i) {
             const double x = gr_host_as_double(p, t, (ptrdiff_t)i * es);
             if (!(nan && x != x)) {
                 const double d = (x - m) * (x - m), u = q + d;

@@ -647,13 +647,26 @@ static void scan_row(const gr_scan_impl *k, const gr_host_op *o,
     size_t i0;
     const int in_place = es == 1 && k->kt == KT_SAME;
     const int out_place = oes == 1 && k->osize == rsize;
+    /* Ctrl-C's check between blocks (issue 39): a power of two of
+     * elements, whole 4-chain tiles, so the prefixes are those of one
+     * call */
+    const size_t blk = GR_HOST_STOP_BYTES /
+                       (size_t)(tsize > k->osize ? tsize : k->osize);
     if (in_place && out_place) {
-        k->scan(p, L, s, q);
-        return;
+        for (i0 = 0;; i0 += blk) {
+            const size_t n = L - i0 < blk ? L - i0 : blk;
+            k->scan(p + i0 * (size_t)tsize, n, s, q + i0 * (size_t)rsize);
+            if (L - i0 <= blk || gr_par_stopped()) {
+                return;
+            }
+        }
     }
     /* chunks of CH: gather (and cast), scan, scatter (and narrow) */
     for (i0 = 0; i0 < L; i0 += CH) {
         const size_t n = L - i0 < CH ? L - i0 : CH;
+        if (i0 % blk == 0 && i0 > 0 && gr_par_stopped()) {
+            return;
+        }
         const char *src = p + (ptrdiff_t)i0 * es * tsize;
         char *dst = q + (ptrdiff_t)i0 * oes * rsize;
         if (!in_place) {
@@ -681,11 +694,23 @@ static void scan_cols(const gr_scan_impl *k, const gr_host_op *o,
     size_t m, j;
     for (m = m0; m < m1; m += W) {
         const size_t B = m1 - m < W ? m1 - m : W;
+        /* rows in blocks of about GR_HOST_STOP_BYTES, the states carried
+         * (the same prefixes), Ctrl-C's check between (issue 39) */
+        const size_t R = GR_HOST_STOP_BYTES / (B * (size_t)tsize) + 1;
         for (j = 0; j < B; ++j) {
             st[j] = k->init;
         }
-        k->col(base + m * tsize, B, L, es, st, obase + m * rsize, oes,
-               scratch);
+        for (size_t i0 = 0; i0 < L; i0 += R) {
+            const size_t n = L - i0 < R ? L - i0 : R;
+            if (i0 > 0 && gr_par_stopped()) {
+                free(heap);
+                return; /* (the result is dropped) */
+            }
+            k->col(base + ((ptrdiff_t)m + (ptrdiff_t)i0 * es) * tsize, B, n,
+                   es, st,
+                   obase + ((ptrdiff_t)m + (ptrdiff_t)i0 * oes) * rsize, oes,
+                   scratch);
+        }
     }
     free(heap);
 }
@@ -697,9 +722,17 @@ static void scan_rows(const gr_scan_impl *k, const gr_host_op *o,
                       ptrdiff_t oes)
 {
     const int tsize = gr_dtypes[o->t].size, rsize = gr_dtypes[o->r].size;
-    size_t m;
+    /* Ctrl-C's check every `every` rows (short rows do not check inside) */
+    const size_t every = GR_HOST_STOP_BYTES / (L * (size_t)tsize) + 1;
+    size_t m, left = every;
     for (m = m0; m < m1; ++m) {
         gr_hstate s = k->init;
+        if (--left == 0) {
+            left = every;
+            if (gr_par_stopped()) {
+                return;
+            }
+        }
         scan_row(k, o, base + (ptrdiff_t)m * ss * tsize, L, es,
                  obase + (ptrdiff_t)m * oss * rsize, oes, &s);
     }
@@ -855,6 +888,11 @@ static int scan_par_run(scan_par *a)
     }
     a->pass = 1;
     gr_par_run(scan_task, a, M * a->P, o->threads);
+    if (gr_par_stopped()) {
+        /* Ctrl-C: skipped pieces left no state (the result is dropped) */
+        free(a->st);
+        return 0;
+    }
     /* each piece's carry: the merged states before it */
     for (m = 0; m < M; ++m) {
         gr_hstate *s = &a->st[m * a->P], c = a->k->init, next;

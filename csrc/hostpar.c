@@ -24,6 +24,10 @@
  * tried, never waited for): a second thread calling meanwhile runs its
  * tasks alone.
  * Workers block every signal (Python handles them on its main thread).
+ * Ctrl-C (issue 39): the caller polls Python (gr_par_stopped, between
+ * its tasks and while it waits for workers) and sets the call's flag;
+ * every thread reads it after each task (the tasks left are not run),
+ * and the loops inside a task between blocks of GR_HOST_STOP_BYTES.
  * After fork() the child has no workers: it starts its own when needed.
  */
 #define _GNU_SOURCE
@@ -62,11 +66,25 @@ typedef struct {
     size_t next, end; /* next: atomic */
 } __attribute__((aligned(64))) par_share;
 
+/* A call's interruption (hostpar.h): the calling thread's own, pointed
+ * to by its workers while they run its job. */
+typedef struct {
+    int stop;          /* the call is to stop (atomic)                    */
+    int (*poll)(void *);
+    void *ctx;
+    long long next_ns; /* the next poll (0: the clock not read yet)       */
+    int depth;         /* gr_par_intr_begin calls not ended               */
+} par_intr;
+
+static __thread par_intr own_intr;  /* this thread's call, as caller      */
+static __thread par_intr *cur_intr; /* the call this thread works for     */
+
 typedef struct {
     gr_par_fn fn;
     void *arg;
     size_t ntasks;
     int nthreads;
+    par_intr *intr; /* the caller's (NULL: none)                          */
     par_share share[PAR_MAX];
 } par_job;
 
@@ -99,9 +117,14 @@ static size_t run_share(par_job *job, int i)
 {
     par_share *sh = &job->share[i];
     size_t t, n = 0;
+    /* stopped: the tasks not begun are left (checked after each task,
+     * not before the first: a call's start waits for no clock read) */
     while ((t = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < sh->end) {
         job->fn(job->arg, t);
         ++n;
+        if (gr_par_stopped()) {
+            break;
+        }
     }
     return n;
 }
@@ -110,7 +133,7 @@ static size_t run_share(par_job *job, int i)
 static size_t run_tasks(par_job *job, int i)
 {
     size_t n = run_share(job, i);
-    for (int j = 1; j < job->nthreads; ++j) {
+    for (int j = 1; j < job->nthreads && !gr_par_stopped(); ++j) {
         n += run_share(job, (i + j) % job->nthreads);
     }
     return n;
@@ -164,7 +187,9 @@ static void *worker_main(void *vp)
                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             continue; /* closed: the others ran its share */
         }
+        cur_intr = w->job->intr;
         run_tasks(w->job, w->id);
+        cur_intr = NULL;
         __atomic_store_n(&w->done, g, __ATOMIC_RELEASE);
     }
     return NULL;
@@ -237,6 +262,7 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
     job.fn = fn;
     job.arg = arg;
     job.ntasks = ntasks;
+    job.intr = cur_intr;
     if (threads <= 1 || (pthread_once(&once, register_fork),
                          pthread_mutex_trylock(&run_lock) != 0)) {
         share_out(&job, 1);
@@ -280,12 +306,69 @@ int gr_par_run(gr_par_fn fn, void *arg, size_t ntasks, int threads)
             if (++spin < PAR_SPIN) {
                 RELAX();
             } else {
+                /* a worker still at its task: Ctrl-C is polled here
+                 * (time-gated), its flag stops the worker's next block */
+                (void)gr_par_stopped();
                 sched_yield();
             }
         }
     }
     pthread_mutex_unlock(&run_lock);
     return k + 1;
+}
+
+void gr_par_intr_begin(int (*poll)(void *), void *ctx)
+{
+    par_intr *c = &own_intr;
+    if (c->depth++ > 0) {
+        return; /* nested: the outer call's poll and flag */
+    }
+    c->stop = 0;
+    c->poll = poll;
+    c->ctx = ctx;
+    c->next_ns = 0;
+    cur_intr = c;
+}
+
+int gr_par_intr_end(void)
+{
+    par_intr *c = &own_intr;
+    const int stopped = __atomic_load_n(&c->stop, __ATOMIC_ACQUIRE);
+    if (--c->depth == 0) {
+        cur_intr = NULL;
+    }
+    return stopped;
+}
+
+/* Called between blocks: a TLS read and a load; the calling thread also
+ * reads the clock (~20 ns) and polls every GR_PAR_POLL_NS.  The first
+ * check only starts the clock: a call shorter than one period never
+ * takes the GIL. */
+int gr_par_stopped(void)
+{
+    par_intr *c = cur_intr;
+    if (c == NULL) {
+        return 0;
+    }
+    if (__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+        return 1;
+    }
+    if (c != &own_intr || c->poll == NULL) {
+        return 0; /* a worker: Python is polled by the caller alone */
+    }
+    const long long t = now_ns();
+    if (c->next_ns == 0 || t < c->next_ns) {
+        if (c->next_ns == 0) {
+            c->next_ns = t + GR_PAR_POLL_NS;
+        }
+        return 0;
+    }
+    c->next_ns = t + GR_PAR_POLL_NS;
+    if (c->poll(c->ctx)) {
+        __atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+        return 1;
+    }
+    return 0;
 }
 
 void gr_par_counts_get(gr_par_counts *c)

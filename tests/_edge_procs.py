@@ -7,6 +7,9 @@ the test run down with them: hangs, crashes, fork, signals, environment).
                                                   "END i {json}" after it
     python tests/_edge_procs.py fork CASE         CASE: used | unused | array
     python tests/_edge_procs.py sigint            the long-call child
+    python tests/_edge_procs.py sigint_host F T   a host-path call of 1 GiB
+                                                  (F: sum | cumsum | exact,
+                                                  on T threads)
     python tests/_edge_procs.py env               import gpured, report
 
 The parent (the test) reads the lines with a deadline per item, so a hang
@@ -434,6 +437,70 @@ def run_sigint():
         _say("AFTER", "raised %s: %s" % (type(e).__name__, e))
 
 
+def _host_only(gpured, threads):
+    """Every device priced out (a call costs 1000 s): NumPy calls run on
+    the host path, on `threads` threads (0: auto)."""
+    for d in gpured.devices():
+        gpured.set_rates(device=d["index"], device_call_us=1e9)
+    gpured.set_host_threads(threads)
+
+
+def _host_call(gpured, func, a, out=None):
+    if func == "cumsum":
+        return gpured.cumsum(a, out=out)
+    return gpured.sum(a, exact=func == "exact")
+
+
+def _host_ok(func, got, b):
+    """gpured's answer on b against NumPy's (float64 references: float32
+    sums accumulate in double on the host path; exact is rounded once)."""
+    if func == "cumsum":
+        return np.allclose(got, np.cumsum(b, dtype=np.float64), rtol=1e-6, atol=0)
+    ref = np.float32(np.sum(b, dtype=np.float64))
+    return abs(float(got) - float(ref)) <= 2 * float(np.spacing(ref))
+
+
+def run_sigint_host(func, threads):
+    """Ctrl-C in a host-path call (issue 39): 1 GiB of float32 (2**28
+    elements), the call looped (on the 2-core test host sum takes ~0.1 s,
+    cumsum and exact ~0.5 s: SIGINT meets their first call).  "START"
+    just before the calls, then "INTERRUPTED secs" (or "RETURNED secs"),
+    then "AFTER ok": the out's guards and the input untouched, and the
+    same function, again on the host path, right."""
+    import gpured
+    _host_only(gpured, threads)
+    n = 1 << 28
+    a = np.ones(n, np.float32)
+    out = None
+    if func == "cumsum":
+        # out with 16 guard elements either side: nothing written there
+        full = np.empty(n + 32, np.float32)  # (pages touched by the call)
+        full[:16] = full[-16:] = -7.0
+        out = full[16:-16]
+    _host_call(gpured, func, a[:1 << 21], None if out is None else out[:1 << 21])
+    _say("START", json.dumps({"func": func, "threads": gpured.host_threads()}))
+    t0 = time.perf_counter()
+    try:
+        # looped: a faster machine than the 2-core test host still meets
+        # SIGINT inside a call (sum's one call is ~0.1 s there)
+        for _ in range(200 if func == "sum" else 40):
+            _host_call(gpured, func, a, out)
+        _say("RETURNED", round(time.perf_counter() - t0, 3))
+    except KeyboardInterrupt:
+        _say("INTERRUPTED", round(time.perf_counter() - t0, 3))
+    try:
+        ok = bool(np.all(a[::4099] == 1))
+        if out is not None:
+            ok &= bool(np.all(full[:16] == -7.0) and np.all(full[-16:] == -7.0))
+        b = np.random.default_rng(39).random(1 << 21, dtype=np.float32)
+        for _ in range(2):  # the pool again, twice
+            ok &= _host_ok(func, _host_call(gpured, func, b,
+                                            None if out is None else out[:1 << 21]), b)
+        _say("AFTER", "ok" if ok else "wrong")
+    except BaseException as e:  # noqa: BLE001
+        _say("AFTER", "raised %s: %s" % (type(e).__name__, e))
+
+
 # ---------------------------------------------------------------------- env
 
 def run_env():
@@ -465,6 +532,8 @@ if __name__ == "__main__":
         run_fork(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 10.0)
     elif cmd == "sigint":
         run_sigint()
+    elif cmd == "sigint_host":
+        run_sigint_host(sys.argv[2], int(sys.argv[3]))
     elif cmd == "env":
         run_env()
     else:

@@ -1513,6 +1513,44 @@ def test_sigint_interrupts_long_call():
         child.kill()
 
 
+# Ctrl-C on the host path (issue 39): KeyboardInterrupt within this of
+# SIGINT (the calling thread polls every 25 ms; blocks of 4 MiB between).
+HOST_SIGINT_S = 0.2
+
+
+@pytest.mark.parametrize("func,threads", [("cumsum", 1), ("cumsum", 2),
+                                          ("sum", 2), ("exact", 0)])
+def test_sigint_host_path(func, threads):
+    """Ctrl-C during a host-path call of 1 GiB of float32 (cumsum, sum,
+    the exact sum; one thread, or the pool's) raises KeyboardInterrupt
+    within HOST_SIGINT_S; nothing is written outside the call's out, and
+    the next calls (the pool's included) are right."""
+    child = _Lines(["sigint_host", func, str(threads)])
+    try:
+        line = child.next(60)
+        while line is not None and not line.startswith("START"):
+            line = child.next(60)
+        assert line is not None, f"the child died: {child.stderr_tail()}"
+        time.sleep(0.15)  # the call is under way (cumsum, exact: ~0.5 s)
+        t_sig = time.monotonic()
+        os.kill(child.p.pid, signal.SIGINT)
+        try:
+            line = child.next(30)
+        except TimeoutError:
+            raise AssertionError(f"{func}: no answer within 30 s of SIGINT") from None
+        delay = time.monotonic() - t_sig
+        assert line is not None, f"the child died on SIGINT: {child.stderr_tail()}"
+        kind, secs = line.split()
+        assert kind == "INTERRUPTED", f"{func}: the call ran to its end ({secs} s)"
+        assert delay <= HOST_SIGINT_S, (
+            f"{func} on {threads} threads: KeyboardInterrupt {delay:.3f} s after SIGINT "
+            f"(interrupted at {secs} s)")
+        after = child.next(60)
+        assert after == "AFTER ok", f"{func}: after the interrupt: {after} {child.stderr_tail()}"
+    finally:
+        child.kill()
+
+
 def _env_child(value):
     env = _child_env({"GPURED_DEVICE": value} if value is not None else None,
                      drop=("GPURED_DEVICE",))
