@@ -26,6 +26,10 @@ arcsin arccos arctan sinh cosh arcsinh arccosh arctanh exp2 expm1 log1p floor
 ceil rint trunc isnan isinf isfinite signbit square sign cbrt reciprocal
 """.split())
 
+_DEVICE_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+    np.int64, np.uint64, np.float32, np.float64))
+
 _COMPARE = frozenset("equal not_equal less less_equal greater greater_equal"
                      .split())
 
@@ -122,6 +126,12 @@ def _inputs(ufunc, ops, dev):
         kinds.append(k[1])
     loop = _resolve(ufunc, kinds)
     name = ufunc.__name__
+    for dt in loop:
+        if dt not in _DEVICE_DTYPES:
+            raise TypeError(
+                "np.%s of these operands computes in %s, which gpured "
+                "Arrays do not hold: astype() first, or copy to the host "
+                "explicitly with np.asarray(d)" % (name, dt))
     ins = []
     try:
         for x, dt in zip(vals, loop):
