@@ -254,7 +254,7 @@ int gr_ew_run(int dev, gr_ew_call *c, gr_status *st)
     k.nd = strided ? c->nd : 0;
     k.fp64 |= k.o == GR_FLOAT64 || k.d == GR_FLOAT64;
     int rc = -1;
-    gr_lock();
+    gr_lock(d);
     if (gr_device_open(d, st) == 0) {
         /* correctly rounded float32 division and sqrt, as NumPy's */
         cl_kernel kern = gr_kernel_memo(
@@ -262,6 +262,6 @@ int gr_ew_run(int dev, gr_ew_call *c, gr_status *st)
             "-cl-fp32-correctly-rounded-divide-sqrt", st);
         rc = kern == NULL ? -1 : ew_launch(d, kern, c, n, st);
     }
-    gr_unlock();
+    gr_unlock(d);
     return rc;
 }
