@@ -14,7 +14,10 @@ NumPy computes the view; only operations that are guaranteed not to touch
 data are ever applied to a shadow.
 
 Every gpured function accepts Arrays and returns Arrays when its input was
-one (reductions give 0-d Arrays, as CuPy does).  Results are enqueued and
+one (reductions give 0-d Arrays, as CuPy does).  Arithmetic, comparisons
+and NumPy's elementwise ufuncs on Arrays run on the device
+(``_elementwise.py``); a ufunc gpured does not run raises TypeError rather
+than copying to the host.  Results are enqueued and
 not waited for: ``get()``, ``float()``, ``np.asarray`` and
 ``gpured.synchronize()`` wait.  Mixing arrays of two devices raises
 ValueError.
