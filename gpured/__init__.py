@@ -42,6 +42,7 @@ from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
 from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
 from ._tune import tune
+from ._elementwise import where
 from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, nancumprod,
                     nancumsum)
@@ -68,7 +69,7 @@ __all__ = [
     "placement", "rates", "set_rates", "measure_rates", "remeasure",
     "set_remeasure",
     "split_rates", "set_split_rates", "measure_split",
-    "host_threads", "set_host_threads",
+    "host_threads", "set_host_threads", "where",
 ]
 
 

@@ -14,7 +14,10 @@ NumPy computes the view; only operations that are guaranteed not to touch
 data are ever applied to a shadow.
 
 Every gpured function accepts Arrays and returns Arrays when its input was
-one (reductions give 0-d Arrays, as CuPy does).  Results are enqueued and
+one (reductions give 0-d Arrays, as CuPy does).  Arithmetic, comparisons
+and NumPy's elementwise ufuncs on Arrays run on the device
+(``_elementwise.py``); a ufunc gpured does not run raises TypeError rather
+than copying to the host.  Results are enqueued and
 not waited for: ``get()``, ``float()``, ``np.asarray`` and
 ``gpured.synchronize()`` wait.  Mixing arrays of two devices raises
 ValueError.
@@ -31,6 +34,7 @@ import operator
 import numpy as np
 
 from . import _core
+from . import _elementwise as _ew
 
 _FAKE_BASE = 1 << 44   # address of byte 0 of every shadow: never dereferenced
 
@@ -182,6 +186,35 @@ class Array(_core.ArrayBase):
     def tolist(self):
         return self.get().tolist()
 
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.get()[()], spec)
+        return format(self.get(), spec)
+
+    def __round__(self, ndigits=None):
+        return _ew.round_(self, ndigits)
+
+    # ---------------------------------------- arithmetic (_elementwise.py)
+    # Operators run NumPy's ufuncs on the device; in-place forms write into
+    # the array, as NumPy's do (casting 'same_kind').
+    __hash__ = None   # elementwise == makes Arrays unhashable, as ndarrays
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kw):
+        return _ew.array_ufunc(self, ufunc, method, *inputs, **kw)
+
+    def __neg__(self): return _ew.apply(np.negative, (self,))
+    def __pos__(self): return _ew.apply(np.positive, (self,))
+    def __abs__(self): return _ew.apply(np.absolute, (self,))
+    def __invert__(self): return _ew.apply(np.invert, (self,))
+
+    def __divmod__(self, o):
+        return (_ew.apply(np.floor_divide, (self, o)),
+                _ew.apply(np.remainder, (self, o)))
+
+    def __rdivmod__(self, o):
+        return (_ew.apply(np.floor_divide, (o, self)),
+                _ew.apply(np.remainder, (o, self)))
+
     # ----------------------------------------------------------------- views
     def __getitem__(self, key):
         self._live()
@@ -283,6 +316,36 @@ class Array(_core.ArrayBase):
     def cumsum(self, *a, **k): return self._call("cumsum", *a, **k)
     def cumprod(self, *a, **k): return self._call("cumprod", *a, **k)
 
+
+def _binary(uf):
+    def op(self, o):
+        return _ew.apply(uf, (self, o))
+
+    def rop(self, o):
+        return _ew.apply(uf, (o, self))
+
+    def iop(self, o):
+        return _ew.apply(uf, (self, o), out=self)
+    return op, rop, iop
+
+
+for _name, _uf in (("add", np.add), ("sub", np.subtract),
+                   ("mul", np.multiply), ("truediv", np.true_divide),
+                   ("floordiv", np.floor_divide), ("mod", np.remainder),
+                   ("pow", np.power), ("and", np.bitwise_and),
+                   ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+                   ("lshift", np.left_shift), ("rshift", np.right_shift)):
+    _op, _rop, _iop = _binary(_uf)
+    for _pre, _f in (("", _op), ("r", _rop), ("i", _iop)):
+        _f.__name__ = "__%s%s__" % (_pre, _name)
+        setattr(Array, _f.__name__, _f)
+for _name, _uf in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                   ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal)):
+    _op = _binary(_uf)[0]
+    _op.__name__ = "__%s__" % _name
+    setattr(Array, _op.__name__, _op)
+del _name, _uf, _op, _rop, _iop, _pre, _f
 
 _core.set_array_class(Array)
 
