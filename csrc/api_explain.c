@@ -582,7 +582,8 @@ PyObject *py_kernel_source(PyObject *self, PyObject *arg)
         }
     }
     PyErr_Format(PyExc_ValueError, "unknown kernel family '%s' (known: "
-                 "reduce, scan, bykey, copy)", family);
+                 "reduce, scan, bykey, copy, segments, exact, elementwise)",
+                 family);
     return NULL;
 }
 

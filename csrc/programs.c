@@ -56,7 +56,8 @@ static void stat_add(long *c)
 }
 
 const char *const gr_kernel_families[] = {"reduce", "scan", "bykey", "copy",
-                                             "segments", NULL};
+                                             "segments", "exact",
+                                             "elementwise", NULL};
 
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds)
 {

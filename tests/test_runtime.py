@@ -174,10 +174,16 @@ def test_children_see_every_device():
 # kernel source, exceptions, variants
 # --------------------------------------------------------------------------
 
-def test_kernel_source():
-    src = gpured.kernel_source("reduce")
+@pytest.mark.parametrize("family", ["reduce", "scan", "bykey", "copy", "segments",
+                                    "exact", "elementwise"])
+def test_kernel_source(family):
+    """Every kernel family's source is readable (kernels/<family>.cl with the
+    common header), the families added since (exact, elementwise) too."""
+    src = gpured.kernel_source(family)
     assert isinstance(src, str)
     assert "__kernel" in src
+    with open(os.path.join(REPO_ROOT, "kernels", family + ".cl")) as f:
+        assert f.read().strip()[:200] in src
 
 
 def test_kernel_source_unknown():
