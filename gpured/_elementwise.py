@@ -247,7 +247,26 @@ def array_ufunc(self, ufunc, method, *inputs, **kw):
         return _reduce(_REDUCE[name], what, inputs, kw)
     if method == "accumulate" and name in _ACCUMULATE:
         return _accumulate(_ACCUMULATE[name], what, inputs, kw)
+    if method == "reduceat" and name in _REDUCEAT:
+        return _reduceat(name, what, inputs, kw)
     raise host_hint(what)
+
+
+_REDUCEAT = ("add", "multiply", "minimum", "maximum", "logical_and",
+             "logical_or")
+
+
+def _reduceat(name, what, inputs, kw):
+    """ufunc.reduceat(a, indices, axis=0, dtype=None, out=None) through
+    gpured.reduceat, on the device of the Array among a and indices (the
+    other uploaded there, as gpured.reduceat does)."""
+    import gpured
+    if len(inputs) != 2 or not (_is_array(inputs[0]) or _is_array(inputs[1])):
+        raise host_hint(what + " of a non-Array")
+    kw = dict(kw)
+    if set(kw) - {"axis", "dtype", "out"}:
+        raise host_hint(what + " with " + ", ".join(sorted(kw)))
+    return gpured.reduceat(inputs[0], inputs[1], op=name, **kw)
 
 
 def _call(ufunc, what, inputs, kw):

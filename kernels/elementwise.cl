@@ -352,8 +352,13 @@ inline gr_t gr_shift(gr_t a, gr_t b, int left)
 #elif GR_EOP == GR_EW_RSHIFT
 #define GR_F(a, b, c) gr_shift(a, b, 0)
 #elif GR_EOP == GR_EW_NEG
-#if GR_IFLOAT
-#define GR_F(a, b, c) (-(a)) /* -0.0, not 0 - 0.0 */
+#if GR_IFLOAT && GR_IBITS == 64
+/* the sign bit flipped: -0.0 (not 0 - 0.0), and a NaN's sign too, as
+ * NumPy's; NVIDIA's neg.f32/f64 gives an unspecified NaN for a NaN
+ * (test_elementwise.py::test_nan_inf on the H200) */
+#define GR_F(a, b, c) as_double(as_ulong((double)(a)) ^ 0x8000000000000000UL)
+#elif GR_IFLOAT
+#define GR_F(a, b, c) as_float(as_uint((float)(a)) ^ 0x80000000u)
 #else
 #define GR_F(a, b, c) GR_ARITH(-, 0, a)
 #endif

@@ -248,6 +248,13 @@ def test_ufunc_reduce_accumulate_and_functions():
     check(np.multiply.accumulate(d, axis=1), np.multiply.accumulate(a, axis=1))
     check(np.sum(d), np.asarray(np.sum(a)))           # still d.sum
     check(np.cumsum(d, axis=0), np.cumsum(a, axis=0))
+    # reduceat through gpured.reduceat (an Array as data or as indices)
+    idx = np.array([0, 2, 1, 4], np.intp)
+    check(np.add.reduceat(d, idx, axis=1), np.add.reduceat(a, idx, axis=1))
+    check(np.minimum.reduceat(d, gpured.to_device(idx[:3]), axis=0),
+          np.minimum.reduceat(a, idx[:3], axis=0))
+    got = np.multiply.reduceat(a, gpured.to_device(idx), axis=1)  # host data
+    np.testing.assert_array_equal(np.asarray(got), np.multiply.reduceat(a, idx, axis=1))
 
 
 def test_unsupported_raise_and_name_asarray():

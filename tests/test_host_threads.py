@@ -178,7 +178,9 @@ def test_pool_counts(threads):
     tasks = c1["tasks"] - c0["tasks"]
     assert jobs == 5
     assert tasks == 5 * 4 * threads  # four tasks a thread (host.c par_tasks)
-    assert 0 < c1["caller_tasks"] - c0["caller_tasks"] <= tasks
+    # the caller may run none: on a loaded host the woken workers can take
+    # every task, its share too (the H200 host with 14 pytest processes)
+    assert 0 <= c1["caller_tasks"] - c0["caller_tasks"] <= tasks
     assert 0 <= c1["closed"] - c0["closed"] <= 2 * jobs
     assert 0 <= c1["woken"] - c0["woken"] <= 2 * jobs
 

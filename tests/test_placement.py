@@ -459,9 +459,13 @@ SCAN_RATES = dict(host_call_us=0.0, device_call_us=10.0,
 def remeasure_rates():
     saved = gpured.rates()
     old = gpured.placement("auto")
+    # one host thread: the host path is priced by host_gbs alone (on the
+    # 16-core GPU host the threads' model, 8 GB/s, priced it otherwise)
+    threads = gpured.set_host_threads(1)
     before = gpured.set_remeasure(on=True, half_life_s=0, reset=True)
     gpured.set_rates(**SCAN_RATES)
     yield
+    gpured.set_host_threads(threads)
     gpured.set_rates(host_call_us=saved["host_call_us"],
                      device_call_us=saved["device_call_us"],
                      host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])

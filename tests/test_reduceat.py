@@ -159,7 +159,8 @@ def np_reduceat(ufunc, a, idx, axis=0, dtype=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
-            return ufunc.reduceat(np.asarray(a), idx, axis=axis, dtype=dtype)
+            return ufunc.reduceat(np.asarray(a), np.asarray(idx), axis=axis,
+                                  dtype=dtype)
 
 
 def gp_reduceat(a, idx, **kw):
