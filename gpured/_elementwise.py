@@ -41,6 +41,16 @@ _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod", "minimum": "cummin",
                "maximum": "cummax"}
 
 
+# What the Array's module gives this one (bind, called by gpured/_array.py
+# once Array exists): results are made with its ``empty``, so that this
+# module never imports the class it serves (data flows down the face).
+_bound = {}
+
+
+def bind(empty):
+    _bound["empty"] = empty
+
+
 def host_hint(what):
     return TypeError(
         "%s is not supported on gpured Arrays (it would compute on the "
@@ -116,7 +126,6 @@ def _widened(kinds, ops):
 def _inputs(ufunc, ops, dev):
     """The loop's dtypes and the operands for _core: Arrays, uploaded
     NumPy arrays, scalars as 0-d arrays in their loop type."""
-    from ._array import to_device
     kinds, vals = [], []
     for x in ops:
         k = _kind(x)
@@ -136,17 +145,16 @@ def _inputs(ufunc, ops, dev):
     try:
         for x, dt in zip(vals, loop):
             ins.append(x if _is_array(x) else _value(name, x, dt)
-                       if np.ndim(x) == 0 else to_device(x, device=dev))
+                       if np.ndim(x) == 0 else _core.to_device(x, None, dev))
     except _Widen:
         return _inputs_widened(ufunc, vals, kinds, dev)
     return loop, ins
 
 
 def _inputs_widened(ufunc, vals, kinds, dev):
-    from ._array import to_device
     loop = _resolve(ufunc, _widened(kinds, vals))
     ins = [x if _is_array(x) else np.asarray(x, dtype=dt)
-           if np.ndim(x) == 0 else to_device(x, device=dev)
+           if np.ndim(x) == 0 else _core.to_device(x, None, dev)
            for x, dt in zip(vals, loop)]
     return loop, ins
 
@@ -175,8 +183,7 @@ def _overlaps(x, out):
 
 
 def _out_check(ufunc, loop, shape, out):
-    from ._array import Array
-    if not isinstance(out, Array):
+    if not _is_array(out):
         raise host_hint("out= that is not a gpured Array")
     out._live()
     if tuple(out.shape) != tuple(shape):
@@ -192,7 +199,6 @@ def _out_check(ufunc, loop, shape, out):
 def apply(ufunc, ops, out=None, device=None):
     """ufunc(*ops) on the device: an Array (or out, written).
     NotImplemented where an operand is no array or number."""
-    from ._array import empty
     dev = _device_of(ops + ((out,) if out is not None else ()), device)
     loop, ins = _inputs(ufunc, ops, dev)
     if loop is None:
@@ -202,7 +208,7 @@ def apply(ufunc, ops, out=None, device=None):
     shape = np.broadcast_shapes(*(np.shape(x) if not _is_array(x)
                                   else x.shape for x in ins))
     if out is None:
-        out = empty(shape, loop[-1], device=dev)
+        out = _bound["empty"](shape, loop[-1], device=dev)
     else:
         _out_check(ufunc, loop, shape, out)
         ins = [x.copy() if _overlaps(x, out) else x for x in ins]
@@ -216,7 +222,6 @@ def where(condition, x, y, device=None):
     scalars weak), broadcasting of all three; NumPy arrays among them are
     uploaded to the Arrays' device (or ``device``, or the current one).
     Returns an Array."""
-    from ._array import empty, to_device
     ops = (condition, x, y)
     dev = _device_of(ops, device)
     kinds = [_kind(v) for v in ops]
@@ -226,12 +231,12 @@ def where(condition, x, y, device=None):
     dt = np.result_type(*(v.dtype if _is_array(v) else v for v in vals[1:]))
     loop = (np.dtype(bool), dt, dt, dt)
     ins = [v if _is_array(v) else np.asarray(v, dtype=t) if np.ndim(v) == 0
-           else to_device(v, device=dev) for v, t in zip(vals, loop)]
+           else _core.to_device(v, None, dev) for v, t in zip(vals, loop)]
     if not _is_array(ins[0]) and np.ndim(ins[0]) == 0:
         ins[0] = np.asarray(bool(vals[0]))
     shape = np.broadcast_shapes(*(x.shape if _is_array(x) else np.shape(x)
                                   for x in ins))
-    out = empty(shape, dt, device=dev)
+    out = _bound["empty"](shape, dt, device=dev)
     _core.elementwise("where", tuple(ins), loop, out)
     return out
 

@@ -142,8 +142,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
 def _beside(a, host):
     """A result computed on the host, as a device array on a's device (the
     functions that finish a device array's reductions in NumPy)."""
-    from ._array import to_device
-    return to_device(np.asarray(host), device=a.device_index)
+    return _core.to_device(np.asarray(host), None, a.device_index)
 
 
 def _warn_all_nan(res):
