@@ -99,12 +99,7 @@ static void copy_defines(const void *ctx, char *buf, size_t n)
     const ckey *k = ctx;
     const gr_dtype_info *mi = &gr_dtypes[k->m];
     snprintf(buf, n,
-             "#define GR_NEED_FP64 %d\n#define GR_T uchar\n#define GR_A uint\n"
-             "#define GR_R uint\n#define GR_AM int\n#define GR_A_SIZE 4\n"
-             "#define GR_X_SIZE 4\n#define GR_A_FLOAT 0\n#define GR_OP 0\n"
-             "#define GR_CVT 0\n#define GR_COMP 0\n#define GR_A_MINV 0\n"
-             "#define GR_A_MAXV 0\n#define GR_VW 1\n#define GR_WG 256\n"
-             "#define GR_ILP 1\n#define GR_SG 0\n#define GR_ATOMIC 0\n"
+             "#define GR_NEED_FP64 %d\n" GR_CL_NO_REDUCTION
              "#define GR_S %s\n#define GR_M %s\n#define GR_D %s\n"
              "#define GR_MU %s\n#define GR_S_BOOL %d\n#define GR_M_BOOL %d\n"
              "#define GR_D_BOOL %d\n#define GR_M_FLOAT %d\n#define GR_F %s\n"

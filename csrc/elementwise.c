@@ -101,12 +101,7 @@ static void ew_defines(const void *ctx, char *buf, size_t n)
     }
     size_t len = (size_t)snprintf(
         buf, n,
-        "#define GR_NEED_FP64 %d\n#define GR_T uchar\n#define GR_A uint\n"
-        "#define GR_R uint\n#define GR_AM int\n#define GR_A_SIZE 4\n"
-        "#define GR_X_SIZE 4\n#define GR_A_FLOAT 0\n#define GR_OP 0\n"
-        "#define GR_CVT 0\n#define GR_COMP 0\n#define GR_A_MINV 0\n"
-        "#define GR_A_MAXV 0\n#define GR_VW 1\n#define GR_WG 256\n"
-        "#define GR_ILP 1\n#define GR_SG 0\n#define GR_ATOMIC 0\n"
+        "#define GR_NEED_FP64 %d\n" GR_CL_NO_REDUCTION
         "#define GR_EOP %d\n#define GR_NIN %d\n#define GR_S0 %s\n"
         "#define GR_S1 %s\n#define GR_S2 %s\n#define GR_I0 %s\n"
         "#define GR_I1 %s\n#define GR_I2 %s\n#define GR_O %s\n"

@@ -670,6 +670,16 @@ int gr_copy_nd(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
                const size_t *shape, const ptrdiff_t *sstr,
                const ptrdiff_t *dstr, const gr_epilogue *epi, gr_status *st);
 
+/* The common header's (kernels/common.cl) reduction macros, given dummy
+ * values by the kernels that reduce nothing (copy.cl, elementwise.cl). */
+#define GR_CL_NO_REDUCTION                                                   \
+    "#define GR_T uchar\n#define GR_A uint\n#define GR_R uint\n"            \
+    "#define GR_AM int\n#define GR_A_SIZE 4\n#define GR_X_SIZE 4\n"         \
+    "#define GR_A_FLOAT 0\n#define GR_OP 0\n#define GR_CVT 0\n"            \
+    "#define GR_COMP 0\n#define GR_A_MINV 0\n#define GR_A_MAXV 0\n"        \
+    "#define GR_VW 1\n#define GR_WG 256\n#define GR_ILP 1\n"              \
+    "#define GR_SG 0\n#define GR_ATOMIC 0\n"
+
 /* --------------------------------------------------------------- stream.c */
 
 /* Staging settings (gpured.set_staging). */
