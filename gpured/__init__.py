@@ -44,8 +44,8 @@ from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
 from ._tune import tune
 from ._elementwise import where
 from . import _tune
-from ._scan import (cummax, cummin, cumprod, cumsum, nancumprod,
-                    nancumsum)
+from ._scan import (cummax, cummin, cumprod, cumsum, cumulative_prod,
+                    cumulative_sum, nancumprod, nancumsum)
 from ._place import (host_threads, measure_rates, measure_split, placement,
                      rates, remeasure, set_host_threads, set_rates,
                      set_remeasure, set_split_rates, split_rates)
@@ -55,7 +55,7 @@ VariantUnavailable = _core.VariantUnavailable
 
 __all__ = [
     "sum", "prod", "min", "max", "all", "any", "mean", "argmin", "argmax",
-    "cumsum", "cumprod", "cummin", "cummax",
+    "cumsum", "cumprod", "cummin", "cummax", "cumulative_sum", "cumulative_prod",
     "nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "nanmean", "count_nonzero",
     "ptp", "var", "std", "nanvar", "nanstd", "reduceat", "average",
     "nancumsum", "nancumprod",

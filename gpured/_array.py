@@ -315,6 +315,9 @@ class Array(_core.ArrayBase):
     def argmax(self, *a, **k): return self._call("argmax", *a, **k)
     def cumsum(self, *a, **k): return self._call("cumsum", *a, **k)
     def cumprod(self, *a, **k): return self._call("cumprod", *a, **k)
+    def var(self, *a, **k): return self._call("var", *a, **k)
+    def std(self, *a, **k): return self._call("std", *a, **k)
+    def ptp(self, *a, **k): return self._call("ptp", *a, **k)
 
 
 def _binary(uf):

@@ -89,3 +89,61 @@ def cummax(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative maximum along an axis, as ``numpy.maximum.accumulate``
     (NaN propagates; exclusive scans start from the smallest value / -inf)."""
     return _scan("cummax", a, axis, dtype, out, exclusive, kw)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None,
+                   include_initial=False, **kw):
+    """The array API's (and NumPy 2.1's) :func:`numpy.cumulative_sum`: a
+    :func:`cumsum` along ``axis`` (required for more than one dimension),
+    with ``include_initial=True`` a leading 0 along the axis (its length
+    one more).  Knobs as :func:`cumsum`."""
+    return _cumulative("cumsum", 0, x, axis, dtype, out, include_initial, kw)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None,
+                    include_initial=False, **kw):
+    """:func:`numpy.cumulative_prod`: :func:`cumprod` along ``axis``, with
+    ``include_initial=True`` a leading 1.  Knobs as :func:`cumprod`."""
+    return _cumulative("cumprod", 1, x, axis, dtype, out, include_initial,
+                       kw)
+
+
+def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
+    import numpy as np
+    from numpy.lib.array_utils import normalize_axis_index
+    device = isinstance(x, _core.ArrayBase)
+    if not device:
+        x = np.asarray(x)
+    if x.ndim > 1 and axis is None:
+        raise ValueError("For arrays which have more than one dimension "
+                         "``axis`` argument is required.")
+    if x.ndim == 0:
+        x = x.reshape(1)
+    ax = normalize_axis_index(0 if axis is None else axis, x.ndim)
+    if not include_initial:
+        return _scan(fname, x, ax, dtype, out, False, kw)
+    shape = list(x.shape)
+    shape[ax] += 1
+    # NumPy's result dtype for this input dtype and dtype=
+    rdt = getattr(np, fname)(np.empty(0, x.dtype), dtype=dtype).dtype
+    res = out
+    if res is None:
+        if device:
+            from ._array import empty
+            res = empty(tuple(shape), rdt, device=x.device_index)
+        else:
+            res = np.empty(shape, rdt)
+    elif tuple(res.shape) != tuple(shape):
+        raise ValueError("out has shape %s, the result %s"
+                         % (tuple(res.shape), tuple(shape)))
+    lead = (slice(None),) * ax
+    _scan(fname, x, ax, dtype, res[lead + (slice(1, None),)], False, kw)
+    head = res[lead + (slice(0, 1),)]
+    if isinstance(res, _core.ArrayBase):
+        from ._array import zeros
+        # the identity written in place on the device (elementwise add)
+        np.add(zeros(head.shape, head.dtype, device=res.device_index),
+               ident, out=head)
+    else:
+        head[...] = ident
+    return res

@@ -535,3 +535,47 @@ def test_threads_and_no_leaks():
         gpured.cumprod(b[:1000], variant="reduce_then_scan")
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert after - before < 64 * 1024, "ru_maxrss grew by %d KiB" % (after - before)
+
+
+# ------------------------------------------------ the array API's names
+
+@pytest.mark.parametrize("fname", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_cumulative_sum_prod(fname, where):
+    """cumulative_sum / cumulative_prod (issue 42) as NumPy 2.1's: axis
+    required past one dimension, include_initial's leading identity along
+    the axis, NumPy's result dtypes, 0-d and empty inputs, out=."""
+    npf = getattr(np, fname, None)
+    if npf is None:
+        pytest.skip("NumPy < 2.1 has no %s to compare with" % fname)
+    gpf = getattr(gpured, fname)
+    put = gpured.to_device if where == "device" else (lambda x: x)
+    rng = np.random.default_rng(5)
+    cases = [(rng.integers(-3, 4, 7).astype(np.int8), {}),
+             (rng.integers(1, 3, (3, 4)).astype(np.float32), {"axis": 0}),
+             (rng.integers(1, 3, (3, 4)).astype(np.int32), {"axis": -1}),
+             (rng.integers(1, 3, (2, 3, 4)).astype(np.float64), {"axis": 1}),
+             (np.ones((2, 0)), {"axis": 1}), (np.ones((0, 2), bool), {"axis": 0}),
+             (np.float32(3), {}), (np.arange(5, dtype=np.uint8), {"dtype": np.int16})]
+    for a, kw in cases:
+        for init in (False, True):
+            want = npf(a, include_initial=init, **kw)
+            got = gpf(put(a), include_initial=init, **kw)
+            assert isinstance(got, gpured.Array) == (where == "device")
+            got = gpured.asnumpy(got)
+            assert got.dtype == want.dtype and got.shape == want.shape, (a, kw, init)
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(ValueError, match="axis"):
+        gpf(put(np.ones((2, 2))))
+    a = rng.integers(1, 3, (3, 4)).astype(np.float64)
+    out = np.full((3, 5), np.nan) if where == "host" else gpured.to_device(np.full((3, 5), np.nan))
+    assert gpf(put(a), axis=1, include_initial=True, out=out) is out
+    np.testing.assert_allclose(gpured.asnumpy(out), npf(a, axis=1, include_initial=True))
+
+
+def test_array_var_std_ptp_methods():
+    a = np.random.default_rng(6).standard_normal((5, 7)).astype(np.float32)
+    d = gpured.to_device(a)
+    np.testing.assert_allclose(d.var(axis=0).get(), a.var(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(d.std(ddof=1).get(), a.std(ddof=1), rtol=1e-5)
+    np.testing.assert_array_equal(d.ptp(axis=1).get(), np.ptp(a, axis=1))
