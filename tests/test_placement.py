@@ -16,9 +16,23 @@ import gpured
 # Rates that put the edge at 20,000 bytes: host 1 GB/s and no call cost,
 # device 2 GB/s after 10 us (B / 1 = 10 us + B / 2  ->  B = 20,000).
 EDGE_BYTES = 20_000
-EDGE_RATES = dict(host_call_us=0.0, device_call_us=10.0,
-                  host_gbs={k: 1.0 for k in ("reduce", "arg", "column", "scan")},
-                  device_gbs={k: 2.0 for k in ("reduce", "arg", "column", "scan")})
+FAMILIES = ("reduce", "arg", "column", "scan")
+
+
+def _rates(host_gbs, device_gbs, device_call_us=10.0):
+    """set_rates' keywords: every family at one host and one device rate."""
+    return dict(host_call_us=0.0, device_call_us=device_call_us,
+                host_gbs={k: host_gbs for k in FAMILIES},
+                device_gbs={k: device_gbs for k in FAMILIES})
+
+
+def _restore_rates(saved):
+    gpured.set_rates(host_call_us=saved["host_call_us"],
+                     device_call_us=saved["device_call_us"],
+                     host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
+
+
+EDGE_RATES = _rates(1.0, 2.0)
 
 
 @pytest.fixture
@@ -27,9 +41,7 @@ def edge_rates():
     old = gpured.placement("auto")
     gpured.set_rates(**EDGE_RATES)
     yield
-    gpured.set_rates(host_call_us=saved["host_call_us"],
-                     device_call_us=saved["device_call_us"],
-                     host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
+    _restore_rates(saved)
     gpured.placement(old)
 
 
@@ -176,9 +188,7 @@ def test_measure_rates_fits_and_restores():
         a = np.arange(1000, dtype=np.int64)
         assert gpured.sum(a) == a.sum()
     finally:
-        gpured.set_rates(host_call_us=saved["host_call_us"],
-                         device_call_us=saved["device_call_us"],
-                         host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
+        _restore_rates(saved)
 
 
 _ROAM_CHILD = r'''
@@ -450,9 +460,7 @@ def test_split_between_two_devices(tmp_path):
 # is placed as explain() places it, and said to have taken so long), so
 # nothing here depends on this machine's speed.
 LARGE = 16 << 20
-SCAN_RATES = dict(host_call_us=0.0, device_call_us=10.0,
-                  host_gbs={k: 1.0 for k in ("reduce", "arg", "column", "scan")},
-                  device_gbs={k: 0.5 for k in ("reduce", "arg", "column", "scan")})
+SCAN_RATES = _rates(1.0, 0.5)
 
 
 @pytest.fixture
@@ -466,9 +474,7 @@ def remeasure_rates():
     gpured.set_rates(**SCAN_RATES)
     yield
     gpured.set_host_threads(threads)
-    gpured.set_rates(host_call_us=saved["host_call_us"],
-                     device_call_us=saved["device_call_us"],
-                     host_gbs=saved["host_gbs"], device_gbs=saved["device_gbs"])
+    _restore_rates(saved)
     gpured.set_remeasure(on=True, half_life_s=before["half_life_s"], reset=True)
     gpured.placement(old)
 
@@ -521,7 +527,7 @@ def test_remeasure_within_4x_only_tracks(remeasure_rates):
     # a device found faster keeps its factor at 1 (its work may end
     # after the call returns)
     gpured.set_remeasure(reset=True)
-    gpured.set_rates(device_gbs={k: 4.0 for k in ("reduce", "arg", "column", "scan")})
+    gpured.set_rates(device_gbs={k: 4.0 for k in FAMILIES})
     assert _where("cumsum", a) == "device"
     assert gpured._place._observe("cumsum", a, 1e-6) is False
     dev = gpured.get_device()["position"]
@@ -530,7 +536,7 @@ def test_remeasure_within_4x_only_tracks(remeasure_rates):
 
 def test_remeasure_a_slow_device_goes_back_to_the_host(remeasure_rates):
     a = np.zeros(LARGE // 4, np.float32)
-    gpured.set_rates(device_gbs={k: 4.0 for k in ("reduce", "arg", "column", "scan")})
+    gpured.set_rates(device_gbs={k: 4.0 for k in FAMILIES})
     assert _where("cumsum", a) == "device"
     dev_est = 10e-6 + LARGE / 4e9                     # 4.2 ms
     assert gpured._place._observe("cumsum", a, 20 * dev_est) is True
@@ -558,7 +564,7 @@ def test_remeasure_times_real_calls(remeasure_rates):
     """A real large call is timed by the dispatcher: a host path priced
     absurdly fast (1e6 GB/s: 17 us for 16 MiB) is found slower at once,
     and the answer is NumPy's."""
-    gpured.set_rates(host_gbs={k: 1e6 for k in ("reduce", "arg", "column", "scan")})
+    gpured.set_rates(host_gbs={k: 1e6 for k in FAMILIES})
     a = np.arange(LARGE // 4, dtype=np.float32) % 7
     assert _where("cumsum", a) == "host"
     np.testing.assert_array_equal(gpured.cumsum(a), np.cumsum(a, dtype=np.float64).astype(np.float32))
