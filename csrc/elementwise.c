@@ -77,6 +77,8 @@ int gr_ew_find(const char *name, int *nin, int *float_only)
 typedef struct {
     int op, nin, s[3], t[3], k[3], o, d, kd, nd, fp64;
 } ewkey;
+_Static_assert(sizeof(ewkey) <= GR_MEMO_KEY,
+               "ewkey outgrew the kernel memo's key (every call would miss)");
 
 /* storage -> loop type: a nonzero test into bool (where's condition),
  * else a C conversion (NumPy's loops only ever cast safely) */
