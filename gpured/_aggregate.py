@@ -57,6 +57,12 @@ _ALIAS = {"add": "sum", "plus": "sum", "count": "len", "multiply": "prod",
 _BUILTIN = {all: "all", any: "any", len: "len", max: "max", min: "min",
             sum: "sum"}
 
+# numpy_groupies' functions gpured does not run (NotImplementedError)
+_OTHER = ("median", "quantile", "percentile", "trapezoid", "skew", "kurt",
+          "kurtosis", "nunique", "sort", "sorted", "array", "split",
+          "splice", "sumofsquares", "cumprod", "cummax", "cummin",
+          "allnan", "anynan", "cumsum")
+
 _FILL = {"sum": 0, "prod": 1, "all": False, "any": False, "len": 0,
          "mean": np.nan, "var": np.nan, "std": np.nan, "min": np.nan,
          "max": np.nan, "first": np.nan, "last": np.nan, "argmax": -1,
@@ -84,6 +90,9 @@ def _name(func):
         raise NotImplementedError(
             "gpured.aggregate runs the named functions only (%s); a custom "
             "callable %r is not supported" % (", ".join(FUNCS), func))
+    if name not in FUNCS and name.removeprefix("nan") not in _OTHER:
+        raise ValueError("func %s is neither a valid function string nor "
+                         "a callable object" % (func,))
     if name not in FUNCS:
         raise NotImplementedError("gpured.aggregate: function %r is not "
                                   "implemented (one of %s)"
@@ -255,6 +264,7 @@ class _Ctx:
 
 
 def _sum(c, dt, fill):
+    dt = _minimum_dtype(fill, dt)
     s = _by_key(c.keys, c.masked(c.a, 0), c.size, "sum")
     if fill == 0:
         return s.astype(dt) if s.dtype != dt else s
