@@ -425,12 +425,17 @@ def _strides(dims, order):
     return m
 
 
-def _check_idx(g, size=None):
-    """Integer keys, none negative, none past size; returns max + 1."""
+def _check_idx(g, size=None, full=True):
+    """Integer keys, none negative, none past size; returns max + 1.
+    full=False: the by-key family checks every key against size on the
+    device anyway (a ValueError naming the first bad one) -- only the
+    maximum is needed, and only without size."""
     if g.dtype.kind not in "iu":
         raise TypeError("group_idx must be of integer type")
     if g.size == 0:
         raise ValueError("group_idx must not be empty")
+    if not full:
+        return None if size is not None else _scalar(g.max()) + 1
     lo, hi = _scalar(g.min()), _scalar(g.max())
     if lo < 0:
         raise ValueError("negative indices not supported")
@@ -452,7 +457,7 @@ def _keys_of(parts, dev):
     return keys
 
 
-def _layout(g, a, size, order, axis):
+def _layout(g, a, size, order, axis, full):
     """(flat keys, flat values, groups, output shape or None, the shape
     and axis to unravel arg* positions to or None) -- numpy_groupies'
     input_validation, with the keys combined on the device."""
@@ -464,7 +469,7 @@ def _layout(g, a, size, order, axis):
         if g.ndim == 1:
             if size is not None and not np.isscalar(size):
                 raise ValueError("output size must be scalar or None")
-            top = _check_idx(g, size)
+            top = _check_idx(g, size, full)
             if a.shape[0] != g.shape[0]:
                 raise ValueError("group_idx and a must be of the same length")
             return g, a, int(top if size is None else size), None, None
@@ -565,7 +570,8 @@ def _prepare(group_idx, a, func, size, fill_value, order, dtype, axis,
     if x.dtype.kind not in "biuf":
         raise TypeError("gpured.aggregate: values of dtype %s are not "
                         "supported (bool, integers, floats)" % x.dtype)
-    keys, vals, n_groups, shape, unravel = _layout(g, x, size, order, axis)
+    keys, vals, n_groups, shape, unravel = _layout(
+        g, x, size, order, axis, name in _HOST_FUNCS)
     # widen keys the by-key family refuses (int8/uint8/int16/uint16 --
     # drop this once the small key dtypes are merged: worktree "bins")
     if keys.dtype.itemsize < 4:
