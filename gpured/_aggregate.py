@@ -280,7 +280,17 @@ def _mean_of(c):
     a = c.a if c.a.dtype.kind == "f" else c.a.astype(np.float64)
     s = _by_key(c.keys, c.masked(a, 0), c.size, "sum")
     cnt = c.count()
-    return a, s / cnt, cnt
+    # s / cnt is float64 by NumPy's promotion; float32 on devices without it
+    return a, s / (cnt if _fp64(c.dev) else cnt.astype(s.dtype)), cnt
+
+
+_FP64 = {}
+
+
+def _fp64(dev):
+    if dev not in _FP64:
+        _FP64[dev] = bool(_core.devices()[dev]["fp64"])
+    return _FP64[dev]
 
 
 def _mean(c, dt, fill):

@@ -190,6 +190,9 @@ def test_host_funcs_refuse_device_arrays():
 
 @pytest.mark.parametrize("g,a,kw", [
     (np.array([0, -1, 2]), np.ones(3), {}),                 # negative
+    (np.array([0, -1, 2]), np.ones(3), {"func": "prod"}),   # host path
+    (np.array([0, 1, 5]), np.ones(3), {"size": 3, "func": "mean"}),
+    (np.array([0, 1, 5]), np.ones(3), {"size": 3, "func": "cumsum"}),
     (np.array([0, 1, 5]), np.ones(3), {"size": 3}),         # too large
     (np.array([0.0, 1.0]), np.ones(2), {}),                 # not integer
     (np.array([0, 1]), np.ones((2, 2)), {}),                # n-d without axis
