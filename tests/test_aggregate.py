@@ -222,3 +222,16 @@ def test_explain():
         assert p["dtype"] == ref(g, a, func).dtype
         if p["path"] == "device":
             assert p["by_key"]["variant"]
+
+
+@pytest.mark.parametrize("kd", [np.int8, np.uint16, np.uint32, np.uint64])
+def test_key_dtypes(kd):
+    """Small key dtypes are widened for the by-key family (until it takes
+    them); unsigned keys as numpy_groupies."""
+    rng = np.random.default_rng(12)
+    g = rng.integers(0, 20, 150).astype(kd)
+    a = rng.standard_normal(150)
+    for func in ("sum", "var", "argmax", "first"):
+        _same(gpured.aggregate(g, a, func), ref(g, a, func), func)
+    g2 = np.vstack([g % 4, g % 5]).astype(kd)
+    _same(gpured.aggregate(g2, a, "mean"), ref(g2, a, "mean"), "mean")
