@@ -33,6 +33,7 @@ from . import _core
 from ._array import Array, asnumpy, empty, to_device
 from ._bykey import explain_by_key, sum_by_key
 from ._elementwise import where
+from ._reduce import any as _any
 from ._scan import cumsum as _dev_cumsum
 
 
@@ -315,7 +316,12 @@ def _minmax(op):
     def f(c, dt, fill):
         dt = _minimum_dtype(fill, dt)
         a = _dev_values(c.a)
-        x = _by_key(c.keys, c.masked(a, _extreme(a.dtype, op)), c.size, op)
+        ident = _extreme(a.dtype, op)
+        x = _by_key(c.keys, c.masked(a, ident), c.size, op)
+        # a group left at the identity may be empty (or hold only it): the
+        # counts pass only then (one small device test, read back)
+        if not bool(_any(x == ident)):
+            return x.astype(dt) if x.dtype != dt else x
         return _filled(x, c.count() == 0, fill, dt)
     return f
 
@@ -377,8 +383,10 @@ _PATHS = {
     "var": "mean as above; take(mean, keys); sum_by_key(sum) of the "
            "squared deviations (two passes)",
     "std": "var as above, then sqrt",
-    "min": "sum_by_key(min); counts for the empty groups",
-    "max": "sum_by_key(max); counts for the empty groups",
+    "min": "sum_by_key(min); counts only where a group is left at the "
+           "identity (maybe empty)",
+    "max": "sum_by_key(max); counts only where a group is left at the "
+           "identity (maybe empty)",
     "first": "sum_by_key(min) of positions; take(a, position)",
     "last": "sum_by_key(max) of positions; take(a, position)",
     "argmin": "sum_by_key(min); take(min, keys); sum_by_key(min) of the "

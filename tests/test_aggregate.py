@@ -235,3 +235,24 @@ def test_key_dtypes(kd):
         _same(gpured.aggregate(g, a, func), ref(g, a, func), func)
     g2 = np.vstack([g % 4, g % 5]).astype(kd)
     _same(gpured.aggregate(g2, a, "mean"), ref(g2, a, "mean"), "mean")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_minmax_no_empty_groups(dtype):
+    """Without empty groups min/max skip the counts; a group holding only
+    the identity (-inf, the int minimum) is still no empty group."""
+    rng = np.random.default_rng(13)
+    g = np.r_[np.arange(10), rng.integers(0, 10, 90)]
+    a = rng.integers(-9, 9, 100).astype(dtype)
+    for func in ("min", "max", "nanmax"):
+        _same(gpured.aggregate(g, a, func, fill_value=7),
+              ref(g, a, func, fill_value=7), func)
+    lo = -np.inf if dtype == np.float32 else np.iinfo(dtype).min
+    a[g == 3] = lo
+    g2 = np.r_[g, 12]                      # groups 10, 11 empty
+    a2 = np.r_[a, a[:1]]
+    for func in ("max", "nanmax", "min"):
+        _same(gpured.aggregate(g2, a2, func, fill_value=5),
+              ref(g2, a2, func, fill_value=5), func)
+        _same(gpured.aggregate(g, a, func, fill_value=5),
+              ref(g, a, func, fill_value=5), func)
