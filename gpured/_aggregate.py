@@ -303,7 +303,10 @@ def _var(c, dt, fill, ddof=0, sqrt=False):
     """Two passes: each group's mean, gathered back to its elements, then
     the sum of the squared deviations from it."""
     a, m, cnt = _mean_of(c)
-    dev = a - _take(c.keys, m)
+    # the mean gathered in a's own float type: float32 data moves half the
+    # bytes, and subtracting the rounded mean m' only adds n * (m - m')**2
+    # to the group's sum of squares (the cross term sums to zero)
+    dev = a - _take(c.keys, m.astype(a.dtype) if m.dtype != a.dtype else m)
     ss = _by_key(c.keys, c.masked(dev * dev, 0), c.size, "sum")
     denom = where(cnt > ddof, cnt - ddof, 0)
     r = ss / denom
