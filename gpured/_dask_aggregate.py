@@ -141,8 +141,7 @@ def _final(parts, name, dt, fill, ddof):
     elif base in ("min", "max"):
         dt = _ag._minimum_dtype(fill, dt)
         red = np.minimum if base == "min" else np.maximum
-        vals = [p["v"] for p in parts if True]
-        res = vals[0]
+        res = parts[0]["v"]
         have = parts[0]["cnt"] > 0
         for p in parts[1:]:
             h = p["cnt"] > 0
