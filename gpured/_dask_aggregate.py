@@ -34,9 +34,11 @@ def _np(x):
     return x.get() if isinstance(x, Array) else np.asarray(x)
 
 
-def _chunk(g, x, name, size, offset):
-    """The chunk's partial fields (NumPy arrays, one entry per group)."""
-    agg = _ag.aggregate
+def _chunk(g, x, name, size, offset, axis=None, order="C"):
+    """The chunk's partial fields (NumPy arrays, one entry per group; with
+    axis, of the result's shape: the merges below are elementwise)."""
+    def agg(g, x, func, size, **kw):
+        return _ag.aggregate(g, x, func, size, axis=axis, order=order, **kw)
     base = name[3:] if name.startswith("nan") else name
     nan = "nan" if name.startswith("nan") else ""
     kind = np.asarray([], dtype=x.dtype).dtype.kind
@@ -169,11 +171,13 @@ def aggregate(group_idx, a, func="sum", size=None,
               axis=None, **kwargs):
     """``gpured.aggregate`` over a 1-D Dask array ``a`` and a group array
     chunked alike (NumPy arrays are wrapped; ``group_idx`` is rechunked to
-    ``a``'s chunks).  Returns a 1-D Dask array of ``size`` groups (one
+    ``a``'s chunks).  Returns a Dask array of ``size`` groups (one
     chunk), equal to ``gpured.aggregate`` / numpy_groupies on the whole
     arrays (float sums up to rounding: partials combine in float64).
-    ``axis``, multi-dimensional ``group_idx`` and ``cumsum`` are not
-    supported here (NotImplementedError)."""
+    ``axis=`` groups an n-d ``a`` along one axis (1-D ``group_idx`` of
+    that length; the other axes are rechunked into one chunk each).
+    Multi-dimensional ``group_idx`` and ``cumsum`` are not supported here
+    (NotImplementedError)."""
     import dask
     import dask.array as da
     ddof = kwargs.pop("ddof", 0)
@@ -181,36 +185,45 @@ def aggregate(group_idx, a, func="sum", size=None,
         raise TypeError("aggregate: unexpected keyword argument(s) %s"
                         % ", ".join(sorted(kwargs)))
     name = _ag._name(func)
-    if name == "cumsum" or axis is not None:
-        raise NotImplementedError("gpured.dask.aggregate: %s"
-                                  % ("cumsum" if axis is None else "axis="))
+    if name == "cumsum":
+        raise NotImplementedError("gpured.dask.aggregate: cumsum")
     a = a if isinstance(a, da.Array) else da.from_array(np.asarray(a))
+    ax = 0 if axis is None else axis
+    if axis is None and a.ndim != 1:
+        raise ValueError("a must be 1 dimensional; or specify axis.")
+    if not -a.ndim <= ax < a.ndim:
+        raise ValueError("axis arg too large for np.ndim(a)")
+    ax %= a.ndim
+    # groups along one axis: the other axes in one chunk each
+    a = a.rechunk({d: -1 for d in range(a.ndim) if d != ax})
+    if np.ndim(group_idx) != 1:
+        raise NotImplementedError("gpured.dask.aggregate: 1-D group_idx "
+                                  "only")
     g = group_idx if isinstance(group_idx, da.Array) else \
-        da.from_array(np.asarray(group_idx), chunks=a.chunks)
-    if a.ndim != 1 or g.ndim != 1:
-        raise NotImplementedError("gpured.dask.aggregate: 1-D group_idx and "
-                                  "a only")
-    if g.shape != a.shape:
-        raise ValueError("group_idx and a must be of the same length")
+        da.from_array(np.asarray(group_idx), chunks=(a.chunks[ax],))
+    if g.shape[0] != a.shape[ax]:
+        raise ValueError("group_idx and a must be of the same length along "
+                         "axis")
     if g.dtype.kind not in "iu":
         raise TypeError("group_idx must be of integer type")
-    g = g.rechunk(a.chunks)
+    g = g.rechunk((a.chunks[ax],))
     if size is None:
         size = int(g.max().compute()) + 1
     elif not np.isscalar(size):
         raise ValueError("output size must be scalar or None")
     size = int(size)
     dt = _ag._out_dtype(name, None if dtype is None else np.dtype(dtype),
-                        a.dtype, a.shape[0])
+                        a.dtype, int(np.prod(a.shape)))
     fill = _ag._fill(name, fill_value, dt)
-    offsets = np.cumsum((0,) + a.chunks[0])[:-1]
+    offsets = np.cumsum((0,) + a.chunks[ax])[:-1]
     chunk = dask.delayed(_chunk, pure=True)
-    parts = [chunk(gb, ab, name, size, int(off))
+    parts = [chunk(gb, ab, name, size, int(off), axis, order)
              for gb, ab, off in zip(g.to_delayed().ravel(),
                                     a.to_delayed().ravel(), offsets)]
     out = dask.delayed(_final, pure=True)(parts, name, dt, fill, ddof)
     res_dt = _meta_dtype(name, dt, fill)
-    return da.from_delayed(out, shape=(size,), dtype=res_dt)
+    shape = tuple(size if d == ax else s for d, s in enumerate(a.shape))
+    return da.from_delayed(out, shape=shape, dtype=res_dt)
 
 
 def _meta_dtype(name, dt, fill):

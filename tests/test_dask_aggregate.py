@@ -81,4 +81,20 @@ def test_unsupported():
     with pytest.raises(NotImplementedError):
         gd.aggregate(g, da.from_array(a), "cumsum")
     with pytest.raises(NotImplementedError):
-        gd.aggregate(g, da.from_array(np.ones((2, 500))), "sum", axis=1)
+        gd.aggregate(np.vstack([g, g]), da.from_array(a), "sum")
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("func", ["sum", "mean", "nanvar", "max", "first",
+                                  "last", "argmax", "nanargmin", "len",
+                                  "any"])
+def test_axis(func, axis):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((40, 60))
+    a[rng.random(a.shape) < 0.1] = np.nan
+    g = rng.integers(0, 9, a.shape[axis])
+    g[g == 4] = 3
+    x = da.from_array(a, chunks=(15, 25))
+    for order in ("C", "F"):
+        got = gd.aggregate(g, x, func, axis=axis, order=order)
+        _same(got.compute(), ref(g, a, func, axis=axis, order=order), func)
