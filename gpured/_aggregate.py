@@ -216,8 +216,9 @@ def _dev_values(x):
     return x
 
 
-def _by_key(keys, vals, size, op):
-    return sum_by_key(keys, _dev_values(vals), size, op)
+def _by_key(keys, vals, size, op, deterministic=False):
+    return sum_by_key(keys, _dev_values(vals), size, op,
+                      deterministic=deterministic)
 
 
 def _extreme(dt, op):
@@ -241,8 +242,8 @@ class _Ctx:
     the number of groups, the NaN mask of the nan forms (None: every
     element counts), and the lazily made per-call vectors."""
 
-    def __init__(self, keys, a, size, nan):
-        self.keys, self.a, self.size = keys, a, size
+    def __init__(self, keys, a, size, nan, det=False):
+        self.keys, self.a, self.size, self.det = keys, a, size, det
         self.n = keys.shape[0]
         self.dev = keys.device_index
         self.valid = (~np.isnan(a)) if nan and a.dtype.kind == "f" else None
@@ -266,7 +267,7 @@ class _Ctx:
 
 def _sum(c, dt, fill):
     dt = _minimum_dtype(fill, dt)
-    s = _by_key(c.keys, c.masked(c.a, 0), c.size, "sum")
+    s = _by_key(c.keys, c.masked(c.a, 0), c.size, "sum", c.det)
     if fill == 0:
         return s.astype(dt) if s.dtype != dt else s
     return _filled(s, c.count() == 0, fill, dt)
@@ -279,7 +280,7 @@ def _len(c, dt, fill):
 
 def _mean_of(c):
     a = c.a if c.a.dtype.kind == "f" else c.a.astype(np.float64)
-    s = _by_key(c.keys, c.masked(a, 0), c.size, "sum")
+    s = _by_key(c.keys, c.masked(a, 0), c.size, "sum", c.det)
     cnt = c.count()
     # s / cnt is float64 by NumPy's promotion; float32 on devices without it
     return a, s / (cnt if _fp64(c.dev) else cnt.astype(s.dtype)), cnt
@@ -307,7 +308,7 @@ def _var(c, dt, fill, ddof=0, sqrt=False):
     # bytes, and subtracting the rounded mean m' only adds n * (m - m')**2
     # to the group's sum of squares (the cross term sums to zero)
     dev = a - _take(c.keys, m.astype(a.dtype) if m.dtype != a.dtype else m)
-    ss = _by_key(c.keys, c.masked(dev * dev, 0), c.size, "sum")
+    ss = _by_key(c.keys, c.masked(dev * dev, 0), c.size, "sum", c.det)
     denom = where(cnt > ddof, cnt - ddof, 0)
     r = ss / denom
     if sqrt:
@@ -605,7 +606,7 @@ def _prepare(group_idx, a, func, size, fill_value, order, dtype, axis,
 
 def aggregate(group_idx, a, func="sum", size=None,
               fill_value=DEFAULT_FILL_VALUE, order="C", dtype=None,
-              axis=None, *, device=None, **kwargs):
+              axis=None, *, device=None, deterministic=False, **kwargs):
     """numpy_groupies' ``aggregate`` on the device: ``func`` of the values
     of ``a`` in each group ``group_idx`` names.
 
@@ -625,7 +626,10 @@ def aggregate(group_idx, a, func="sum", size=None,
     holds one index array per output dimension (``size`` a tuple).
 
     NumPy arrays in, a NumPy array out; a ``gpured.Array`` among the
-    inputs keeps the work and the result on its device.  The functions
+    inputs keeps the work and the result on its device (or ``device=``
+    for NumPy inputs).  ``deterministic=True`` passes on to the float
+    sums' ``sum_by_key`` (sum, mean, var, std: no atomics, the same bits
+    on every call); the other passes are exact already.  The functions
     compose device primitives (see :func:`explain_aggregate`); ``prod``,
     ``nanprod`` and ``cumsum`` run on the host and take NumPy arrays only.
     """
@@ -647,7 +651,7 @@ def aggregate(group_idx, a, func="sum", size=None,
             return _host_cumsum(k, v, dt).reshape(np.shape(a))
         res = _host_prod(k, v, ng, fill, dt, name.startswith("nan"))
         return res if shape is None else _reshape(res, shape, order)
-    c = _Ctx(keys, vals, ng, name.startswith("nan"))
+    c = _Ctx(keys, vals, ng, name.startswith("nan"), bool(deterministic))
     if base in ("var", "std"):
         res = _DEVICE[base](c, dt, fill, ddof)
     else:
@@ -661,7 +665,8 @@ def aggregate(group_idx, a, func="sum", size=None,
 
 def explain_aggregate(group_idx, a, func="sum", size=None,
                       fill_value=DEFAULT_FILL_VALUE, order="C", dtype=None,
-                      axis=None, *, device=None, **kwargs):
+                      axis=None, *, device=None, deterministic=False,
+                      **kwargs):
     """What ``aggregate(group_idx, a, func, ...)`` would run: a dict with
     func (the canonical name), path ("device" or "host"), steps (the
     primitives in order), dtype, fill_value, groups, and by_key (the plan
@@ -677,7 +682,7 @@ def explain_aggregate(group_idx, a, func="sum", size=None,
     plan = None if host else explain_by_key(
         "sum_by_key", keys, _dev_values(vals) if vals.dtype.kind != "b"
         else vals.astype(np.int32), "sum" if vals.dtype.kind != "b"
-        else "min", ng)
+        else "min", ng, deterministic=bool(deterministic))
     return {"func": name, "path": "host" if host else "device",
             "steps": steps, "dtype": dt, "fill_value": fill, "groups": ng,
             "shape": shape, "by_key": plan}

@@ -256,3 +256,15 @@ def test_minmax_no_empty_groups(dtype):
               ref(g2, a2, func, fill_value=5), func)
         _same(gpured.aggregate(g, a, func, fill_value=5),
               ref(g, a, func, fill_value=5), func)
+
+
+def test_deterministic():
+    g, a = _data(np.float32, nans=True, seed=14)
+    for func in ("sum", "nanmean", "var"):
+        first = gpured.aggregate(g, a, func, deterministic=True)
+        _same(first, ref(g, a, func), func)
+        again = gpured.aggregate(g, a, func, deterministic=True)
+        assert first.tobytes() == again.tobytes()
+    p = gpured.explain_aggregate(g, a, "mean", deterministic=True)
+    assert p["by_key"]["variant"] in ("sorted_segments", "lookback",
+                                      "fixed_point")
