@@ -2,8 +2,8 @@
 and a group array chunked alike (issue 41).
 
 Map-reduce: one task per chunk runs ``gpured.aggregate`` on the chunk
-(host chunks on the current device -- ``GPURED_DEVICE`` under
-``gpured.dask.local_cluster`` -- device-resident chunks on their own)
+(host chunks on a device gpured.dask's placer picks -- ``GPURED_DEVICE``
+under ``gpured.dask.local_cluster`` -- device-resident chunks on their own)
 into per-group partial fields, small NumPy arrays; one final task merges
 them in chunk order:
 
@@ -34,11 +34,27 @@ def _np(x):
     return x.get() if isinstance(x, Array) else np.asarray(x)
 
 
-def _chunk(g, x, name, size, offset, axis=None, order="C"):
-    """The chunk's partial fields (NumPy arrays, one entry per group; with
-    axis, of the result's shape: the merges below are elementwise)."""
+def _chunk(g, x, name, size, offset, axis=None, order="C", placer=None):
+    """The chunk's partial fields on the chunk's device: its own for a
+    device-resident chunk, else the one gpured.dask's placer picks
+    (devices=, policy=, rates=; counted in gpured.dask.stats())."""
+    from . import dask as _gd
+    if placer is None:
+        return _fields(g, x, name, size, offset, axis, order, None)
+    return _gd._on_device(x, placer, lambda call, dev: _fields(
+        g, x, name, size, offset, axis, order,
+        None if isinstance(x, Array) else dev))
+
+
+def _fields(g, x, name, size, offset, axis, order, device):
+    """The partial fields (NumPy arrays, one entry per group; with axis,
+    of the result's shape: the merges below are elementwise)."""
     def agg(g, x, func, size, **kw):
-        return _ag.aggregate(g, x, func, size, axis=axis, order=order, **kw)
+        if func.removeprefix("nan") == "prod":
+            return _ag.aggregate(_np(g), _np(x), func, size, axis=axis,
+                                 order=order, **kw)
+        return _ag.aggregate(g, x, func, size, axis=axis, order=order,
+                             device=device, **kw)
     base = name[3:] if name.startswith("nan") else name
     nan = "nan" if name.startswith("nan") else ""
     kind = np.asarray([], dtype=x.dtype).dtype.kind
@@ -47,7 +63,7 @@ def _chunk(g, x, name, size, offset, axis=None, order="C"):
         f["s"] = _np(agg(g, x, name, size, fill_value=0,
                          dtype=_FIELDS_F if kind == "f" else np.int64))
     elif base == "prod":
-        f["p"] = agg(_np(g), _np(x), name, size, fill_value=1)
+        f["p"] = agg(g, x, name, size, fill_value=1)
     elif base in ("mean", "var", "std"):
         f["m"] = _np(agg(g, x, nan + "mean", size, fill_value=0,
                          dtype=_FIELDS_F))
@@ -168,7 +184,8 @@ def _final(parts, name, dt, fill, ddof):
 
 def aggregate(group_idx, a, func="sum", size=None,
               fill_value=_ag.DEFAULT_FILL_VALUE, order="C", dtype=None,
-              axis=None, **kwargs):
+              axis=None, *, devices=None, policy="rate", rates=None,
+              **kwargs):
     """``gpured.aggregate`` over a 1-D Dask array ``a`` and a group array
     chunked alike (NumPy arrays are wrapped; ``group_idx`` is rechunked to
     ``a``'s chunks).  Returns a Dask array of ``size`` groups (one
@@ -177,7 +194,9 @@ def aggregate(group_idx, a, func="sum", size=None,
     ``axis=`` groups an n-d ``a`` along one axis (1-D ``group_idx`` of
     that length; the other axes are rechunked into one chunk each).
     Multi-dimensional ``group_idx`` and ``cumsum`` are not supported here
-    (NotImplementedError)."""
+    (NotImplementedError).  Host chunks go to a device as in the other
+    gpured.dask functions (``devices=``, ``policy=``, ``rates=``);
+    device-resident chunks stay on theirs."""
     import dask
     import dask.array as da
     ddof = kwargs.pop("ddof", 0)
@@ -216,8 +235,10 @@ def aggregate(group_idx, a, func="sum", size=None,
                         a.dtype, int(np.prod(a.shape)))
     fill = _ag._fill(name, fill_value, dt)
     offsets = np.cumsum((0,) + a.chunks[ax])[:-1]
+    from . import dask as _gd
+    placer = _gd._Placer(devices, policy, rates)
     chunk = dask.delayed(_chunk, pure=True)
-    parts = [chunk(gb, ab, name, size, int(off), axis, order)
+    parts = [chunk(gb, ab, name, size, int(off), axis, order, placer)
              for gb, ab, off in zip(g.to_delayed().ravel(),
                                     a.to_delayed().ravel(), offsets)]
     out = dask.delayed(_final, pure=True)(parts, name, dt, fill, ddof)

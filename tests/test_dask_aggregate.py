@@ -98,3 +98,12 @@ def test_axis(func, axis):
     for order in ("C", "F"):
         got = gd.aggregate(g, x, func, axis=axis, order=order)
         _same(got.compute(), ref(g, a, func, axis=axis, order=order), func)
+
+
+def test_placement_and_stats():
+    g, a = _data(np.float64, True, seed=4)
+    gd.reset_stats()
+    got = gd.aggregate(g, da.from_array(a, chunks=100), "nanmean",
+                       devices="current", policy="round_robin")
+    _same(got.compute(), ref(g, a, "nanmean"), "nanmean")
+    assert sum(s["chunks"] for s in gd.stats().values()) == 5
