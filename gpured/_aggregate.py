@@ -562,7 +562,21 @@ def _unravel(res, shape, axis, fill):
 
 # ------------------------------------------------------------- the entry
 
-def _operands(group_idx, a, device):
+def _scalar_a(a, name, g, axis):
+    """A scalar a (sum, prod, len only, as numpy_groupies): repeated for
+    every label, in the scalar's own dtype (a Python int: int64)."""
+    if name.startswith("nan"):
+        raise ValueError("nan-version not supported for scalar input.")
+    if name not in ("sum", "prod", "len"):
+        raise ValueError("scalar inputs are supported only for 'sum', "
+                         "'prod' and 'len'")
+    if axis is not None:
+        raise ValueError("axis arg too large for np.ndim(a)")
+    dt = np.dtype(getattr(a, "dtype", None) or type(a))
+    return np.full(g.shape[-1] if g.ndim else 0, a, dtype=dt)
+
+
+def _operands(group_idx, a, device, name, axis):
     """Both on one device: Arrays stay, host data is uploaded to the
     Arrays' device (or device=, or the current one)."""
     arrs = [x for x in (group_idx, a) if isinstance(x, Array)]
@@ -570,8 +584,7 @@ def _operands(group_idx, a, device):
     g = group_idx if isinstance(group_idx, Array) else np.asarray(group_idx)
     x = a if isinstance(a, Array) else np.asarray(a)
     if np.ndim(x) == 0:
-        raise NotImplementedError("gpured.aggregate: a scalar a is not "
-                                  "supported (pass an array)")
+        x = _scalar_a(a, name, g, axis)
     if not isinstance(g, Array):
         if g.dtype.kind not in "iu":
             raise TypeError("group_idx must be of integer type")
@@ -588,7 +601,7 @@ def _prepare(group_idx, a, func, size, fill_value, order, dtype, axis,
     name = _name(func)
     if order not in ("C", "F"):
         raise ValueError("order must be 'C' or 'F'")
-    g, x, on_dev = _operands(group_idx, a, device)
+    g, x, on_dev = _operands(group_idx, a, device, name, axis)
     if x.dtype.kind not in "biuf":
         raise TypeError("gpured.aggregate: values of dtype %s are not "
                         "supported (bool, integers, floats)" % x.dtype)

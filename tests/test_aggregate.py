@@ -268,3 +268,10 @@ def test_deterministic():
     p = gpured.explain_aggregate(g, a, "mean", deterministic=True)
     assert p["by_key"]["variant"] in ("sorted_segments", "lookback",
                                       "fixed_point")
+
+
+@pytest.mark.parametrize("a", [1, 2, 2.5, np.float32(1.5), True])
+@pytest.mark.parametrize("func", ["sum", "prod", "len", "nansum", "mean"])
+def test_scalar_a(a, func):
+    g = np.array([0, 0, 2, 2, 2, 5])
+    _same_or_raise(g, a, func)
