@@ -365,7 +365,7 @@ def _allany(is_all):
     def f(c, dt, fill):
         b = c.a != 0
         t, fl, ab = (1, 0, 2) if is_all else (2, 1, 0)
-        code = c.masked(where(b, t, fl).astype(np.int32), ab)
+        code = c.masked(where(b, np.int32(t), np.int32(fl)), ab)
         r = sum_by_key(c.keys, code, c.size, "min" if is_all else "max")
         res = r == t
         return where((r == t) | (r == fl), res, bool(fill)).astype(np.bool_)
