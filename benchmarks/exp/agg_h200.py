@@ -46,8 +46,17 @@ def ref(g, a, func, size):
             if func == "var":
                 d = a - m[g]
                 return (np.bincount(g, d * d, minlength=size) / cnt).astype(a.dtype)
+        if func == "first":
+            out = np.full(size, np.nan, a.dtype)
+            out[g[::-1]] = a[::-1]
+            return out
         out = np.full(size, -np.inf, a.dtype)
         np.maximum.at(out, g, a)
+        if func == "argmax":  # the smallest position among the maxima
+            idx = np.flatnonzero(a == out[g])
+            arg = np.full(size, -1, np.int64)
+            arg[g[idx][::-1]] = idx[::-1]
+            return arg
         return out
 
 
