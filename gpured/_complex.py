@@ -1,0 +1,431 @@
+"""complex64 / complex128 inputs: views onto the real machinery.
+
+A complex array is its real dtype with a trailing axis of 2 (real part,
+imaginary part): the same memory, no copy.  The componentwise functions
+run on that view with the trailing axis kept out of the reduced axes, and
+their real results (..., 2) are viewed back as complex:
+
+* sum / mean / cumsum (and their ``where=``, ``out=``, ``keepdims``,
+  ``dtype=``): one core call on the view, so the kernels, plans, accuracy
+  (compensated per component) and knobs are the real ones.  A full sum of
+  a contiguous array is two calls: the view reshaped to (rows, C) columns
+  (C = 2k, adjacent columns coalesced on GPUs, one 64-byte vector a row on
+  CPUs) summed over the rows in float64, then the (k, 2) partials.
+* var / std: NumPy's var of complex is mean(|x - mean|^2) = var(re) +
+  var(im) with the same ddof: the per-component variances in one call,
+  then their sum over the trailing axis (std: its square root).
+* nansum / nanmean / nanvar / nanstd / nancumsum: NumPy drops an element
+  whose real *or* imaginary part is NaN (np.isnan of complex): the
+  element-level "valid" mask (both parts not NaN) is computed (NumPy's
+  isnan for host arrays, the device's elementwise kernels for Arrays) and
+  passed as ``where=`` (nancumsum: the NaN elements replaced by 0).
+
+What is not componentwise -- prod / cumprod (complex multiplication),
+min / max / argmin / argmax / ptp (NumPy's lexicographic order) and their
+nan forms, reduceat, the by-key family -- runs on NumPy (host arrays; a
+device Array goes through the host and the result comes back), and any
+knob (``variant=``...) asks for a kernel that does not exist: it raises
+:class:`gpured.VariantUnavailable` with that reason.
+
+This module only marshals (views, axes, masks); it imports no other face
+module: the callers pass in the functions it calls.
+"""
+import warnings
+
+import numpy as np
+
+from . import _core
+from ._elementwise import where as ew_where
+
+try:
+    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+except ImportError:  # pragma: no cover - NumPy < 2
+    from numpy.core.multiarray import normalize_axis_index
+    from numpy.core.numeric import normalize_axis_tuple
+
+try:
+    _ComplexWarning = np.exceptions.ComplexWarning
+except AttributeError:  # pragma: no cover - NumPy < 1.25
+    _ComplexWarning = np.ComplexWarning
+
+_REAL = {np.dtype(np.complex64): np.dtype(np.float32),
+         np.dtype(np.complex128): np.dtype(np.float64)}
+_CPLX = {v: k for k, v in _REAL.items()}
+_Arr = _core.ArrayBase
+_NoValue = np._NoValue
+
+# A full sum's columns: C = _COLS real values a row (32 KiB of float32),
+# from _COLS_MIN rows on (below, the (n, 2) column plan is one launch).
+_COLS = 8192
+_COLS_MIN = 4
+
+
+def is_cx(a):
+    """Whether a is complex (arrays, scalars, nested sequences)."""
+    if isinstance(a, (np.ndarray, _Arr, np.generic)):
+        return a.dtype.kind == "c"
+    if isinstance(a, complex):
+        return True
+    if isinstance(a, (list, tuple)):
+        return np.asarray(a).dtype.kind == "c"
+    return False
+
+
+def dtype_is_cx(dtype):
+    return dtype is not None and np.dtype(dtype).kind == "c"
+
+
+def arr(a, what="input"):
+    if not isinstance(a, (np.ndarray, _Arr)):
+        a = np.asarray(a)
+    if isinstance(a, np.ndarray) and not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if a.dtype not in _REAL:
+        raise TypeError(f"gpured does not support {what} dtype {a.dtype} "
+                        "(supported: bool, int8-int64, uint8-uint64, "
+                        "float32, float64, complex64, complex128)")
+    return a
+
+
+def real(a):
+    """The real view of complex a: shape + (2,), its real dtype."""
+    rt = _REAL[a.dtype]
+    if isinstance(a, _Arr):
+        return type(a)(a.buffer, a.shape + (2,), rt,
+                       a.strides + (rt.itemsize,), a.offset)
+    return np.lib.stride_tricks.as_strided(
+        a.real, a.shape + (2,), a.strides + (rt.itemsize,),
+        writeable=a.flags.writeable)
+
+
+def cx(r, scalar):
+    """Real results r (..., 2) viewed as complex (a scalar for NumPy's
+    0-d results where scalar)."""
+    ct = _CPLX[np.dtype(r.dtype)]
+    if isinstance(r, _Arr):
+        if r.strides[-1] != r.itemsize:
+            r = r.copy()
+        return type(r)(r.buffer, r.shape[:-1], ct, r.strides[:-1], r.offset)
+    r = np.asarray(r)
+    if r.strides[-1] != r.itemsize:
+        r = np.ascontiguousarray(r)
+    c = r.view(ct).reshape(r.shape[:-1])
+    return c[()] if scalar and c.ndim == 0 else c
+
+
+def _axes(axis, nd):
+    return tuple(range(nd)) if axis is None else normalize_axis_tuple(axis, nd)
+
+
+def _rdtype(dtype):
+    """The real dtype of a complex dtype= (None: none given)."""
+    if dtype is None:
+        return None
+    dt = np.dtype(dtype)
+    if dt not in _REAL:
+        raise TypeError(f"gpured does not support result dtype {dt}")
+    return _REAL[dt]
+
+
+def _out(out):
+    """A complex out= as its real view (NumPy's casting error for a real
+    one: complex results do not cast to it under "same_kind")."""
+    if out is None:
+        return None
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError("out must be a single array")
+        out = out[0]
+    if not isinstance(out, (np.ndarray, _Arr)):
+        raise TypeError("out must be an array")
+    if out.dtype.kind != "c":
+        raise TypeError(f"Cannot cast ufunc output from dtype('complex') to "
+                        f"{out.dtype!r} with casting rule 'same_kind'")
+    return real(arr(out, "out"))
+
+
+def _where(where, a):
+    """where= for the real view: the element mask repeated over the
+    trailing axis (a stride-0 view; host masks are NumPy's conversion)."""
+    if where is True:
+        return True
+    if isinstance(where, (np.ndarray, _Arr)) and where.dtype != np.bool_:
+        raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
+                        "dtype('bool') according to the rule 'safe'")
+    if isinstance(where, _Arr):
+        if isinstance(a, _Arr) and where.shape == a.shape:
+            return type(where)(where.buffer, where.shape + (2,), where.dtype,
+                               where.strides + (0,), where.offset)
+        where = where.get()
+    w = np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+    return np.broadcast_to(w[..., None], a.shape + (2,))
+
+
+def valid(a, where):
+    """The element mask of nan* functions: neither part NaN (np.isnan of
+    complex), and where."""
+    a = arr(a)
+    if isinstance(a, _Arr):
+        v = real(a)
+        ok = np.logical_not(np.logical_or(np.isnan(v[..., 0]),
+                                          np.isnan(v[..., 1])))
+    else:
+        ok = np.logical_not(np.isnan(a))
+    if where is True:
+        return ok
+    if isinstance(where, (np.ndarray, _Arr)) and where.dtype != np.bool_:
+        raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
+                        "dtype('bool') according to the rule 'safe'")
+    if isinstance(ok, _Arr):
+        if not isinstance(where, _Arr):
+            where = _core.to_device(np.ascontiguousarray(np.broadcast_to(
+                np.asarray(where, dtype=bool), a.shape)), None,
+                ok.device_index)
+        return np.logical_and(ok, where)
+    if isinstance(where, _Arr):
+        where = where.get()
+    return np.logical_and(ok, np.asarray(where, dtype=bool))
+
+
+def _real_part_call(f, a, args, kw):
+    """NumPy's rule for a real dtype= on complex input: ComplexWarning, the
+    imaginary part discarded."""
+    warnings.warn("Casting complex values to real discards the imaginary "
+                  "part", _ComplexWarning, stacklevel=4)
+    return f(real(a)[..., 0], *args, **kw)
+
+
+# ------------------------------------------------------------------- sums
+
+def _full_sum(f, v, rd, kw):
+    """The sum of every element of a contiguous real view (n, 2) as
+    (rows, _COLS) columns in float64, then the (_COLS / 2, 2) partials:
+    a (n, 2) column plan has two columns (two work-items' worth of
+    parallelism on GPUs).  None where the layout does not allow it."""
+    n = v.size // 2
+    k = _COLS // 2
+    if kw or n < _COLS_MIN * k or n % k:
+        return None
+    if isinstance(v, np.ndarray):
+        if not v.flags.c_contiguous:
+            return None
+        m = v.reshape(n // k, _COLS)
+    else:
+        if not v.is_c_contiguous:
+            return None
+        m = v.reshape(n // k, _COLS)
+    part = f(m, axis=0, dtype=np.float64)
+    tot = f(part.reshape(k, 2), axis=0, dtype=np.float64)
+    t = rd or v.dtype
+    return tot.astype(t) if tot.dtype != t else tot
+
+
+def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw):
+    """sum / mean / nansum / nanmean (f: the real function; where the
+    nan mask already folded in)."""
+    a = arr(a)
+    if dtype is not None and not dtype_is_cx(dtype):
+        return _real_part_call(f, a, (), dict(
+            axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where,
+            **({} if initial is _NoValue else {"initial": initial}), **kw))
+    rd, ro = _rdtype(dtype), _out(out)
+    v = real(a)
+    ax = _axes(axis, a.ndim)
+    w = _where(where, a)
+    r = None
+    if ro is None and w is True and initial is _NoValue and \
+            len(ax) == a.ndim and f.__name__ == "sum":
+        r = _full_sum(f, v, rd, kw)
+        if r is not None and keepdims:
+            r = r.reshape((1,) * a.ndim + (2,))
+    if r is None:
+        extra = {} if w is True else {"where": w}
+        r = f(v, axis=ax, dtype=rd, out=ro, keepdims=keepdims, **extra, **kw)
+    if initial is not _NoValue:
+        r = _add_initial(r, initial, ro)
+    if out is not None:
+        return out
+    return cx(r, isinstance(a, np.ndarray))
+
+
+def _add_initial(r, initial, ro):
+    """sum's initial, added to each slice's real and imaginary parts."""
+    c = complex(initial)
+    pair = np.array([c.real, c.imag], dtype=r.dtype)
+    if isinstance(r, _Arr):
+        h = r.get() + pair
+        if ro is not None:
+            _core.device_copy(_core.to_device(h, None, r.device_index), ro)
+            return ro
+        return _core.to_device(h, None, r.device_index)
+    if ro is not None:
+        np.add(ro, pair, out=ro)
+        return ro
+    return np.asarray(r) + pair
+
+
+def var(fvar, fsum, name, a, axis, dtype, out, ddof, keepdims, where,
+        correction, kw):
+    """var / std / nanvar / nanstd (the nan mask already in where):
+    var(re) + var(im), NumPy's real result dtype."""
+    a = arr(a)
+    rd = _rdtype(dtype) if dtype_is_cx(dtype) else dtype
+    v = real(a)
+    ax = _axes(axis, a.ndim)
+    w = _where(where, a)
+    extra = {} if w is True else {"where": w}
+    if correction is not _NoValue:
+        extra["correction"] = correction
+    parts = fvar(v, axis=ax, dtype=rd, ddof=ddof, keepdims=keepdims,
+                 **extra, **kw)
+    r = fsum(parts, axis=-1)
+    if name.endswith("std"):
+        r = np.sqrt(r)
+    if out is None:
+        return r
+    if isinstance(out, _Arr):
+        _core.device_copy(r if isinstance(r, _Arr) else _core.to_device(
+            np.asarray(r), None, out.device_index), out)
+    else:
+        np.copyto(out, r, casting="unsafe")
+    return out
+
+
+def scan(f, a, axis, dtype, out, exclusive, kw):
+    """cumsum / nancumsum (NaN elements already replaced)."""
+    a = arr(a)
+    if dtype is not None and not dtype_is_cx(dtype):
+        return _real_part_call(f, a, (), dict(
+            axis=axis, dtype=dtype, out=out, exclusive=exclusive, **kw))
+    rd, ro = _rdtype(dtype), _out(out)
+    if axis is None:
+        a = a.reshape(-1) if isinstance(a, _Arr) else np.ravel(a)
+        ax = 0
+    else:
+        ax = normalize_axis_index(axis, a.ndim)
+    r = f(real(a), axis=ax, dtype=rd, out=ro, exclusive=exclusive, **kw)
+    return out if out is not None else cx(r, False)
+
+
+def nan_zeroed(a):
+    """a with every element that has a NaN part replaced by 0
+    (nancumsum's input, NumPy's _replace_nan)."""
+    a = arr(a)
+    if isinstance(a, _Arr):
+        v = real(a)
+        bad = np.logical_or(np.isnan(v[..., 0]), np.isnan(v[..., 1]))
+        bad2 = type(a)(bad.buffer, bad.shape + (2,), bad.dtype,
+                       bad.strides + (0,), bad.offset)
+        return cx(ew_where(bad2, v.dtype.type(0), v), False)
+    return np.where(np.isnan(a), a.dtype.type(0), a)
+
+
+# --------------------------------------------------------------- fallback
+
+_ALLOWED = frozenset(("device",))
+
+
+def numpy_call(name, a, npkw, kw, beside, fn=None):
+    """prod, cumprod, min, max, argmin, argmax, ptp and their nan forms,
+    all/any, reduceat but add: NumPy's own computation (gpured has no
+    complex kernel for them); a device Array goes through the host and its
+    result comes back to its device (beside).  Knobs ask for a kernel that
+    does not exist: VariantUnavailable with the reason."""
+    knobs = sorted(k for k in kw if k not in _ALLOWED)
+    if knobs:
+        raise _core.VariantUnavailable(
+            f"{name} of a complex array runs on NumPy: gpured has no complex "
+            "kernel for it (complex multiplication, NumPy's lexicographic "
+            f"order); the knobs {knobs} do not apply")
+    a = arr(a)
+    fn = fn or getattr(np, name)
+    out = npkw.pop("out", None)
+    npkw = {k: (v.get() if isinstance(v, _Arr) else v)
+            for k, v in npkw.items()}
+    if isinstance(a, _Arr) or isinstance(out, _Arr):
+        r = fn(a.get() if isinstance(a, _Arr) else a, **npkw)
+        if isinstance(out, _Arr):
+            _core.device_copy(beside(out, np.asarray(r).astype(out.dtype)),
+                              out)
+            return out
+        if out is not None:
+            np.copyto(out, r, casting="same_kind")
+            return out
+        return beside(a, r) if isinstance(a, _Arr) else r
+    return fn(a, **npkw) if out is None else fn(a, out=out, **npkw)
+
+
+def reduceat(f, name, a, indices, axis, dtype, out, kw, beside):
+    """reduceat: "add" on the real view (the segments along axis, the
+    trailing 2 kept); the other operators on NumPy (as numpy_call)."""
+    a = arr(a)
+    if name == "add":
+        if dtype is not None and not dtype_is_cx(dtype):
+            raise TypeError(f"Cannot cast ufunc 'add' output from "
+                            f"{a.dtype!r} to {np.dtype(dtype)!r}")
+        ax = normalize_axis_index(axis, a.ndim)
+        r = f(real(a), indices, ax, _rdtype(dtype), _out(out), "add", **kw)
+        return out if out is not None else cx(r, False)
+    knobs = sorted(k for k in kw if k not in _ALLOWED)
+    if knobs:
+        raise _core.VariantUnavailable(
+            f"reduceat({name}) of a complex array runs on NumPy: gpured has "
+            f"no complex kernel for it; the knobs {knobs} do not apply")
+    uf = getattr(np, name)
+    idx = indices.get() if isinstance(indices, _Arr) else indices
+    if isinstance(a, _Arr):
+        r = uf.reduceat(a.get(), idx, axis, dtype)
+        if isinstance(out, _Arr):
+            _core.device_copy(beside(out, r.astype(out.dtype)), out)
+            return out
+        return beside(a, r)
+    return uf.reduceat(a, idx, axis, dtype, out)
+
+
+_VIEW_OPS = {"sum": "sum", "mean": "mean", "nansum": "sum",
+             "nanmean": "mean", "var": "var", "std": "var", "nanvar": "var",
+             "nanstd": "var", "cumsum": "cumsum", "nancumsum": "cumsum"}
+
+
+def explain(f, op, a, axis, dtype, kw):
+    """explain() of a complex call: the plan of the real view's call (its
+    first call where there are two: the full sum's columns, var's
+    per-component variances), with "complex" naming the view; the NumPy
+    family says so."""
+    a = arr(a)
+    rt = _REAL[a.dtype]
+    note = f"{a.dtype} as {rt} (..., 2)"
+    if op not in _VIEW_OPS and not (op == "reduceat" and
+                                    kw.get("ufunc", "add") in ("add", "sum")):
+        return {"variant": "numpy", "placement": "host", "complex": note,
+                "why": f"{op} of a complex array runs on NumPy: gpured has "
+                       "no complex kernel for it (complex multiplication, "
+                       "NumPy's lexicographic order)"}
+    rd = _rdtype(dtype) if dtype_is_cx(dtype) else dtype
+    v = real(a)
+    if op == "reduceat":
+        res = f(op, v, normalize_axis_index(0 if axis is None else axis,
+                                            a.ndim), rd, **kw)
+    elif _VIEW_OPS[op] == "cumsum":
+        if axis is None:
+            v = real(a.reshape(-1) if isinstance(a, _Arr) else np.ravel(a))
+        res = f("cumsum", v, 0 if axis is None else
+                normalize_axis_index(axis, a.ndim), rd, **kw)
+    else:
+        n = a.size
+        k = _COLS // 2
+        full = (axis is None and op == "sum" and not kw and
+                n >= _COLS_MIN * k and n % k == 0 and
+                (v.flags.c_contiguous if isinstance(v, np.ndarray)
+                 else v.is_c_contiguous))
+        if full:
+            res = f("sum", v.reshape(n // k, _COLS), 0, np.float64)
+            note += f", summed as ({n // k}, {_COLS}) columns in float64, " \
+                    f"then the ({k}, 2) partials"
+        else:
+            res = f(_VIEW_OPS[op], v, _axes(axis, a.ndim), rd, **kw)
+            if _VIEW_OPS[op] == "var":
+                note += ", var(re) + var(im)"
+    res = dict(res)
+    res["complex"] = note
+    return res

@@ -1,0 +1,266 @@
+"""complex64 / complex128 (issue 40) against NumPy: every function x dtype
+on small arrays, host arrays and device Arrays.
+
+The componentwise functions (sum, mean, cumsum, var/std, the nan forms,
+where=, reduceat add) run on the real view with a trailing axis of 2
+(gpured/_complex.py); their values are checked against NumPy computed in
+complex256/longdouble-free float64 references with the sum bounds of
+conftest (per component), result dtypes and NaN placement exactly.  The
+others (prod, min/max/arg*, ptp, cumprod...) run on NumPy and must equal
+it bit for bit."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gpured
+
+CDTYPES = [np.complex64, np.complex128]
+SHAPES_AXES = [((1,), None), ((7,), None), ((1021,), None), ((5, 7, 3), 0),
+               ((5, 7, 3), -1), ((5, 7, 3), (0, 2)), ((40, 33), 1),
+               ((40, 33), None)]
+
+
+def data(dtype, shape, seed=0, nan_frac=0.0):
+    rng = np.random.default_rng(seed)
+    a = (rng.normal(3, 10, shape) + 1j * rng.normal(-2, 5, shape)).astype(dtype)
+    if nan_frac:
+        m = rng.random(shape) < nan_frac
+        re = rng.random(shape) < 0.5
+        a[m & re] = a[m & re].imag * 1j + np.nan          # NaN real part
+        a[m & ~re] = a[m & ~re].real + 1j * np.nan        # NaN imaginary part
+    return a
+
+
+def close(got, want, dtype, n=1):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    eps = np.finfo(np.dtype(dtype).char.lower() if False else
+                   (np.float32 if np.dtype(dtype) == np.complex64
+                    else np.float64)).eps
+    tol = (np.log2(max(n, 2)) + 4) * eps * 30 * max(1.0, float(np.nanmax(
+        np.abs(want))) if want.size and not np.isnan(want).all() else 1.0)
+    for part in (np.real, np.imag):
+        g, w = part(got), part(want)
+        assert np.array_equal(np.isnan(g), np.isnan(w))
+        ok = ~np.isnan(w)
+        assert np.all(np.abs(g[ok] - w[ok]) <= tol), \
+            (np.max(np.abs(g[ok] - w[ok])), tol)
+
+
+def both(a):
+    """The host array and its device copy."""
+    return [("host", a), ("device", gpured.to_device(a))]
+
+
+def host(r):
+    return r.get() if isinstance(r, gpured.Array) else r
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("func", ["sum", "mean", "nansum", "nanmean"])
+def test_sums(func, dtype):
+    for shape, axis in SHAPES_AXES:
+        for nan in (0.0, 0.2):
+            a = data(dtype, shape, nan_frac=nan if func.startswith("nan") else 0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = getattr(np, func)(a, axis=axis)
+            for where, x in both(a):
+                got = getattr(gpured, func)(x, axis=axis)
+                if where == "host" and np.ndim(want) == 0:
+                    assert isinstance(got, np.generic)
+                close(host(got), want, dtype, a.size)
+            got = getattr(gpured, func)(a, axis=axis, keepdims=True)
+            close(got, getattr(np, func)(a, axis=axis, keepdims=True), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_full_sum_columns(dtype):
+    """The full sum's (rows, 8192) column layout (from 16384 elements)
+    and the (n, 2) one beside it."""
+    for n in (4096 * 4, 4096 * 6, 4096 * 4 + 1):
+        a = data(dtype, (n,), seed=n)
+        for where, x in both(a):
+            close(host(gpured.sum(x)), np.sum(a), dtype, n)
+        b = a[:n - n % 4].reshape(-1, 4)
+        close(gpured.sum(b, keepdims=True), np.sum(b, keepdims=True), dtype, n)
+    # non-contiguous input
+    a = data(dtype, (64, 1024))[:, ::2]
+    close(gpured.sum(a), np.sum(a), dtype, a.size)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_sum_args(dtype):
+    a = data(dtype, (6, 9))
+    ct = np.dtype(dtype)
+    # dtype=, out=, initial=, where=
+    close(gpured.sum(a, axis=0, dtype=np.complex128),
+          np.sum(a, axis=0, dtype=np.complex128), np.complex128)
+    out = np.empty(9, ct)
+    assert gpured.sum(a, axis=0, out=out) is out
+    close(out, np.sum(a, axis=0), dtype)
+    close(gpured.sum(a, axis=1, initial=2 - 3j),
+          np.sum(a, axis=1, initial=2 - 3j), dtype)
+    m = np.random.default_rng(1).random((6, 9)) < 0.5
+    for w in (m, m[0], False):
+        close(gpured.sum(a, axis=0, where=w), np.sum(a, axis=0, where=w), dtype)
+        close(gpured.mean(a, axis=1, where=m), np.mean(a, axis=1, where=m), dtype)
+    d = gpured.to_device(a)
+    close(host(gpured.sum(d, axis=0, where=gpured.to_device(m))),
+          np.sum(a, axis=0, where=m), dtype)
+    close(host(gpured.nansum(d, axis=0, where=m)),
+          np.nansum(a, axis=0, where=m), dtype)
+    # a real dtype=: NumPy's ComplexWarning, the real part
+    with pytest.warns(np.exceptions.ComplexWarning):
+        r = gpured.sum(a, dtype=np.float64)
+    assert r == pytest.approx(np.sum(a.real, dtype=np.float64))
+    with pytest.raises(TypeError):
+        gpured.sum(a, axis=0, out=np.empty(9, np.float64))
+    with pytest.raises(np.exceptions.AxisError):
+        gpured.sum(a, axis=2)
+    with pytest.raises(TypeError, match="does not support"):
+        gpured.sum(np.ones(3, np.clongdouble))
+    # lists of Python complex numbers, 0-d arrays, empty arrays
+    close(gpured.sum([1 + 2j, 3 - 1j]), np.sum([1 + 2j, 3 - 1j]), np.complex128)
+    close(gpured.sum(np.array(1 + 2j, ct)), np.sum(np.array(1 + 2j, ct)), dtype)
+    close(gpured.sum(np.zeros((0, 3), ct), axis=0), np.zeros(3, ct), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("func", ["var", "std", "nanvar", "nanstd"])
+def test_var(func, dtype):
+    for shape, axis in SHAPES_AXES:
+        a = data(dtype, shape, nan_frac=0.2 if func.startswith("nan") else 0)
+        for ddof in (0, 1):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = getattr(np, func)(a, axis=axis, ddof=ddof)
+                for where, x in both(a):
+                    got = host(getattr(gpured, func)(x, axis=axis, ddof=ddof))
+                    assert np.asarray(got).dtype == np.asarray(want).dtype
+                    np.testing.assert_allclose(
+                        got, want, rtol=2e-5 if dtype == np.complex64 else 1e-12)
+    a = data(dtype, (8, 5))
+    m = np.random.default_rng(2).random((8, 5)) < 0.7
+    np.testing.assert_allclose(gpured.var(a, axis=0, where=m),
+                               np.var(a, axis=0, where=m), rtol=2e-5)
+    out = np.empty(5, np.asarray(np.var(a, axis=0)).dtype)
+    assert gpured.std(a, axis=0, out=out) is out
+    np.testing.assert_allclose(out, np.std(a, axis=0), rtol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("func", ["cumsum", "nancumsum"])
+def test_cumsum(func, dtype):
+    for shape, axis in [((1,), None), ((300,), None), ((300,), 0),
+                        ((5, 7, 3), 1), ((5, 7, 3), None), ((40, 33), 0),
+                        ((40, 33), -1)]:
+        a = data(dtype, shape, nan_frac=0.2 if func == "nancumsum" else 0)
+        want = getattr(np, func)(a, axis=axis)
+        for where, x in both(a):
+            got = host(getattr(gpured, func)(x, axis=axis))
+            assert got.dtype == want.dtype
+            close(got, want, dtype, a.size)
+    a = data(dtype, (50,))
+    out = np.empty(50, np.complex128)
+    assert gpured.cumsum(a, out=out) is out
+    close(out, np.cumsum(a, dtype=np.complex128), np.complex128)
+    close(gpured.cumulative_sum(a, include_initial=True),
+          np.concatenate([[0], np.cumsum(a)]).astype(dtype), dtype)
+    ex = gpured.cumsum(a, exclusive=True)
+    close(ex, np.concatenate([[0], np.cumsum(a)[:-1]]).astype(dtype), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_reduceat(dtype):
+    a = data(dtype, (30, 4))
+    idx = [0, 4, 4, 10, 29]
+    for op in ("add", "multiply", "minimum", "maximum"):
+        want = getattr(np, op).reduceat(a, idx, axis=0)
+        for where, x in both(a):
+            got = host(gpured.reduceat(x, idx, axis=0, op=op))
+            if op == "add":
+                close(got, want, dtype, 30)
+            else:
+                np.testing.assert_array_equal(got, want)
+    close(gpured.reduceat(a, [0, 2], axis=1), np.add.reduceat(a, [0, 2], axis=1),
+          dtype)
+
+
+def lexi_data(dtype):
+    """Ties in the real part (the imaginary part decides), NaN in either
+    part, infinities."""
+    a = np.array([3 + 1j, 3 - 2j, -1 + 5j, -1 + 4j, 7 + 0j, 7 + 1j, -1 + 4j,
+                  2 + 2j], dtype)
+    b = a.copy()
+    b[2] = complex(np.nan, 0)
+    c = a.copy()
+    c[5] = complex(0, np.nan)
+    return a, b, c
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("func", ["prod", "nanprod", "min", "max", "nanmin",
+                                  "nanmax", "argmin", "argmax", "nanargmin",
+                                  "nanargmax", "ptp", "cumprod", "nancumprod",
+                                  "all", "any", "count_nonzero"])
+def test_numpy_family(func, dtype):
+    """NumPy's own computation (no complex kernels): equal to NumPy, host
+    and device, and knobs name why they do not apply."""
+    for a in lexi_data(dtype):
+        for x in (a, a.reshape(2, 4)):
+            for axis in (None, 0):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    want = getattr(np, func)(x, axis=axis)
+                    for where, d in both(x):
+                        got = getattr(gpured, func)(d, axis=axis)
+                        assert isinstance(got, gpured.Array) == (where == "device")
+                        np.testing.assert_array_equal(host(got), want)
+    with pytest.raises(gpured.VariantUnavailable, match="complex"):
+        getattr(gpured, func)(lexi_data(dtype)[0], variant="naive")
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_cummin_cummax(dtype):
+    a = lexi_data(dtype)[0]
+    np.testing.assert_array_equal(gpured.cummin(a), np.minimum.accumulate(a))
+    np.testing.assert_array_equal(host(gpured.cummax(gpured.to_device(a))),
+                                  np.maximum.accumulate(a))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_device_arrays(dtype):
+    """to_device / get / views / astype of complex Arrays."""
+    a = data(dtype, (6, 10))
+    d = gpured.to_device(a)
+    assert d.dtype == np.dtype(dtype) and d.shape == a.shape
+    np.testing.assert_array_equal(d.get(), a)
+    np.testing.assert_array_equal(np.asarray(d[1:5, ::3]), a[1:5, ::3])
+    np.testing.assert_array_equal(d.T.get(), a.T)
+    np.testing.assert_array_equal(d.copy().get(), a)
+    other = np.complex128 if dtype == np.complex64 else np.complex64
+    np.testing.assert_array_equal(d.astype(other).get(), a.astype(other))
+    np.testing.assert_array_equal(
+        gpured.to_device(a.real.copy()).astype(dtype).get(), a.real.astype(dtype))
+    with pytest.warns(np.exceptions.ComplexWarning):
+        r = d.astype(np.float64).get()
+    np.testing.assert_array_equal(r, a.real.astype(np.float64))
+    z = gpured.zeros(4, dtype)
+    np.testing.assert_array_equal(z.get(), np.zeros(4, dtype))
+    close(d.sum(axis=1).get(), a.sum(axis=1), dtype)
+    close(d.mean().get(), a.mean(), dtype)
+    np.testing.assert_allclose(d.var().get(), a.var(), rtol=2e-5)
+    close(d.cumsum(axis=0).get(), a.cumsum(axis=0), dtype)
+    out = gpured.empty(10, dtype)
+    assert gpured.sum(d, axis=0, out=out) is out
+    close(out.get(), a.sum(axis=0), dtype)
+
+
+def test_explain_complex():
+    """explain() of a complex call describes the real view's plan."""
+    a = data(np.complex64, (1000,))
+    e = gpured.explain("sum", a)
+    assert e["complex"] == "complex64 as float32 (..., 2)"
