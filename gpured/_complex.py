@@ -303,8 +303,40 @@ def scan(f, a, axis, dtype, out, exclusive, kw):
         ax = 0
     else:
         ax = normalize_axis_index(axis, a.ndim)
+    if isinstance(a, _Arr) and _SCAN_ROWS_MIN <= a.shape[ax] and \
+            2 * a.size // a.shape[ax] < _SCAN_COLS_MAX and (
+                out is None or (isinstance(out, _Arr) and
+                                out.shape == a.shape)):
+        return _scan_rows(f, a, ax, rd, out, exclusive, kw)
     r = f(real(a), axis=ax, dtype=rd, out=ro, exclusive=exclusive, **kw)
     return out if out is not None else cx(r, False)
+
+
+# Device scans whose real view has fewer than _SCAN_COLS_MAX columns of at
+# least _SCAN_ROWS_MIN elements: the parts laid out first, so that each
+# part is scanned as rows (the look-back kernels) rather than by one
+# work-item per column (2 for a 1-d array).
+_SCAN_COLS_MAX = 65536
+_SCAN_ROWS_MIN = 256
+
+
+def _scan_rows(f, a, ax, rd, out, exclusive, kw):
+    """A device cumsum as rows: the real view's parts axis moved first and
+    copied contiguous (2, ...), scanned along ax + 1, written back through
+    the result's (or out's) real view transposed the same way."""
+    if out is not None and rd is None:  # NumPy accumulates in out's dtype
+        rd = _out(out).dtype
+    v = real(a)
+    perm = (v.ndim - 1,) + tuple(range(v.ndim - 1))
+    vt = v.transpose(perm).copy()
+    r = f(vt, axis=ax + 1, dtype=rd, exclusive=exclusive, **kw)
+    res = out
+    if res is None:
+        ct = _CPLX[np.dtype(r.dtype)]
+        buf = _core.buffer_alloc(a.size * ct.itemsize, a.device_index)
+        res = type(a)(buf, a.shape, ct)
+    _core.device_copy(r, real(res).transpose(perm))
+    return res
 
 
 def nan_zeroed(a):
@@ -408,9 +440,16 @@ def explain(f, op, a, axis, dtype, kw):
                                             a.ndim), rd, **kw)
     elif _VIEW_OPS[op] == "cumsum":
         if axis is None:
-            v = real(a.reshape(-1) if isinstance(a, _Arr) else np.ravel(a))
-        res = f("cumsum", v, 0 if axis is None else
-                normalize_axis_index(axis, a.ndim), rd, **kw)
+            a = a.reshape(-1) if isinstance(a, _Arr) else np.ravel(a)
+            v = real(a)
+        ax = 0 if axis is None else normalize_axis_index(axis, a.ndim)
+        if isinstance(a, _Arr) and _SCAN_ROWS_MIN <= a.shape[ax] and \
+                2 * a.size // a.shape[ax] < _SCAN_COLS_MAX:
+            res = f("cumsum", v.transpose((v.ndim - 1,) + tuple(
+                range(v.ndim - 1))).copy(), ax + 1, rd, **kw)
+            note += ", the parts laid out as rows (a device copy each way)"
+        else:
+            res = f("cumsum", v, ax, rd, **kw)
     else:
         n = a.size
         k = _COLS // 2

@@ -163,6 +163,19 @@ def test_cumsum(func, dtype):
             got = host(getattr(gpured, func)(x, axis=axis))
             assert got.dtype == want.dtype
             close(got, want, dtype, a.size)
+    # device scans laid out as rows (_complex._scan_rows), out= too
+    a = data(dtype, (3, 700))
+    d = gpured.to_device(a)
+    for axis in (1, None):
+        close(gpured.cumsum(d, axis=axis).get(), np.cumsum(a, axis=axis), dtype,
+              a.size)
+    close(gpured.nancumsum(d, axis=1, exclusive=True).get()[:, 1:],
+          np.cumsum(a, axis=1)[:, :-1], dtype, a.size)
+    o = gpured.empty((3, 700), np.complex128)
+    assert gpured.cumsum(d, axis=1, out=o) is o
+    close(o.get(), np.cumsum(a, axis=1, dtype=np.complex128), np.complex128)
+    e = gpured.explain("cumsum", d, 1)
+    assert "complex" in e
     a = data(dtype, (50,))
     out = np.empty(50, np.complex128)
     assert gpured.cumsum(a, out=out) is out
