@@ -54,9 +54,10 @@ _CPLX = {v: k for k, v in _REAL.items()}
 _Arr = _core.ArrayBase
 _NoValue = np._NoValue
 
-# A full sum's columns: C = _COLS real values a row (32 KiB of float32),
-# from _COLS_MIN rows on (below, the (n, 2) column plan is one launch).
-_COLS = 8192
+# A full sum's columns (_full_sum): C real values a row, from _COLS_MIN
+# rows on (below, the (n, 2) column plan is one call).
+_COLS_GPU = 8192
+_COLS_HOST = 256
 _COLS_MIN = 4
 
 
@@ -93,9 +94,7 @@ def real(a):
     if isinstance(a, _Arr):
         return type(a)(a.buffer, a.shape + (2,), rt,
                        a.strides + (rt.itemsize,), a.offset)
-    return np.lib.stride_tricks.as_strided(
-        a.real, a.shape + (2,), a.strides + (rt.itemsize,),
-        writeable=a.flags.writeable)
+    return a[..., None].view(rt)  # NumPy's view: (..., 1) -> (..., 2)
 
 
 def cx(r, scalar):
@@ -197,30 +196,43 @@ def _real_part_call(f, a, args, kw):
 
 # ------------------------------------------------------------------- sums
 
-def _full_sum(f, v, rd, kw):
-    """The sum of every element of a contiguous real view (n, 2) as
-    (rows, _COLS) columns in float64, then the (_COLS / 2, 2) partials:
-    a (n, 2) column plan has two columns (two work-items' worth of
-    parallelism on GPUs).  None where the layout does not allow it."""
+def _cols(v):
+    """A full sum's columns: _COLS_GPU on a GPU's Arrays (coalesced rows,
+    few parts), else _COLS_HOST (the host path's column kernels are at
+    NumPy's speed from ~256 columns, and the (128, 2) partials cost a
+    couple of microseconds)."""
+    if isinstance(v, _Arr) and _core.devices()[v.device_index]["type"] == "GPU":
+        return _COLS_GPU
+    return _COLS_HOST
+
+
+def _full_sum(f, v, rd, kw, div=None):
+    """The sum (div: divided by div, mean's) of every element of a
+    contiguous real view (n, 2) as (rows, C) columns, then the (C / 2, 2)
+    partials in float64 (and the n % (C / 2) left over): a (n, 2) column
+    plan has two columns, two work-items' worth of parallelism.  None
+    where the layout does not allow it."""
     n = v.size // 2
-    k = _COLS // 2
-    if kw or n < _COLS_MIN * k or n % k:
+    cols = _cols(v)
+    k = cols // 2
+    if kw or n < _COLS_MIN * k:
         return None
-    if isinstance(v, np.ndarray):
-        if not v.flags.c_contiguous:
-            return None
-        m = v.reshape(n // k, _COLS)
-    else:
-        if not v.is_c_contiguous:
-            return None
-        m = v.reshape(n // k, _COLS)
-    part = f(m, axis=0, dtype=np.float64)
+    if not (v.flags.c_contiguous if isinstance(v, np.ndarray)
+            else v.is_c_contiguous):
+        return None
+    flat = v.reshape(n, 2)
+    h = n - n % k
+    part = f(flat[:h].reshape(h // k, cols), axis=0)
     tot = f(part.reshape(k, 2), axis=0, dtype=np.float64)
+    if h < n:
+        tot = tot + f(flat[h:], axis=0, dtype=np.float64)
+    if div is not None:
+        tot = tot / div
     t = rd or v.dtype
     return tot.astype(t) if tot.dtype != t else tot
 
 
-def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw):
+def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
     """sum / mean / nansum / nanmean (f: the real function; where the
     nan mask already folded in)."""
     a = arr(a)
@@ -234,8 +246,9 @@ def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw):
     w = _where(where, a)
     r = None
     if ro is None and w is True and initial is _NoValue and \
-            len(ax) == a.ndim and f.__name__ == "sum":
-        r = _full_sum(f, v, rd, kw)
+            len(ax) == a.ndim and f.__name__ in ("sum", "mean"):
+        r = _full_sum(fsum or f, v, rd, kw,
+                      None if f.__name__ == "sum" else max(a.size, 1))
         if r is not None and keepdims:
             r = r.reshape((1,) * a.ndim + (2,))
     if r is None:
@@ -452,15 +465,18 @@ def explain(f, op, a, axis, dtype, kw):
             res = f("cumsum", v, ax, rd, **kw)
     else:
         n = a.size
-        k = _COLS // 2
-        full = (axis is None and op == "sum" and not kw and
-                n >= _COLS_MIN * k and n % k == 0 and
+        cols = _cols(v)
+        k = cols // 2
+        full = (axis is None and op in ("sum", "mean") and not kw and
+                n >= _COLS_MIN * k and
                 (v.flags.c_contiguous if isinstance(v, np.ndarray)
                  else v.is_c_contiguous))
         if full:
-            res = f("sum", v.reshape(n // k, _COLS), 0, np.float64)
-            note += f", summed as ({n // k}, {_COLS}) columns in float64, " \
-                    f"then the ({k}, 2) partials"
+            h = n - n % k
+            res = f("sum", v.reshape(n, 2)[:h].reshape(h // k, cols), 0)
+            note += f", summed as ({h // k}, {cols}) columns, then the " \
+                    f"({k}, 2) partials in float64" + (
+                        f" and the last {n - h} rows" if h < n else "")
         else:
             res = f(_VIEW_OPS[op], v, _axes(axis, a.ndim), rd, **kw)
             if _VIEW_OPS[op] == "var":

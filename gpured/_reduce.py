@@ -606,7 +606,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True,
     """
     if _cx.is_cx(a):
         return _cx.reduce(mean, a, axis, dtype, out, keepdims, _NoValue,
-                          where, kw)
+                          where, kw, sum)
     m = _mask(a, where)
     if m is None:
         return _reduce("mean", a, axis, dtype, out, keepdims, _NoValue, kw)

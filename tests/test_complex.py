@@ -77,16 +77,24 @@ def test_sums(func, dtype):
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
-def test_full_sum_columns(dtype):
-    """The full sum's (rows, 8192) column layout (from 16384 elements)
-    and the (n, 2) one beside it."""
-    for n in (4096 * 4, 4096 * 6, 4096 * 4 + 1):
+@pytest.mark.parametrize("cols", [256, 8192])
+def test_full_sum_columns(dtype, cols, monkeypatch):
+    """Full sums and means as (rows, cols) columns then the partials (and
+    the rows left over); 8192 is GPU Arrays' width, forced here."""
+    from gpured import _complex
+    monkeypatch.setattr(_complex, "_COLS_HOST", cols)
+    k = cols // 2
+    for n in (4 * k, 6 * k, 4 * k + 1, 5 * k + k // 2 + 3, 4 * k - 1):
         a = data(dtype, (n,), seed=n)
         for where, x in both(a):
             close(host(gpured.sum(x)), np.sum(a), dtype, n)
+            close(host(gpured.mean(x)), np.mean(a), dtype, n)
+            e = gpured.explain("sum", x)
+            assert ("columns" in e["complex"]) == (n >= 4 * k)
         b = a[:n - n % 4].reshape(-1, 4)
         close(gpured.sum(b, keepdims=True), np.sum(b, keepdims=True), dtype, n)
-    # non-contiguous input
+        close(gpured.mean(b, keepdims=True), np.mean(b, keepdims=True), dtype, n)
+    # non-contiguous input: the (n, 2) plan
     a = data(dtype, (64, 1024))[:, ::2]
     close(gpured.sum(a), np.sum(a), dtype, a.size)
 
@@ -273,7 +281,15 @@ def test_device_arrays(dtype):
 
 
 def test_explain_complex():
-    """explain() of a complex call describes the real view's plan."""
+    """explain() of a complex call describes the real view's plan, and the
+    NumPy family says why it has no kernel."""
     a = data(np.complex64, (1000,))
     e = gpured.explain("sum", a)
-    assert e["complex"] == "complex64 as float32 (..., 2)"
+    assert e["complex"].startswith("complex64 as float32 (..., 2)")
+    assert "variant" in e and "why" in e
+    e = gpured.explain("var", a.reshape(10, 100), 1)
+    assert "var(re) + var(im)" in e["complex"]
+    e = gpured.explain("prod", a)
+    assert e["variant"] == "numpy" and "no complex kernel" in e["why"]
+    e = gpured.explain("reduceat", a, 0, indices=[0, 5])
+    assert e["complex"].startswith("complex64")
