@@ -484,3 +484,37 @@ def explain(f, op, a, axis, dtype, kw):
     res = dict(res)
     res["complex"] = note
     return res
+
+
+def by_key(run, func, values, op):
+    """sum_by_key / reduce_by_key / scan_by_key with complex values: op
+    "sum" as two real calls (the real parts, then the imaginary parts: the
+    same keys, so the same runs and bins), put together as complex; "count"
+    ignores the values.  Other ops have no complex kernel: TypeError."""
+    v = arr(values, "values")
+    rv = real(v)
+    if op == "count":
+        return run(rv[..., 0])
+    if op != "sum":
+        raise TypeError(f"{func}(op={op!r}) of complex values: gpured has no "
+                        "complex kernel for it (op 'sum' runs, as two real "
+                        "calls)")
+    re, im = run(rv[..., 0]), run(rv[..., 1])
+    if isinstance(re, tuple):  # reduce_by_key: (keys, values)
+        return re[0], _pair(re[1], im[1])
+    return _pair(re, im)
+
+
+def _pair(re, im):
+    ct = _CPLX[np.dtype(re.dtype)]
+    if isinstance(re, _Arr):
+        buf = _core.buffer_alloc(re.size * ct.itemsize, re.device_index)
+        res = type(re)(buf, re.shape, ct)
+        rv = real(res)
+        _core.device_copy(re, rv[..., 0])
+        _core.device_copy(im, rv[..., 1])
+        return res
+    res = np.empty(re.shape, ct)
+    res.real = re
+    res.imag = im
+    return res

@@ -293,3 +293,31 @@ def test_explain_complex():
     assert e["variant"] == "numpy" and "no complex kernel" in e["why"]
     e = gpured.explain("reduceat", a, 0, indices=[0, 5])
     assert e["complex"].startswith("complex64")
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_by_key(dtype):
+    """sum_by_key / reduce_by_key / scan_by_key of complex values (two real
+    calls) against NumPy's bincount / add.reduceat / cumsum per run."""
+    rng = np.random.default_rng(5)
+    keys = np.sort(rng.integers(0, 7, 300)).astype(np.int32)
+    v = data(dtype, (300,))
+    want = (np.bincount(keys, v.real, 7) + 1j * np.bincount(keys, v.imag, 7))
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    for where, (k, x) in (("host", (keys, v)),
+                          ("device", (gpured.to_device(keys), gpured.to_device(v)))):
+        got = host(gpured.sum_by_key(k, x, 7))
+        close(got, want.astype(dtype), dtype, 300)
+        if dtype == np.complex128:
+            ex = host(gpured.sum_by_key(k, x, 7, exact=True))
+            close(ex, want, dtype, 300)
+        uk, rv = gpured.reduce_by_key(k, x)
+        np.testing.assert_array_equal(host(uk), keys[starts])
+        close(host(rv), np.add.reduceat(v, starts), dtype, 300)
+        sc = host(gpured.scan_by_key(k, x))
+        ref = np.concatenate([np.cumsum(s) for s in np.split(v, starts[1:])])
+        close(sc, ref, dtype, 300)
+        np.testing.assert_array_equal(host(gpured.reduce_by_key(k, x, "count")[1]),
+                                      np.diff(np.r_[starts, 300]))
+        with pytest.raises(TypeError, match="complex"):
+            gpured.sum_by_key(k, x, 7, op="max")
