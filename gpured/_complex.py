@@ -206,12 +206,41 @@ def _cols(v):
     return _COLS_HOST
 
 
-def _full_sum(f, v, rd, kw, div=None):
-    """The sum (div: divided by div, mean's) of every element of a
-    contiguous real view (n, 2) as (rows, C) columns, then the (C / 2, 2)
-    partials in float64 (and the n % (C / 2) left over): a (n, 2) column
-    plan has two columns, two work-items' worth of parallelism.  None
-    where the layout does not allow it."""
+def _elem_mask(where, a):
+    """where= as a bool mask of a's shape (None: none), on a's side."""
+    if where is True:
+        return None
+    if isinstance(where, _Arr):
+        if isinstance(a, _Arr) and where.shape == a.shape:
+            return where
+        where = where.get()
+    w = np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+    if isinstance(a, _Arr):
+        return _core.to_device(np.ascontiguousarray(w), None, a.device_index)
+    return w
+
+
+def _pair_mask(we, n):
+    """An element mask (a's shape) as a contiguous (n, 2) bool array: each
+    element's flag for both its parts."""
+    if isinstance(we, _Arr):
+        src = type(we)(we.buffer, we.shape + (2,), we.dtype,
+                       we.strides + (0,), we.offset)
+        buf = _core.buffer_alloc(2 * n, we.device_index)
+        dst = type(we)(buf, we.shape + (2,), we.dtype)
+        _core.device_copy(src, dst)
+        return dst.reshape(n, 2)
+    return np.ascontiguousarray(np.broadcast_to(
+        np.asarray(we).reshape(n, 1), (n, 2)))
+
+
+def _full_sum(f, v, rd, kw, mean=False, we=None):
+    """The sum (mean: divided by the count) of every element of a
+    contiguous real view (n, 2) -- with we, an element mask, of those it
+    keeps -- as (rows, C) columns, then the (C / 2, 2) partials in float64
+    (and the n % (C / 2) rows left over): a (n, 2) column plan has two
+    columns, two work-items' worth of parallelism.  None where the layout
+    does not allow it."""
     n = v.size // 2
     cols = _cols(v)
     k = cols // 2
@@ -222,12 +251,24 @@ def _full_sum(f, v, rd, kw, div=None):
         return None
     flat = v.reshape(n, 2)
     h = n - n % k
-    part = f(flat[:h].reshape(h // k, cols), axis=0)
-    tot = f(part.reshape(k, 2), axis=0, dtype=np.float64)
+    w2 = None if we is None else _pair_mask(we, n)
+
+    head = {} if w2 is None else {"where": w2[:h].reshape(h // k, cols)}
+    p = f(flat[:h].reshape(h // k, cols), axis=0, **head)
+    tot = f(p.reshape(k, 2), axis=0, dtype=np.float64)
     if h < n:
-        tot = tot + f(flat[h:], axis=0, dtype=np.float64)
-    if div is not None:
-        tot = tot / div
+        tail = {} if w2 is None else {"where": w2[h:]}
+        tot = tot + f(flat[h:], axis=0, dtype=np.float64, **tail)
+    if mean:
+        cnt = n if we is None else f(we, dtype=np.intp)
+        if isinstance(tot, _Arr):
+            tot = tot / cnt
+        else:
+            if int(cnt) == 0:
+                warnings.warn("Mean of empty slice", RuntimeWarning,
+                              stacklevel=5)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                tot = tot / cnt
     t = rd or v.dtype
     return tot.astype(t) if tot.dtype != t else tot
 
@@ -245,10 +286,10 @@ def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
     ax = _axes(axis, a.ndim)
     w = _where(where, a)
     r = None
-    if ro is None and w is True and initial is _NoValue and \
-            len(ax) == a.ndim and f.__name__ in ("sum", "mean"):
-        r = _full_sum(fsum or f, v, rd, kw,
-                      None if f.__name__ == "sum" else max(a.size, 1))
+    if ro is None and initial is _NoValue and len(ax) == a.ndim and \
+            (f.__name__ == "sum" or (f.__name__ == "mean" and fsum)):
+        r = _full_sum(fsum or f, v, rd, kw, f.__name__ == "mean",
+                      _elem_mask(where, a))
         if r is not None and keepdims:
             r = r.reshape((1,) * a.ndim + (2,))
     if r is None:

@@ -321,7 +321,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *,
     (NumPy inputs)."""
     if _cx.is_cx(a) and (dtype is None or _cx.dtype_is_cx(dtype)):
         return _cx.reduce(mean, a, axis, dtype, out, keepdims, _NoValue,
-                          _cx.valid(a, where), kw)
+                          _cx.valid(a, where), kw, sum)
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if x.dtype.kind not in "fc":

@@ -91,9 +91,25 @@ def test_full_sum_columns(dtype, cols, monkeypatch):
             close(host(gpured.mean(x)), np.mean(a), dtype, n)
             e = gpured.explain("sum", x)
             assert ("columns" in e["complex"]) == (n >= 4 * k)
+        an = data(dtype, (n,), seed=n, nan_frac=0.1)
+        m = np.random.default_rng(n).random(n) < 0.6
+        for where, x in both(an):
+            for func in ("nansum", "nanmean"):
+                close(host(getattr(gpured, func)(x)), getattr(np, func)(an),
+                      dtype, n)
+        for where, x in both(a):
+            for wm in (m, gpured.to_device(m)):
+                close(host(gpured.sum(x, where=wm)), np.sum(a, where=m), dtype, n)
+                close(host(gpured.mean(x, where=wm)), np.mean(a, where=m), dtype, n)
         b = a[:n - n % 4].reshape(-1, 4)
         close(gpured.sum(b, keepdims=True), np.sum(b, keepdims=True), dtype, n)
         close(gpured.mean(b, keepdims=True), np.mean(b, keepdims=True), dtype, n)
+    # all NaN / all masked: NumPy's NaN and warning
+    a = np.full(4 * k, complex(np.nan, 1), dtype)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        r = gpured.nanmean(a)
+    assert np.isnan(r.real) and np.isnan(r.imag)
+    assert gpured.nansum(a) == 0
     # non-contiguous input: the (n, 2) plan
     a = data(dtype, (64, 1024))[:, ::2]
     close(gpured.sum(a), np.sum(a), dtype, a.size)
