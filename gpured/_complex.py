@@ -319,20 +319,27 @@ def _add_initial(r, initial, ro):
 
 
 def var(fvar, fsum, name, a, axis, dtype, out, ddof, keepdims, where,
-        correction, kw):
+        correction, kw, fmean=None):
     """var / std / nanvar / nanstd (the nan mask already in where):
     var(re) + var(im), NumPy's real result dtype."""
     a = arr(a)
     rd = _rdtype(dtype) if dtype_is_cx(dtype) else dtype
     v = real(a)
     ax = _axes(axis, a.ndim)
-    w = _where(where, a)
-    extra = {} if w is True else {"where": w}
-    if correction is not _NoValue:
-        extra["correction"] = correction
-    parts = fvar(v, axis=ax, dtype=rd, ddof=ddof, keepdims=keepdims,
-                 **extra, **kw)
-    r = fsum(parts, axis=-1)
+    r = None
+    if len(ax) == a.ndim and fmean is not None and correction is _NoValue:
+        r = _full_var(fvar, fsum, fmean, v, rd, ddof, kw,
+                      _elem_mask(where, a))
+        if r is not None and keepdims:
+            r = r.reshape((1,) * a.ndim)
+    if r is None:
+        w = _where(where, a)
+        extra = {} if w is True else {"where": w}
+        if correction is not _NoValue:
+            extra["correction"] = correction
+        parts = fvar(v, axis=ax, dtype=rd, ddof=ddof, keepdims=keepdims,
+                     **extra, **kw)
+        r = fsum(parts, axis=-1)
     if name.endswith("std"):
         r = np.sqrt(r)
     if out is None:
@@ -343,6 +350,63 @@ def var(fvar, fsum, name, a, axis, dtype, out, ddof, keepdims, where,
     else:
         np.copyto(out, r, casting="unsafe")
     return out
+
+
+def _full_var(fvar, fsum, fmean, v, rd, ddof, kw, we):
+    """var(re) + var(im) over every element of a contiguous real view
+    (n, 2) (with we, an element mask, of those it keeps): each of the
+    (rows, C) columns' count, mean and variance (two passes at the
+    columns' speed), merged per part by Chan's formula in float64 --
+    M2 = sum c_j v_j + sum c_j (m_j - m)^2 -- over sum c_j - ddof.  None
+    where the layout does not allow it (as _full_sum)."""
+    n = v.size // 2
+    cols = _cols(v)
+    k = cols // 2
+    if kw or n < _COLS_MIN * k or not (
+            v.flags.c_contiguous if isinstance(v, np.ndarray)
+            else v.is_c_contiguous):
+        return None
+    flat = v.reshape(n, 2)
+    h = n - n % k
+    w2 = None if we is None else _pair_mask(we, n)
+    dev = isinstance(v, _Arr)
+    stats = []  # (counts, means, variances), each (j, 2) float64
+    for rows, shape in ((slice(0, h), (h // k, cols)),
+                        (slice(h, n), (n - h, 2))):
+        if rows.start == rows.stop:
+            continue
+        x = flat[rows].reshape(shape)
+        extra = {} if w2 is None else {"where": w2[rows].reshape(shape)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            m = fmean(x, axis=0, **extra)
+            s2 = fvar(x, axis=0, **extra)
+        c = shape[0] if w2 is None else fsum(extra["where"], axis=0,
+                                              dtype=np.float64)
+        if w2 is not None:  # a column of no kept element adds nothing
+            keep = c > 0
+            wh = ew_where if dev else np.where
+            m, s2 = wh(keep, m, 0.0), wh(keep, s2, 0.0)
+        stats.append((c, m.astype(np.float64).reshape(-1, 2),
+                      s2.astype(np.float64).reshape(-1, 2)))
+    if w2 is None:
+        cnt = float(n)
+        tot = sum(fsum(mj, axis=0) * c for c, mj, _ in stats)
+    else:
+        stats = [(c.reshape(-1, 2), mj, sj) for c, mj, sj in stats]
+        cnt = sum(fsum(c, axis=0) for c, _, _ in stats)
+        tot = sum(fsum(mj * c, axis=0) for c, mj, _ in stats)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = tot / cnt
+        m2 = sum(fsum(sj * c, axis=0) + fsum(c * (mj - mu) ** 2, axis=0)
+                 for c, mj, sj in stats)
+        dof = cnt - ddof
+        if not dev and np.any(np.asarray(dof) <= 0):
+            warnings.warn("Degrees of freedom <= 0 for slice",
+                          RuntimeWarning, stacklevel=5)
+        r = fsum(m2 / np.maximum(dof, 0), axis=0)
+    t = np.dtype(rd) if rd is not None else v.dtype
+    return r.astype(t) if r.dtype != t else r
 
 
 def scan(f, a, axis, dtype, out, exclusive, kw):

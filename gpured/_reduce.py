@@ -466,7 +466,7 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, correction, where, kw):
         if name.startswith("nan"):
             where = _cx.valid(a, where)
         return _cx.var(var, sum, name, a, axis, dtype, out, ddof, keepdims,
-                       where, _NoValue, kw)
+                       where, _NoValue, kw, mean)
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact) \

@@ -101,6 +101,21 @@ def test_full_sum_columns(dtype, cols, monkeypatch):
             for wm in (m, gpured.to_device(m)):
                 close(host(gpured.sum(x, where=wm)), np.sum(a, where=m), dtype, n)
                 close(host(gpured.mean(x, where=wm)), np.mean(a, where=m), dtype, n)
+        # var/std: the columns' statistics merged (Chan), far from zero too
+        rtol = 2e-5 if dtype == np.complex64 else 1e-12
+        for x0 in (a, a + (1000 - 500j), an):
+            for where, x in both(x0):
+                for func in ("var", "std", "nanvar", "nanstd"):
+                    for ddof in (0, 1):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", RuntimeWarning)
+                            want = getattr(np, func)(x0, ddof=ddof)
+                        got = host(getattr(gpured, func)(x, ddof=ddof))
+                        assert np.asarray(got).dtype == np.asarray(want).dtype
+                        np.testing.assert_allclose(got, want, rtol=rtol)
+                got = host(gpured.var(x, where=m, keepdims=True))
+                np.testing.assert_allclose(got, np.var(x0, where=m, keepdims=True),
+                                           rtol=rtol)
         b = a[:n - n % 4].reshape(-1, 4)
         close(gpured.sum(b, keepdims=True), np.sum(b, keepdims=True), dtype, n)
         close(gpured.mean(b, keepdims=True), np.mean(b, keepdims=True), dtype, n)
