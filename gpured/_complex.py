@@ -470,6 +470,21 @@ def nan_zeroed(a):
     return np.where(np.isnan(a), a.dtype.type(0), a)
 
 
+def nan_spread(a):
+    """The real view of a (a copy) with both parts NaN wherever either is:
+    the real nan* functions then drop whole elements (gpured.dask's
+    chunks)."""
+    v = real(arr(a))
+    if isinstance(v, _Arr):
+        bad = np.logical_or(np.isnan(v[..., 0]), np.isnan(v[..., 1]))
+        bad2 = type(v)(bad.buffer, bad.shape + (2,), bad.dtype,
+                       bad.strides + (0,), bad.offset)
+        return ew_where(bad2, v.dtype.type(np.nan), v)
+    r = np.array(v)
+    r[np.isnan(a)] = np.nan
+    return r
+
+
 # --------------------------------------------------------------- fallback
 
 _ALLOWED = frozenset(("device",))

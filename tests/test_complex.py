@@ -352,3 +352,35 @@ def test_by_key(dtype):
                                       np.diff(np.r_[starts, 300]))
         with pytest.raises(TypeError, match="complex"):
             gpured.sum_by_key(k, x, 7, op="max")
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_dask(dtype):
+    """gpured.dask's sum/mean/var/std and nan forms of complex chunks (host
+    and device-resident) against NumPy on the whole array."""
+    da = pytest.importorskip("dask.array")
+    import gpured.dask as gd
+    a = data(dtype, (40, 30), nan_frac=0.1)
+    b = data(dtype, (40, 30))
+    for x0, funcs in ((b, ("sum", "mean", "var", "std")),
+                      (a, ("nansum", "nanmean", "nanvar", "nanstd"))):
+        x = da.from_array(x0, chunks=(16, 12))
+        xd = gd.to_device(x)
+        m = np.random.default_rng(3).random((40, 30)) < 0.7
+        for func in funcs:
+            for axis in (None, -1):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    want = getattr(np, func)(x0, axis=axis)
+                    for xx in (x, xd):
+                        got = np.asarray(getattr(gd, func)(xx, axis=axis).compute())
+                        got = np.asarray(host(got) if isinstance(got, gpured.Array) else got)
+                        assert got.dtype == np.asarray(want).dtype, func
+                        np.testing.assert_allclose(
+                            got, want, rtol=1e-4 if dtype == np.complex64 else 1e-11)
+            if func in ("sum", "mean", "nansum"):
+                got = getattr(gd, func)(x, axis=0, where=m).compute()
+                np.testing.assert_allclose(got, getattr(np, func)(x0, axis=0, where=m),
+                                           rtol=1e-4)
+        with pytest.raises(TypeError, match="complex"):
+            gd.prod(x)
