@@ -112,6 +112,13 @@ def cx(r, scalar):
     return c[()] if scalar and c.ndim == 0 else c
 
 
+def dcopy(src, dst):
+    """_core.device_copy, complex Arrays through their real views."""
+    if src.dtype.kind == "c" and dst.dtype.kind == "c":
+        src, dst = real(src), real(dst)
+    _core.device_copy(src, dst)
+
+
 def _axes(axis, nd):
     return tuple(range(nd)) if axis is None else normalize_axis_tuple(axis, nd)
 
@@ -510,8 +517,7 @@ def numpy_call(name, a, npkw, kw, beside, fn=None):
     if isinstance(a, _Arr) or isinstance(out, _Arr):
         r = fn(a.get() if isinstance(a, _Arr) else a, **npkw)
         if isinstance(out, _Arr):
-            _core.device_copy(beside(out, np.asarray(r).astype(out.dtype)),
-                              out)
+            dcopy(beside(out, np.asarray(r).astype(out.dtype)), out)
             return out
         if out is not None:
             np.copyto(out, r, casting="same_kind")
@@ -541,7 +547,7 @@ def reduceat(f, name, a, indices, axis, dtype, out, kw, beside):
     if isinstance(a, _Arr):
         r = uf.reduceat(a.get(), idx, axis, dtype)
         if isinstance(out, _Arr):
-            _core.device_copy(beside(out, r.astype(out.dtype)), out)
+            dcopy(beside(out, r.astype(out.dtype)), out)
             return out
         return beside(a, r)
     return uf.reduceat(a, idx, axis, dtype, out)

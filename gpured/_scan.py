@@ -182,7 +182,12 @@ def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
     lead = (slice(None),) * ax
     scan(fname, x, ax, dtype, res[lead + (slice(1, None),)], False, kw)
     head = res[lead + (slice(0, 1),)]
-    if isinstance(res, _core.ArrayBase):
+    if isinstance(res, _core.ArrayBase) and res.dtype.kind == "c":
+        # complex: the identity copied in through the real views
+        _core.device_copy(_cx.real(_core.to_device(
+            np.full(head.shape, ident, res.dtype), None, res.device_index)),
+            _cx.real(head))
+    elif isinstance(res, _core.ArrayBase):
         from ._array import zeros
         # the identity written in place on the device (elementwise add)
         np.add(zeros(head.shape, head.dtype, device=res.device_index),

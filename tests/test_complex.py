@@ -221,6 +221,13 @@ def test_cumsum(func, dtype):
     close(out, np.cumsum(a, dtype=np.complex128), np.complex128)
     close(gpured.cumulative_sum(a, include_initial=True),
           np.concatenate([[0], np.cumsum(a)]).astype(dtype), dtype)
+    dd = gpured.to_device(a)
+    close(gpured.cumulative_sum(dd, include_initial=True).get(),
+          np.concatenate([[0], np.cumsum(a)]).astype(dtype), dtype)
+    np.testing.assert_array_equal(
+        gpured.cumulative_prod(dd, include_initial=True).get(),
+        np.concatenate([[1], np.cumprod(a)]).astype(dtype))
+    assert "gpured.Array" in repr(dd) and str(dtype.__name__) in repr(dd)
     ex = gpured.cumsum(a, exclusive=True)
     close(ex, np.concatenate([[0], np.cumsum(a)[:-1]]).astype(dtype), dtype)
 
