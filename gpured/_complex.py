@@ -61,6 +61,11 @@ _COLS_HOST = 256
 _COLS_MIN = 4
 
 
+def real_dtype(dtype):
+    """complex64 -> float32, complex128 -> float64 (TypeError else)."""
+    return _rdtype(dtype)
+
+
 def is_cx(a):
     """Whether a is complex (arrays, scalars, nested sequences)."""
     if isinstance(a, (np.ndarray, _Arr, np.generic)):
@@ -208,9 +213,17 @@ def _cols(v):
     few parts), else _COLS_HOST (the host path's column kernels are at
     NumPy's speed from ~256 columns, and the (128, 2) partials cost a
     couple of microseconds)."""
-    if isinstance(v, _Arr) and _core.devices()[v.device_index]["type"] == "GPU":
-        return _COLS_GPU
+    if isinstance(v, _Arr):
+        gpu = _IS_GPU.get(v.device_index)
+        if gpu is None:
+            gpu = _IS_GPU[v.device_index] = \
+                _core.devices()[v.device_index]["type"] == "GPU"
+        if gpu:
+            return _COLS_GPU
     return _COLS_HOST
+
+
+_IS_GPU = {}  # device position -> whether it is a GPU (devices() is fixed)
 
 
 def _elem_mask(where, a):
@@ -553,7 +566,7 @@ def reduceat(f, name, a, indices, axis, dtype, out, kw, beside):
     return uf.reduceat(a, idx, axis, dtype, out)
 
 
-_VIEW_OPS = {"sum": "sum", "mean": "mean", "nansum": "sum",
+VIEW_OPS = {"sum": "sum", "mean": "mean", "nansum": "sum",
              "nanmean": "mean", "var": "var", "std": "var", "nanvar": "var",
              "nanstd": "var", "cumsum": "cumsum", "nancumsum": "cumsum"}
 
@@ -566,7 +579,7 @@ def explain(f, op, a, axis, dtype, kw):
     a = arr(a)
     rt = _REAL[a.dtype]
     note = f"{a.dtype} as {rt} (..., 2)"
-    if op not in _VIEW_OPS and not (op == "reduceat" and
+    if op not in VIEW_OPS and not (op == "reduceat" and
                                     kw.get("ufunc", "add") in ("add", "sum")):
         return {"variant": "numpy", "placement": "host", "complex": note,
                 "why": f"{op} of a complex array runs on NumPy: gpured has "
@@ -577,7 +590,7 @@ def explain(f, op, a, axis, dtype, kw):
     if op == "reduceat":
         res = f(op, v, normalize_axis_index(0 if axis is None else axis,
                                             a.ndim), rd, **kw)
-    elif _VIEW_OPS[op] == "cumsum":
+    elif VIEW_OPS[op] == "cumsum":
         if axis is None:
             a = a.reshape(-1) if isinstance(a, _Arr) else np.ravel(a)
             v = real(a)
@@ -604,8 +617,8 @@ def explain(f, op, a, axis, dtype, kw):
                     f"({k}, 2) partials in float64" + (
                         f" and the last {n - h} rows" if h < n else "")
         else:
-            res = f(_VIEW_OPS[op], v, _axes(axis, a.ndim), rd, **kw)
-            if _VIEW_OPS[op] == "var":
+            res = f(VIEW_OPS[op], v, _axes(axis, a.ndim), rd, **kw)
+            if VIEW_OPS[op] == "var":
                 note += ", var(re) + var(im)"
     res = dict(res)
     res["complex"] = note

@@ -707,7 +707,13 @@ def variants(op="sum", dtype="float32", device=None):
     """Names of the variants of ``op`` (a reduction or a scan) the current
     device (or ``device``) can run on ``dtype`` input ("auto" first).
     Asking for a variant not listed raises :class:`gpured.VariantUnavailable`
-    with the reason."""
+    with the reason.  complex64/complex128: the real dtype's variants for
+    the functions that run on the real view (sum, mean, cumsum, var, ...),
+    none for those NumPy computes (prod, min, max, argmin, ...)."""
+    if np.dtype(dtype).kind == "c":
+        dtype = _cx.real_dtype(dtype)
+        if op not in _cx.VIEW_OPS:
+            return []
     return _core.variants(op, dtype, device)
 
 

@@ -391,3 +391,14 @@ def test_dask(dtype):
                                            rtol=1e-4)
         with pytest.raises(TypeError, match="complex"):
             gd.prod(x)
+
+
+def test_variants_complex():
+    """variants(): the real dtype's for the view functions, none for the
+    NumPy family; a listed variant runs on complex input."""
+    v = gpured.variants("sum", "complex64")
+    assert v == gpured.variants("sum", "float32")
+    assert gpured.variants("prod", "complex128") == []
+    a = data(np.complex64, (300,))
+    for name in v[1:3]:
+        close(gpured.sum(a, variant=name), np.sum(a), np.complex64, 300)
