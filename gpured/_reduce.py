@@ -103,8 +103,11 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
          where=True, **kw):
     """Product of array elements over the given axes, as :func:`numpy.prod`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("prod", a, dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial,
-                                    where=where), kw, _beside)
+        return _cx.numpy_call("prod", a, dict(
+            
+            axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+            initial=initial, where=where), kw,
+            _beside)
     return _where_reduce("prod", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -129,8 +132,11 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False,
     """Product treating NaNs as one, as :func:`numpy.nanprod` (the NaN test
     fused into the loads, as :func:`nansum`)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanprod", a, dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial,
-                                    where=where), kw, _beside)
+        return _cx.numpy_call("nanprod", a, dict(
+            
+            axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+            initial=initial, where=where), kw,
+            _beside)
     return _where_reduce("nanprod", a, axis, dtype, out, keepdims, initial,
                          kw, _mask(a, where))
 
@@ -140,8 +146,11 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     """Minimum over the given axes, as :func:`numpy.min` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("min", a, dict(axis=axis, out=out, keepdims=keepdims, initial=initial,
-                                    where=where), kw, _beside)
+        return _cx.numpy_call("min", a, dict(
+            
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw,
+            _beside)
     return _extreme("min", "minimum", a, axis, out, keepdims, initial, where,
                     kw)
 
@@ -151,8 +160,11 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     """Maximum over the given axes, as :func:`numpy.max` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("max", a, dict(axis=axis, out=out, keepdims=keepdims, initial=initial,
-                                    where=where), kw, _beside)
+        return _cx.numpy_call("max", a, dict(
+            
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw,
+            _beside)
     return _extreme("max", "maximum", a, axis, out, keepdims, initial, where,
                     kw)
 
@@ -177,8 +189,11 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     masking pass).  A slice of NaNs only gives NaN with NumPy's
     RuntimeWarning (host results); empty slices raise ValueError."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanmin", a, dict(axis=axis, out=out, keepdims=keepdims, initial=initial,
-                                    where=where), kw, _beside)
+        return _cx.numpy_call("nanmin", a, dict(
+            
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw,
+            _beside)
     return _warn_all_nan(_extreme("nanmin", "fmin", a, axis, out, keepdims,
                                   initial, where, kw))
 
@@ -187,8 +202,11 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue,
            where=True, **kw):
     """Maximum ignoring NaNs, as :func:`numpy.nanmax` (see :func:`nanmin`)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanmax", a, dict(axis=axis, out=out, keepdims=keepdims, initial=initial,
-                                    where=where), kw, _beside)
+        return _cx.numpy_call("nanmax", a, dict(
+            
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw,
+            _beside)
     return _warn_all_nan(_extreme("nanmax", "fmax", a, axis, out, keepdims,
                                   initial, where, kw))
 
@@ -243,7 +261,9 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False, **kw):
     NaN reads as +inf in the kernels' loads (as NumPy replaces it), and a
     slice of NaNs only raises ValueError."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanargmin", a, dict(axis=axis, out=out, keepdims=keepdims), kw, _beside)
+        return _cx.numpy_call("nanargmin", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw,
+            _beside)
     return _nanarg("nanargmin", a, axis, out, keepdims, kw)
 
 
@@ -251,7 +271,9 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, **kw):
     """Index of the first maximum ignoring NaNs, as :func:`numpy.nanargmax`
     (NaN reads as -inf; see :func:`nanargmin`)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanargmax", a, dict(axis=axis, out=out, keepdims=keepdims), kw, _beside)
+        return _cx.numpy_call("nanargmax", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw,
+            _beside)
     return _nanarg("nanargmax", a, axis, out, keepdims, kw)
 
 
@@ -264,7 +286,9 @@ def ptp(a, axis=None, out=None, keepdims=False, **kw):
     steps (the maximum cast into ``out``, then the minimum subtracted; a
     device ``out``: that subtraction on the host, its result copied in)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("ptp", a, dict(axis=axis, out=out, keepdims=keepdims), kw, _beside)
+        return _cx.numpy_call("ptp", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw,
+            _beside)
     if out is not None and isinstance(out, (np.ndarray, _core.ArrayBase)) \
             and out.dtype != (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
         mx = max(a, axis=axis, out=out, keepdims=keepdims, **kw)
@@ -285,7 +309,9 @@ def count_nonzero(a, axis=None, *, keepdims=False, **kw):
     :func:`numpy.count_nonzero`: one sum into intp with the test fused into
     the kernels' loads; intp results as NumPy's."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("count_nonzero", a, dict(axis=axis, keepdims=keepdims), kw, _beside)
+        return _cx.numpy_call("count_nonzero", a, dict(
+            axis=axis, keepdims=keepdims), kw,
+            _beside)
     if isinstance(a, _core.ArrayBase):
         if a.size == 0:  # zeros, on the array's device
             return _beside(a, np.count_nonzero(
@@ -541,7 +567,9 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     """Whether all elements are nonzero (NaN counts as nonzero), as
     :func:`numpy.all`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("all", a, dict(axis=axis, out=out, keepdims=keepdims, where=where), kw, _beside)
+        return _cx.numpy_call("all", a, dict(
+            axis=axis, out=out, keepdims=keepdims, where=where), kw,
+            _beside)
     return _where_reduce("all", a, axis, None, out, keepdims, _NoValue, kw,
                          _mask(a, where))
 
@@ -549,7 +577,9 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
 def any(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     """Whether any element is nonzero, as :func:`numpy.any`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("any", a, dict(axis=axis, out=out, keepdims=keepdims, where=where), kw, _beside)
+        return _cx.numpy_call("any", a, dict(
+            axis=axis, out=out, keepdims=keepdims, where=where), kw,
+            _beside)
     return _where_reduce("any", a, axis, None, out, keepdims, _NoValue, kw,
                          _mask(a, where))
 
@@ -633,7 +663,9 @@ def argmin(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first minimum (of the first NaN, if any), as
     :func:`numpy.argmin`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("argmin", a, dict(axis=axis, out=out, keepdims=keepdims), kw, _beside)
+        return _cx.numpy_call("argmin", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw,
+            _beside)
     return _where_reduce("argmin", a, axis, None, out, keepdims, _NoValue, kw,
                          None)
 
@@ -642,7 +674,9 @@ def argmax(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first maximum (of the first NaN, if any), as
     :func:`numpy.argmax`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("argmax", a, dict(axis=axis, out=out, keepdims=keepdims), kw, _beside)
+        return _cx.numpy_call("argmax", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw,
+            _beside)
     return _where_reduce("argmax", a, axis, None, out, keepdims, _NoValue, kw,
                          None)
 
