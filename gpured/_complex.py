@@ -657,3 +657,25 @@ def _pair(re, im):
     res.real = re
     res.imag = im
     return res
+
+
+def timeit(f, op, a, axis, dtype, reps, kw):
+    """gpured.timeit of a complex input: the real view's call over the
+    same axes (see its docstring), with "complex" naming the view."""
+    a = arr(a)
+    if op not in VIEW_OPS:
+        raise _core.VariantUnavailable(
+            f"timeit: {op} of a complex array runs on NumPy (no complex "
+            "kernel to time)")
+    rd = _rdtype(dtype) if dtype_is_cx(dtype) else dtype
+    if VIEW_OPS[op] == "cumsum":
+        if axis is None:
+            a = a.reshape(-1) if isinstance(a, _Arr) else np.ravel(a)
+        ax = 0 if axis is None else normalize_axis_index(axis, a.ndim)
+    else:
+        ax = _axes(axis, a.ndim)
+    r = dict(f(VIEW_OPS[op], real(a), ax, rd, reps, **kw))
+    if VIEW_OPS[op] != "var":
+        r["result"] = cx(r["result"], False)
+    r["complex"] = f"{a.dtype} as {_REAL[a.dtype]} (..., 2)"
+    return r

@@ -813,7 +813,15 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     profiling events.  Returns a dict: ``seconds`` (median device time),
     ``gbps`` (bytes read, and written for scans, / seconds / 1e9), ``times``
     (every run), ``plan`` (as :func:`explain`) and ``result``.
+
+    complex64/complex128: the real view's one call (the (..., 2) plan over
+    the same axes; a full sum's two-stage columns and device cumsum's
+    row layout are not what this times), its result viewed as complex
+    (var/std: the two parts' variances); the functions NumPy computes raise
+    VariantUnavailable.
     """
+    if _cx.is_cx(a):
+        return _cx.timeit(timeit, op, a, axis, dtype, reps, kw)
     if op in _SCANS:
         exclusive = kw.pop("exclusive", False)
         res, (ns, plan) = _core.scan(op, a, axis, dtype, None, exclusive, kw,

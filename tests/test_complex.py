@@ -401,3 +401,14 @@ def test_variants_complex():
     a = data(np.complex64, (300,))
     for name in v[1:3]:
         close(gpured.sum(a, variant=name), np.sum(a), np.complex64, 300)
+
+
+def test_timeit_complex():
+    a = data(np.complex128, (64, 10))
+    t = gpured.timeit("sum", a, 0, reps=2)
+    close(t["result"], np.sum(a, axis=0), np.complex128, 64)
+    assert t["seconds"] > 0 and "complex" in t
+    t = gpured.timeit("cumsum", a, 1, reps=2)
+    close(t["result"], np.cumsum(a, axis=1), np.complex128, 640)
+    with pytest.raises(gpured.VariantUnavailable, match="NumPy"):
+        gpured.timeit("prod", a)
