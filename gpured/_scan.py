@@ -57,16 +57,21 @@ def _cx_numpy(name, a, axis, dtype, out, exclusive, kw):
         raise _core.VariantUnavailable(
             f"{name} of a complex array runs on NumPy, which has no "
             "exclusive scans")
-    fn = None
-    if name in ("cummin", "cummax"):
-        uf = np.minimum if name == "cummin" else np.maximum
-
-        def fn(h, axis, dtype, out=None):
-            if axis is None:
-                h, axis = np.ravel(h), 0
-            return uf.accumulate(h, axis=axis, dtype=dtype, out=out)
+    fn = _accumulate(name) if name in ("cummin", "cummax") else None
     return _cx.numpy_call(name, a, dict(axis=axis, dtype=dtype, out=out), kw,
                           _beside, fn)
+
+
+def _accumulate(name):
+    """cummin / cummax as NumPy's minimum / maximum.accumulate (axis None:
+    the flattened array)."""
+    uf = np.minimum if name == "cummin" else np.maximum
+
+    def fn(h, axis, dtype, out=None):
+        if axis is None:
+            h, axis = np.ravel(h), 0
+        return uf.accumulate(h, axis=axis, dtype=dtype, out=out)
+    return fn
 
 
 def cumsum(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
@@ -145,6 +150,15 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None,
                        kw)
 
 
+def _cx_scan(fname):
+    """_core.scan's signature over the complex-aware cumsum / cumprod."""
+    f = cumsum if fname == "cumsum" else cumprod
+
+    def scan(fname, x, ax, dtype, out, excl, kw):
+        return f(x, ax, dtype, out, excl, **kw)
+    return scan
+
+
 def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
     import numpy as np
     from numpy.lib.array_utils import normalize_axis_index
@@ -157,12 +171,7 @@ def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
     if x.ndim == 0:
         x = x.reshape(1)
     ax = normalize_axis_index(0 if axis is None else axis, x.ndim)
-    scan = _scan
-    if _cx.is_cx(x):
-        f = cumsum if fname == "cumsum" else cumprod
-
-        def scan(fname, x, ax, dtype, out, excl, kw):
-            return f(x, ax, dtype, out, excl, **kw)
+    scan = _cx_scan(fname) if _cx.is_cx(x) else _scan
     if not include_initial:
         return scan(fname, x, ax, dtype, out, False, kw)
     shape = list(x.shape)
