@@ -22,10 +22,12 @@ their real results (..., 2) are viewed back as complex:
 
 What is not componentwise -- prod / cumprod (complex multiplication),
 min / max / argmin / argmax / ptp (NumPy's lexicographic order) and their
-nan forms, reduceat, the by-key family -- runs on NumPy (host arrays; a
-device Array goes through the host and the result comes back), and any
-knob (``variant=``...) asks for a kernel that does not exist: it raises
-:class:`gpured.VariantUnavailable` with that reason.
+nan forms, reduceat but add -- runs on NumPy (host arrays; a device Array
+goes through the host and the result comes back), except min / max /
+argmin / argmax / ptp of device Arrays, which run as real passes on the
+device (lexi); any knob (``variant=``...) asks for a kernel that does not
+exist: it raises :class:`gpured.VariantUnavailable` with that reason.  The
+by-key sums are two real calls (by_key).
 
 This module only marshals (views, axes, masks); it imports no other face
 module: the callers pass in the functions it calls.
@@ -679,3 +681,67 @@ def timeit(f, op, a, axis, dtype, reps, kw):
         r["result"] = cx(r["result"], False)
     r["complex"] = f"{a.dtype} as {_REAL[a.dtype]} (..., 2)"
     return r
+
+
+# ------------------------------------------ lexicographic order, devices
+
+def lexi(fns, name, a, axis, out, keepdims, kw):
+    """argmin / argmax / min / max / ptp of a device Array in NumPy's
+    order (real part first, then imaginary; the first NaN -- in either
+    part -- wins, as NumPy's loops) through real passes on the device, not
+    the host: the slices' NaN flags and first NaN, the real parts'
+    extreme, the imaginary parts' extreme among its ties, the first
+    element holding both; min/max read that element's parts back out with
+    a one-hot mask.  None where this does not apply (host arrays, out=,
+    knobs, tuple axes, empty slices): the caller then asks NumPy."""
+    if not isinstance(a, _Arr) or a.dtype not in _REAL or out is not None \
+            or kw or a.size == 0 or not (
+                axis is None or isinstance(axis, (int, np.integer))):
+        return None
+    x = a.reshape(-1) if axis is None else a
+    ax = 0 if axis is None else normalize_axis_index(axis, a.ndim)
+    if name == "ptp":
+        hi = _lexi_value(fns, x, ax, False)
+        lo = _lexi_value(fns, x, ax, True)
+        r = cx(real(hi) - real(lo), False)
+    elif name in ("min", "max"):
+        r = _lexi_value(fns, x, ax, name == "min")
+    else:
+        r = _lexi_index(fns, x, ax, name == "argmin")
+    if axis is None:
+        return r.reshape((1,) * a.ndim if keepdims else ())
+    return r if keepdims else r.reshape(r.shape[:ax] + r.shape[ax + 1:])
+
+
+def _lexi_index(fns, x, ax, is_min):
+    """The index (keepdims) of each slice's first lexicographic extreme,
+    or of its first NaN."""
+    fmin, fmax, fany, fargmax = fns
+    ext, init = (fmin, np.inf) if is_min else (fmax, -np.inf)
+    v = real(x)
+    re, im = v[..., 0], v[..., 1]
+    bad = np.logical_or(np.isnan(re), np.isnan(im))
+    mr = ext(re, axis=ax, keepdims=True)
+    tie = np.equal(re, mr)
+    mi = ext(im, axis=ax, keepdims=True, where=tie, initial=init)
+    first = fargmax(np.logical_and(tie, np.equal(im, mi)), axis=ax,
+                    keepdims=True)
+    return ew_where(fany(bad, axis=ax, keepdims=True),
+                    fargmax(bad, axis=ax, keepdims=True), first)
+
+
+def _lexi_value(fns, x, ax, is_min):
+    """The element at _lexi_index (keepdims), its parts read out exactly
+    (signed zeros, NaN) by the real extreme under a one-hot mask."""
+    fmin, fmax = fns[0], fns[1]
+    ext, init = (fmin, np.inf) if is_min else (fmax, -np.inf)
+    idx = _lexi_index(fns, x, ax, is_min)
+    shape = [1] * x.ndim
+    shape[ax] = x.shape[ax]
+    iota = _core.to_device(np.arange(x.shape[ax]).reshape(shape), None,
+                           x.device_index)
+    hot = np.equal(iota, idx)
+    v = real(x)
+    parts = [ext(v[..., j], axis=ax, keepdims=True, where=hot, initial=init)
+             for j in (0, 1)]
+    return _pair(*parts)

@@ -104,10 +104,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
     """Product of array elements over the given axes, as :func:`numpy.prod`."""
     if _cx.is_cx(a):
         return _cx.numpy_call("prod", a, dict(
-            
             axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-            initial=initial, where=where), kw,
-            _beside)
+            initial=initial, where=where), kw, _beside)
     return _where_reduce("prod", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -133,10 +131,8 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False,
     fused into the loads, as :func:`nansum`)."""
     if _cx.is_cx(a):
         return _cx.numpy_call("nanprod", a, dict(
-            
             axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-            initial=initial, where=where), kw,
-            _beside)
+            initial=initial, where=where), kw, _beside)
     return _where_reduce("nanprod", a, axis, dtype, out, keepdims, initial,
                          kw, _mask(a, where))
 
@@ -146,11 +142,11 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     """Minimum over the given axes, as :func:`numpy.min` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("min", a, dict(
-            
+        r = _cx.lexi(_lexi_fns(), "min", a, axis, out, keepdims, kw) if \
+            initial is _NoValue and where is True else None
+        return r if r is not None else _cx.numpy_call("min", a, dict(
             axis=axis, out=out, keepdims=keepdims, initial=initial,
-            where=where), kw,
-            _beside)
+            where=where), kw, _beside)
     return _extreme("min", "minimum", a, axis, out, keepdims, initial, where,
                     kw)
 
@@ -160,13 +156,18 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     """Maximum over the given axes, as :func:`numpy.max` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("max", a, dict(
-            
+        r = _cx.lexi(_lexi_fns(), "max", a, axis, out, keepdims, kw) if \
+            initial is _NoValue and where is True else None
+        return r if r is not None else _cx.numpy_call("max", a, dict(
             axis=axis, out=out, keepdims=keepdims, initial=initial,
-            where=where), kw,
-            _beside)
+            where=where), kw, _beside)
     return _extreme("max", "maximum", a, axis, out, keepdims, initial, where,
                     kw)
+
+
+def _lexi_fns():
+    """The real functions _complex.lexi runs on (this module's)."""
+    return (min, max, any, argmax)
 
 
 def _beside(a, host):
@@ -190,10 +191,8 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     RuntimeWarning (host results); empty slices raise ValueError."""
     if _cx.is_cx(a):
         return _cx.numpy_call("nanmin", a, dict(
-            
             axis=axis, out=out, keepdims=keepdims, initial=initial,
-            where=where), kw,
-            _beside)
+            where=where), kw, _beside)
     return _warn_all_nan(_extreme("nanmin", "fmin", a, axis, out, keepdims,
                                   initial, where, kw))
 
@@ -203,10 +202,8 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     """Maximum ignoring NaNs, as :func:`numpy.nanmax` (see :func:`nanmin`)."""
     if _cx.is_cx(a):
         return _cx.numpy_call("nanmax", a, dict(
-            
             axis=axis, out=out, keepdims=keepdims, initial=initial,
-            where=where), kw,
-            _beside)
+            where=where), kw, _beside)
     return _warn_all_nan(_extreme("nanmax", "fmax", a, axis, out, keepdims,
                                   initial, where, kw))
 
@@ -262,8 +259,7 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False, **kw):
     slice of NaNs only raises ValueError."""
     if _cx.is_cx(a):
         return _cx.numpy_call("nanargmin", a, dict(
-            axis=axis, out=out, keepdims=keepdims), kw,
-            _beside)
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _nanarg("nanargmin", a, axis, out, keepdims, kw)
 
 
@@ -272,8 +268,7 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, **kw):
     (NaN reads as -inf; see :func:`nanargmin`)."""
     if _cx.is_cx(a):
         return _cx.numpy_call("nanargmax", a, dict(
-            axis=axis, out=out, keepdims=keepdims), kw,
-            _beside)
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _nanarg("nanargmax", a, axis, out, keepdims, kw)
 
 
@@ -286,9 +281,9 @@ def ptp(a, axis=None, out=None, keepdims=False, **kw):
     steps (the maximum cast into ``out``, then the minimum subtracted; a
     device ``out``: that subtraction on the host, its result copied in)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("ptp", a, dict(
-            axis=axis, out=out, keepdims=keepdims), kw,
-            _beside)
+        r = _cx.lexi(_lexi_fns(), "ptp", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("ptp", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     if out is not None and isinstance(out, (np.ndarray, _core.ArrayBase)) \
             and out.dtype != (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
         mx = max(a, axis=axis, out=out, keepdims=keepdims, **kw)
@@ -310,8 +305,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, **kw):
     the kernels' loads; intp results as NumPy's."""
     if _cx.is_cx(a):
         return _cx.numpy_call("count_nonzero", a, dict(
-            axis=axis, keepdims=keepdims), kw,
-            _beside)
+            axis=axis, keepdims=keepdims), kw, _beside)
     if isinstance(a, _core.ArrayBase):
         if a.size == 0:  # zeros, on the array's device
             return _beside(a, np.count_nonzero(
@@ -568,8 +562,7 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     :func:`numpy.all`."""
     if _cx.is_cx(a):
         return _cx.numpy_call("all", a, dict(
-            axis=axis, out=out, keepdims=keepdims, where=where), kw,
-            _beside)
+            axis=axis, out=out, keepdims=keepdims, where=where), kw, _beside)
     return _where_reduce("all", a, axis, None, out, keepdims, _NoValue, kw,
                          _mask(a, where))
 
@@ -578,8 +571,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     """Whether any element is nonzero, as :func:`numpy.any`."""
     if _cx.is_cx(a):
         return _cx.numpy_call("any", a, dict(
-            axis=axis, out=out, keepdims=keepdims, where=where), kw,
-            _beside)
+            axis=axis, out=out, keepdims=keepdims, where=where), kw, _beside)
     return _where_reduce("any", a, axis, None, out, keepdims, _NoValue, kw,
                          _mask(a, where))
 
@@ -663,9 +655,9 @@ def argmin(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first minimum (of the first NaN, if any), as
     :func:`numpy.argmin`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("argmin", a, dict(
-            axis=axis, out=out, keepdims=keepdims), kw,
-            _beside)
+        r = _cx.lexi(_lexi_fns(), "argmin", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("argmin", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _where_reduce("argmin", a, axis, None, out, keepdims, _NoValue, kw,
                          None)
 
@@ -674,9 +666,9 @@ def argmax(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first maximum (of the first NaN, if any), as
     :func:`numpy.argmax`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("argmax", a, dict(
-            axis=axis, out=out, keepdims=keepdims), kw,
-            _beside)
+        r = _cx.lexi(_lexi_fns(), "argmax", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("argmax", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _where_reduce("argmax", a, axis, None, out, keepdims, _NoValue, kw,
                          None)
 

@@ -412,3 +412,55 @@ def test_timeit_complex():
     close(t["result"], np.cumsum(a, axis=1), np.complex128, 640)
     with pytest.raises(gpured.VariantUnavailable, match="NumPy"):
         gpured.timeit("prod", a)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_lexi_device(dtype):
+    """argmin/argmax/min/max/ptp of device Arrays by real passes on the
+    device (_complex.lexi): NumPy's lexicographic order, first NaN (in
+    either part) wins, ties in the real part decided by the imaginary, the
+    first of equal elements, signed zeros and infinities kept, bit for
+    bit against NumPy."""
+    rng = np.random.default_rng(7)
+    re = rng.integers(-2, 3, (9, 11)).astype(np.float64)
+    im = rng.integers(-2, 3, (9, 11)).astype(np.float64)
+    base = (re + 1j * im).astype(dtype)
+    cases = [base]
+    c = base.copy()
+    c[2, 3] = complex(np.nan, 1)
+    c[5, 7] = complex(1, np.nan)
+    c[7, 1] = complex(np.nan, np.nan)
+    cases.append(c)
+    c = base.copy()
+    c[:, 4] = complex(np.inf, -np.inf)
+    c[3, :] = complex(-np.inf, 2)
+    c[0, 0] = complex(-0.0, -0.0)
+    c[1, 1] = complex(0.0, -0.0)
+    cases.append(c)
+    # signed zeros only: every element equal, the first one's signs win
+    z = np.array([complex(0.0, -0.0), complex(-0.0, 0.0), complex(-0.0, -0.0),
+                  complex(0.0, 0.0)] * 3, dtype).reshape(3, 4)
+    cases += [z, z[::-1, ::-1].copy()]
+    for x0 in cases:
+        d = gpured.to_device(x0)
+        for func in ("argmin", "argmax", "min", "max", "ptp"):
+            for axis in (None, 0, 1, -1):
+                for keepdims in (False, True):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        want = getattr(np, func)(x0, axis=axis, keepdims=keepdims)
+                        got = getattr(gpured, func)(d, axis=axis, keepdims=keepdims)
+                    assert isinstance(got, gpured.Array)
+                    got = got.get()
+                    assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype
+                    np.testing.assert_array_equal(got, want)
+                    if func in ("min", "max"):
+                        w = np.asarray(want)
+                        assert np.array_equal(np.signbit(got.real), np.signbit(w.real))
+                        assert np.array_equal(np.signbit(got.imag), np.signbit(w.imag))
+        # a strided view
+        v = d[::2, 1::3]
+        np.testing.assert_array_equal(gpured.argmax(v, axis=0).get(),
+                                      np.argmax(x0[::2, 1::3], axis=0))
+    with pytest.raises(ValueError):
+        gpured.argmin(gpured.to_device(np.zeros((0, 3), dtype)), axis=0)
