@@ -79,6 +79,15 @@ def is_cx(a):
     return False
 
 
+def dtype_kind(dtype):
+    """np.dtype(dtype).kind, or None where NumPy does not know it (the
+    core then says so in its own words)."""
+    try:
+        return np.dtype(dtype).kind
+    except TypeError:
+        return None
+
+
 def dtype_is_cx(dtype):
     return dtype is not None and np.dtype(dtype).kind == "c"
 

@@ -736,7 +736,7 @@ def variants(op="sum", dtype="float32", device=None):
     with the reason.  complex64/complex128: the real dtype's variants for
     the functions that run on the real view (sum, mean, cumsum, var, ...),
     none for those NumPy computes (prod, min, max, argmin, ...)."""
-    if np.dtype(dtype).kind == "c":
+    if _cx.dtype_kind(dtype) == "c":
         dtype = _cx.real_dtype(dtype)
         if op not in _cx.VIEW_OPS:
             return []

@@ -5,8 +5,9 @@ loops (_loop.py), torch and CuPy in the same process:
   * complex64 sum (full): target >= the best peer
   * complex128 cumsum (1-d): target >= the best peer
   * beside them (no targets): complex64/complex128 sum along axis 1 of
-    (rows, 1024), mean, var, nansum, and the float32/float64 sums of the
-    same bytes (the real view's ceiling)
+    (rows, 1024), mean, var, nansum, argmin, max (lexicographic, real
+    passes), and the float32/float64 sums of the same bytes (the real
+    view's ceiling); the full sum's column width swept (_COLS_GPU)
 
 Results are checked against NumPy on the host copy first.
 
@@ -122,6 +123,15 @@ for dt, rt in ((np.complex64, np.float32), (np.complex128, np.float64)):
     row(name + " nansum", lambda: gpured.nansum(d), {
         "torch": peer("torch nansum", torch, lambda: torch.nansum(tn)),
         "cupy": peer("cupy nansum", cp, lambda: cp.nansum(cn))})
+    # lexicographic argmin / max by real passes on the device (no target)
+    hm = h[:m]
+    check(name + " argmin (first 4 Mi)",
+          np.float64(gpured.argmin(d[:m]).get()), np.float64(np.argmin(hm)), 0)
+    check(name + " max (first 4 Mi)", gpured.max(d[:m]).get(), np.max(hm), 0)
+    row(name + " argmin", lambda: gpured.argmin(d), {
+        "cupy": peer("cupy argmin", cp, lambda: cp.argmin(cn))})
+    row(name + " max", lambda: gpured.max(d), {
+        "cupy": peer("cupy max", cp, lambda: cp.max(cn))})
     del d, d2, tn, t2, cn, c2
     gpured.empty_cache()
     if cp is not None:
