@@ -754,3 +754,26 @@ def _lexi_value(fns, x, ax, is_min):
     parts = [ext(v[..., j], axis=ax, keepdims=True, where=hot, initial=init)
              for j in (0, 1)]
     return _pair(*parts)
+
+
+def nanarg(fns, name, a, axis, out, keepdims, kw):
+    """nanargmin / nanargmax of a device Array: NumPy's steps -- an
+    element with a NaN part replaced by +inf (-inf) + 0j, then argmin
+    (argmax) -- on the device, and its ValueError where a slice holds NaNs
+    only (one flag read back).  None where lexi would not apply."""
+    if not isinstance(a, _Arr) or a.dtype not in _REAL or out is not None \
+            or kw or a.size == 0 or not (
+                axis is None or isinstance(axis, (int, np.integer))):
+        return None
+    fany = fns[2]
+    v = real(a)
+    bad = np.logical_or(np.isnan(v[..., 0]), np.isnan(v[..., 1]))
+    allnan = np.logical_not(fany(np.logical_not(bad), axis=axis))
+    if bool(fany(allnan).get()):
+        raise ValueError("All-NaN slice encountered")
+    fill = np.array([np.inf if name == "nanargmin" else -np.inf, 0.0],
+                    v.dtype)
+    bad2 = type(bad)(bad.buffer, bad.shape + (2,), bad.dtype,
+                     bad.strides + (0,), bad.offset)
+    rep = ew_where(bad2, _core.to_device(fill, None, a.device_index), v)
+    return lexi(fns, name[3:], cx(rep, False), axis, None, keepdims, {})

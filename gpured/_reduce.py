@@ -258,7 +258,8 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False, **kw):
     NaN reads as +inf in the kernels' loads (as NumPy replaces it), and a
     slice of NaNs only raises ValueError."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanargmin", a, dict(
+        r = _cx.nanarg(_lexi_fns(), "nanargmin", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("nanargmin", a, dict(
             axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _nanarg("nanargmin", a, axis, out, keepdims, kw)
 
@@ -267,7 +268,8 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, **kw):
     """Index of the first maximum ignoring NaNs, as :func:`numpy.nanargmax`
     (NaN reads as -inf; see :func:`nanargmin`)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanargmax", a, dict(
+        r = _cx.nanarg(_lexi_fns(), "nanargmax", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("nanargmax", a, dict(
             axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _nanarg("nanargmax", a, axis, out, keepdims, kw)
 

@@ -458,9 +458,28 @@ def test_lexi_device(dtype):
                         w = np.asarray(want)
                         assert np.array_equal(np.signbit(got.real), np.signbit(w.real))
                         assert np.array_equal(np.signbit(got.imag), np.signbit(w.imag))
+        if np.isnan(x0).any(axis=0).all():
+            continue
+        for func in ("nanargmin", "nanargmax"):
+            for axis in (None, 0):
+                np.testing.assert_array_equal(
+                    getattr(gpured, func)(d, axis=axis).get(),
+                    getattr(np, func)(x0, axis=axis))
         # a strided view
         v = d[::2, 1::3]
         np.testing.assert_array_equal(gpured.argmax(v, axis=0).get(),
                                       np.argmax(x0[::2, 1::3], axis=0))
     with pytest.raises(ValueError):
         gpured.argmin(gpured.to_device(np.zeros((0, 3), dtype)), axis=0)
+    # nanarg*: +-inf + 0j stand for the NaN elements, as NumPy's; all-NaN
+    # slices raise
+    x0 = np.array([[complex(np.nan, 1), complex(np.inf, 0), 1 + 1j],
+                   [complex(np.inf, -1), complex(0, np.nan), -np.inf + 0j]], dtype)
+    d = gpured.to_device(x0)
+    for func in ("nanargmin", "nanargmax"):
+        for axis in (None, 0, 1):
+            np.testing.assert_array_equal(getattr(gpured, func)(d, axis=axis).get(),
+                                          getattr(np, func)(x0, axis=axis))
+    x0[:, 0] = complex(np.nan, 0)
+    with pytest.raises(ValueError, match="All-NaN"):
+        gpured.nanargmin(gpured.to_device(x0), axis=0)
