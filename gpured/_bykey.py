@@ -18,7 +18,8 @@ import numpy as np
 
 from . import _core
 
-KEY_DTYPES = ("int32", "int64", "uint32", "uint64")
+KEY_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "int64",
+              "uint32", "uint64")
 VALUE_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
 VARIANTS = ("atomic", "warp_aggregated", "local_hash", "sorted_segments",
             "private_bins", "lookback", "fixed_point")
