@@ -547,6 +547,7 @@ static int bk_geometry(const gr_device *d, const gr_bk_types *ty,
                     &p->lwords)) > 0) {
         /* local copies, a grid-stride loop: 8 groups a compute unit */
         const size_t groups = cu * (d->is_gpu ? 8 : 1);
+        p->row = "private bins in local memory, 8 groups a compute unit";
         p->items = (n + wg * groups - 1) / (wg * groups);
     } else if (v == GR_BKV_PRIV) {
         p->parts = ov->items ? (n + ov->items - 1) / ov->items : cu * g->fill;

@@ -155,6 +155,11 @@ def bincount(x, weights=None, minlength=0, **kw):
 
 # ---------------------------------------------------------------- histogram
 
+def _scalar(v):
+    """A NumPy scalar of the reduction's dtype (a 0-d Array read back)."""
+    return v.get()[()] if isinstance(v, Array) else v
+
+
 def _outer_edges(a, range):
     """NumPy's _get_outer_edges, the data's min and max taken on the
     device."""
@@ -168,7 +173,7 @@ def _outer_edges(a, range):
     elif a.size == 0:
         first, last = 0, 1
     else:
-        first, last = _min(a), _max(a)
+        first, last = _scalar(_min(a)), _scalar(_max(a))
         if not (np.isfinite(first) and np.isfinite(last)):
             raise ValueError("autodetected range of [%s, %s] is not finite"
                              % (first, last))
@@ -311,6 +316,10 @@ def histogram(a, bins=10, range=None, density=None, weights=None, **kw):
     if adt.kind not in "biuf":
         raise TypeError("gpured.histogram: values of dtype %s are not "
                         "supported" % adt)
+    if adt == np.bool_:
+        warnings.warn("Converting input from bool to <class 'numpy.uint8'> "
+                      "for compatibility.", RuntimeWarning, stacklevel=2)
+        a = a.astype(np.uint8)
     w, ntype = _hist_weights(weights, a_shape, dev)
     edges, uniform = _edges(a, bins, range)
     nb = edges.shape[0] - 1
