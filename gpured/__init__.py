@@ -41,7 +41,7 @@ from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
                      staging, synchronize, to_device, use_queue, zeros)
 from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
-from ._bins import bincount, explain_bins, histogram
+from ._bins import bincount, explain_bins, histogram, unique
 from ._tune import tune
 from ._elementwise import where
 from . import _tune
@@ -62,7 +62,7 @@ __all__ = [
     "nancumsum", "nancumprod",
     "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",
     "explain_by_key", "timeit_by_key", "bincount", "histogram",
-    "explain_bins",
+    "explain_bins", "unique",
     "devices", "get_device", "set_device", "kernel_source", "variants",
     "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",

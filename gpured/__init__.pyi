@@ -410,6 +410,9 @@ def explain_bins(func: Literal["bincount", "histogram"] | str, x: npt.ArrayLike 
                  weights: npt.ArrayLike | Array | None = None, minlength: int = 0,
                  bins: int | str | npt.ArrayLike = 10,
                  range: tuple[float, float] | None = None, **kw: Any) -> dict[str, Any]: ...
+def unique(a: npt.ArrayLike | Array, return_index: bool = False,
+           return_inverse: bool = False, return_counts: bool = False,
+           **kw: Any) -> Any: ...
 def variants_by_key(func: ByKeyFunc | str = "sum_by_key", keys_dtype: _DType = "int64",
                     values_dtype: _DType = "float64", op: ByKeyOp | str = "sum") -> list[str]: ...
 def explain_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,

@@ -371,3 +371,94 @@ def explain_bins(func, x, weights=None, minlength=0, bins=10, range=None,
                          "(got %r)" % (func,))
     op = "count" if w is None else "sum"
     return explain_by_key("sum_by_key", keys, w, op, nk, **kw)
+
+
+# ---------------------------------------------------------------- unique
+
+# NumPy 2's inverse has the input's shape (axis=None), older NumPy's is 1-D
+_INV_ND = np.unique(np.zeros((1, 1)), return_inverse=True)[1].ndim == 2
+
+
+def _unique_dense(flat, n, lo, hi):
+    """Keys 0 .. R - 1 for integer values in [lo, hi]: the values
+    themselves where lo >= 0 (read at their own width), else shifted in
+    int64."""
+    if lo >= 0:
+        return flat, hi + 1, 0
+    if isinstance(flat, Array):
+        return flat.astype(np.int64) - lo, hi - lo + 1, lo
+    return flat.astype(np.int64) - lo, hi - lo + 1, lo
+
+
+def unique(a, return_index=False, return_inverse=False, return_counts=False,
+           **kw):
+    """The sorted unique elements of ``a`` (flattened), as ``numpy.unique``
+    (NumPy 2: NaNs collapse into one, ``equal_nan=True``), with the index
+    of each one's first occurrence, the inverse (indices into the uniques
+    rebuilding ``a``, in ``a``'s shape as NumPy 2 gives it) and the counts
+    when asked for.
+
+    Integers and bools whose range (max - min + 1) is at most
+    ``max(65536, 4 * a.size)`` run on the device: the counts of every
+    value in the range by ``sum_by_key`` (a counting sort), the first
+    indices by ``sum_by_key(..., op="min")`` over the positions, the
+    inverse by a binary search of each element among the uniques
+    (kernels/bins.cl).  The range's counts are read back to find the
+    present values (range-sized, on the host).  Floats and wider integer
+    ranges are NumPy's ``np.unique`` on the host (the device's radix sort
+    is not yet wired to a public sort).  A ``gpured.Array`` in gives
+    Arrays out.
+    """
+    dev = _dev_of(a)
+    on_dev = isinstance(a, Array)
+    shape = a.shape if on_dev else np.shape(a)
+    if not on_dev:
+        a = np.asarray(a)
+    dt = a.dtype
+    n = int(np.prod(shape))
+    flat = None
+    if dt.kind in "biu" and n > 0:
+        flat = a.ravel() if (not on_dev or a.is_c_contiguous) else a.copy().ravel()
+        if dt == np.bool_:
+            flat = flat.astype(np.uint8) if on_dev else flat.view(np.uint8)
+        lo, hi = int(_scalar(_min(flat))), int(_scalar(_max(flat)))
+        if hi - lo + 1 > max(1 << 16, 4 * n) or hi >= 2 ** 63 - 1:
+            flat = None
+    if flat is None:
+        host = a.get() if on_dev else a
+        res = np.unique(host, return_index=return_index,
+                        return_inverse=return_inverse,
+                        return_counts=return_counts)
+        if not on_dev:
+            return res
+        if isinstance(res, tuple):
+            return tuple(to_device(r, device=dev) for r in res)
+        return to_device(res, device=dev)
+    keys, nk, shift = _unique_dense(flat, n, lo, hi)
+    counts = sum_by_key(keys, None, nk, op="count", **kw)
+    c = counts.get() if isinstance(counts, Array) else counts
+    nz = np.flatnonzero(c)
+    uniq = (nz + (shift if shift else 0)).astype(dt)
+    out = [uniq]
+    if return_index:
+        pos = np.arange(n, dtype=np.int64)
+        if on_dev:
+            pos = to_device(pos, device=dev)
+        first = sum_by_key(keys, pos, nk, op="min", **kw)
+        f = first.get() if isinstance(first, Array) else first
+        out.append(f[nz].astype(np.intp))
+    if return_inverse:
+        edt = np.uint64 if flat.dtype == np.uint64 else np.int64
+        edges = np.append(uniq.astype(edt), edt(int(uniq[-1]) + 1))
+        d = dev if dev is not None else _core.get_device()["position"]
+        fv = flat if on_dev else to_device(flat, device=d)
+        inv = _bin_index(fv, edges, None, d).astype(np.intp)
+        if _INV_ND:
+            inv = inv.reshape(shape)
+        out.append(inv if on_dev else inv.get())
+    if return_counts:
+        out.append(c[nz].astype(np.intp))
+    if on_dev:
+        out = [o if isinstance(o, Array) else to_device(o, device=dev)
+               for o in out]
+    return out[0] if len(out) == 1 else tuple(out)

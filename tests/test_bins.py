@@ -324,3 +324,35 @@ def test_explain_bins():
     assert p["num_keys"] == 9 and p["why"]
     with pytest.raises(ValueError, match="bincount"):
         gpured.explain_bins("mean", x)
+
+
+# ---------------------------------------------------------------- unique
+
+UNIQUE_CASES = [
+    ("int8", lambda r: r.integers(-50, 50, (20, 30)).astype(np.int8)),
+    ("uint16", lambda r: r.integers(0, 1000, 500).astype(np.uint16)),
+    ("bool", lambda r: r.integers(0, 2, 50).astype(bool)),
+    ("wide", lambda r: np.array([2 ** 40, 5, 2 ** 40, -3])),  # host path
+    ("nan", lambda r: np.array([2.0, np.nan, 1.0, np.nan, 2.0])),
+    ("empty", lambda r: np.array([], np.int32)),
+    ("one", lambda r: np.array([7, 7, 7], np.uint64)),
+]
+
+
+@pytest.mark.parametrize("name,make", UNIQUE_CASES)
+def test_unique(name, make):
+    a = make(np.random.default_rng(10))
+    for flags in [(False, False, False), (True, False, False),
+                  (False, True, False), (False, False, True),
+                  (True, True, True)]:
+        got, want = gpured.unique(a, *flags), np.unique(a, *flags)
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape, (g, w)
+            assert np.array_equal(g, w, equal_nan=True), (flags, g, w)
+    got = gpured.unique(gpured.to_device(a), True, True, True)
+    for g, w in zip(got, np.unique(a, True, True, True)):
+        assert isinstance(g, gpured.Array)
+        assert np.array_equal(g.get(), w, equal_nan=True)
