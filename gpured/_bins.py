@@ -95,8 +95,10 @@ def _num_keys(keys, minlength):
     if n == 0:
         return minlength
     mx = int(_max(keys))
-    if keys.dtype.kind == "i" and int(_min(keys)) < 0:
+    if mx < 0:
         raise ValueError(_NEG)
+    # a negative key below a non-negative max: sum_by_key's key check
+    # (fused into its kernel) raises, _by_key words it as NumPy
     if keys.dtype == np.uint64 and mx >= 2 ** 63:
         raise ValueError(_NEG)  # NumPy casts to intp: negative there
     return max(mx + 1, minlength)

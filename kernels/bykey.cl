@@ -692,8 +692,9 @@ __kernel void gr_bk_hash(__global const GR_K *keys, ulong koff,
  * fewer copies (up to GR_BK_LW words in all): local atomics (native for
  * integer sums, compare-and-swap otherwise) on a copy shared by WG / LC
  * work-items.  A grid-stride loop over all the elements (few groups, each
- * reads a long stretch coalesced), then the copies folded and one global
- * atomic a bin a work-group. */
+ * reads a long stretch coalesced), then the copies folded pairwise (a
+ * tree over the copies, every work-item busy) and one global atomic a bin
+ * a work-group. */
 __kernel void gr_bk_lbins(__global const GR_K *keys, ulong koff,
                           __global const GR_T *vals, ulong voff, ulong n,
                           ulong items, __global GR_A *out, ulong nk,
@@ -724,15 +725,22 @@ __kernel void gr_bk_lbins(__global const GR_K *keys, ulong koff,
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = lid; h < (uint)nk; h += GR_WG) {
-        gr_state s;
-        s.v = bins[h * GR_BK_LC];
-        s.x = 0;
-        for (uint c = 1; c < GR_BK_LC; ++c) {
-            GR_FOLD_S(s, bins[h * GR_BK_LC + c], 0);
+    /* the copies folded pairwise, every work-item busy: log2(LC) steps */
+    for (uint s = GR_BK_LC / 2; s > 0; s >>= 1) {
+        for (uint h = lid; h < (uint)nk * s; h += GR_WG) {
+            const uint q = (h / s) * GR_BK_LC + h % s;
+            gr_state t;
+            t.v = bins[q];
+            t.x = 0;
+            GR_FOLD_S(t, bins[q + s], 0);
+            bins[q] = t.v;
         }
-        if (s.v != GR_IDENT_V) { /* identity bins change nothing */
-            bk_atomic(out + h, s.v);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint h = lid; h < (uint)nk; h += GR_WG) {
+        const GR_A v = bins[h * GR_BK_LC];
+        if (v != GR_IDENT_V) { /* identity bins change nothing */
+            bk_atomic(out + h, v);
         }
     }
 }
