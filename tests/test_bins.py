@@ -108,9 +108,13 @@ def test_private_bins_local(nk, wg, vdt, op):
 
 
 def test_sum_by_key_count():
-    k = np.array([3, 1, 3, 0, 3], np.int64)
-    got = gpured.sum_by_key(k, None, 6, op="count")
-    assert got.dtype == np.int64 and np.array_equal(got, np.bincount(k, minlength=6))
+    k = np.random.default_rng(11).integers(0, 30, 500).astype(np.int16)
+    want = np.bincount(k, minlength=32)
+    for var in gpured.variants_by_key("sum_by_key", "int16", "float32", "count"):
+        got = gpured.sum_by_key(k, None, 32, op="count", variant=var)
+        assert got.dtype == np.int64 and np.array_equal(got, want), var
+    got = gpured.sum_by_key(k, None, 32, op="count", deterministic=True)
+    assert np.array_equal(got, want)
 
 
 H100 = {"gpu": 1, "compute_units": 132, "max_work_group_size": 1024,
