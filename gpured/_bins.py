@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 from ._array import Array, empty, to_device, zeros
-from ._bykey import sum_by_key, explain_by_key, _call as _bk_call
+from ._bykey import explain_by_key, sum_by_key
 from ._reduce import max as _max, min as _min
 
 _NEG = "'list' argument must have no negative elements"
