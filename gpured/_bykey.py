@@ -18,7 +18,8 @@ import numpy as np
 
 from . import _complex as _cx, _core
 
-KEY_DTYPES = ("int32", "int64", "uint32", "uint64")
+KEY_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "int64",
+              "uint32", "uint64")
 VALUE_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
 VARIANTS = ("atomic", "warp_aggregated", "local_hash", "sorted_segments",
             "private_bins", "lookback", "fixed_point")
@@ -83,8 +84,10 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
 
     ``num_keys`` defaults to ``keys.max() + 1`` (0 for no keys).  Keys must
     lie in ``[0, num_keys)``: the device checks every key before anything is
-    returned, and a ValueError names the first offending index.  ``op`` is
-    "sum", "min" or "max".  Keys that never occur get the op's identity:
+    returned, and a ValueError names the first offending index.  Keys may
+    be integers of any width (int8 .. uint64, read at their own width).
+    ``op`` is "sum", "min", "max" or "count" (how many keys equal k, int64,
+    as ``numpy.bincount(keys)``; ``values`` may be None).  Keys that never occur get the op's identity:
     0 for sum (as bincount), +inf / -inf for float min / max, the dtype's
     largest / smallest value for integer min / max.  Result dtype:
     ``np.add.reduce`` of the values' dtype (int32 -> int64, float32 stays
