@@ -1,0 +1,132 @@
+"""NumPy's functions on device Arrays: ``Array.__array_function__``.
+
+``np.sum(d)``, ``np.var(d, ddof=1)``, ``np.where(c, d, 0)``, ... with a
+gpured Array among the arguments run gpured's function of that name on
+the device and return an Array, as CuPy's arrays do.  ``FUNCTIONS`` is
+the whole table: NumPy's function name -> gpured's.  NumPy's arguments
+are bound by NumPy's own signature (positional or keyword) and passed on
+by name; an argument gpured's function does not take raises TypeError
+naming it.  Every other NumPy function called with an Array raises
+TypeError pointing to ``np.asarray(d)`` / ``d.get()``: nothing is copied
+to the host behind the caller's back.
+
+A few functions that only read metadata or make views (``np.shape``,
+``np.reshape``, ``np.transpose``, ...) run as the Array's methods
+(``METHODS``).
+
+To add a function, add its row to ``FUNCTIONS`` (or ``METHODS``); a row
+whose NumPy or gpured function does not exist (an older NumPy, a gpured
+without it) is left out when the table is built.
+"""
+import inspect
+
+import numpy as np
+
+from . import _core
+from ._elementwise import host_hint
+
+# NumPy's name -> gpured's name (gpured/__init__.py's functions)
+FUNCTIONS = {
+    "sum": "sum", "prod": "prod", "min": "min", "amin": "min", "max": "max",
+    "amax": "max", "mean": "mean", "argmin": "argmin", "argmax": "argmax",
+    "all": "all", "any": "any", "cumsum": "cumsum", "cumprod": "cumprod",
+    "nancumsum": "nancumsum", "nancumprod": "nancumprod",
+    "nansum": "nansum", "nanprod": "nanprod", "nanmin": "nanmin",
+    "nanmax": "nanmax", "nanargmin": "nanargmin", "nanargmax": "nanargmax",
+    "nanmean": "nanmean", "var": "var", "std": "std", "nanvar": "nanvar",
+    "nanstd": "nanstd", "ptp": "ptp", "count_nonzero": "count_nonzero",
+    "average": "average", "cumulative_sum": "cumulative_sum",
+    "cumulative_prod": "cumulative_prod", "where": "where",
+    # added by later helpers where gpured has them (left out otherwise)
+    "bincount": "bincount", "histogram": "histogram", "unique": "unique",
+    "dot": "dot", "vdot": "vdot",
+}
+
+# NumPy's name -> the Array method it runs (metadata and views only)
+METHODS = {
+    "shape": lambda a: tuple(a.shape), "ndim": lambda a: a.ndim,
+    "size": lambda a, axis=None: a.size if axis is None else a.shape[axis],
+    "reshape": lambda a, shape=None, order="C", *, newshape=None, copy=None:
+        _reshape(a, shape if newshape is None else newshape, order, copy),
+    "transpose": lambda a, axes=None: a.transpose(axes),
+    "swapaxes": lambda a, axis1, axis2: a.swapaxes(axis1, axis2),
+    "ravel": lambda a, order="C": a.reshape(-1, order=order),
+    "copy": lambda a, order="K", subok=False: a.copy(),
+}
+
+
+def _reshape(a, shape, order, copy):
+    r = a.reshape(shape, order=order)
+    return r.copy() if copy and r.buffer is a.buffer else r
+
+
+# NumPy function object -> (gpured function, NumPy's parameter names,
+# gpured's named parameters, gpured's positional-only ones); built on
+# first use (gpured's functions are imported by then)
+_table = {}
+
+
+def _params(f):
+    """The parameters of f (a NumPy function: its own signature, or its
+    dispatcher's, which NumPy gives the same names)."""
+    try:
+        return inspect.signature(f)
+    except (TypeError, ValueError):
+        return inspect.signature(f._dispatcher)
+
+
+def _build():
+    import gpured
+    for npname, grname in FUNCTIONS.items():
+        f, g = getattr(np, npname, None), getattr(gpured, grname, None)
+        if f is None or g is None:
+            continue
+        gsig = inspect.signature(g)
+        named = {p.name for p in gsig.parameters.values()
+                 if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+        posonly = [p.name for p in gsig.parameters.values()
+                   if p.kind == p.POSITIONAL_ONLY]
+        _table[f] = (g, _params(f), named, (gsig, posonly))
+    for npname, m in METHODS.items():
+        f = getattr(np, npname, None)
+        if f is not None:
+            _table[f] = (m, None, None, None)
+
+
+def _what(func):
+    return "np.%s" % getattr(func, "__name__", func)
+
+
+def array_function(self, func, types, args, kwargs):
+    """Array.__array_function__ (NEP 18)."""
+    for t in types:
+        if not issubclass(t, (_core.ArrayBase, np.ndarray)):
+            return NotImplemented
+    if not _table:
+        _build()
+    row = _table.get(func)
+    if row is None:
+        raise host_hint(_what(func))
+    g, sig, named, posonly = row
+    if sig is None:   # a method: metadata or a view
+        return g(*args, **kwargs)
+    try:
+        given = sig.bind(*args, **kwargs).arguments
+    except TypeError as e:
+        raise TypeError("%s: %s" % (_what(func), e)) from None
+    bad = sorted(k for k in given if k not in named)
+    if bad:
+        raise TypeError(
+            "%s(%s) is not supported on gpured Arrays (gpured.%s takes no "
+            "%s): leave it out, or copy to the host explicitly with "
+            "np.asarray(d) or d.get()" % (
+                _what(func), ", ".join(k + "=" for k in bad), g.__name__,
+                " or ".join(bad)))
+    gsig, posonly = posonly
+    pos = [given.pop(k) for k in posonly if k in given]
+    try:
+        gsig.bind(*pos, **given)
+    except TypeError:
+        raise host_hint("%s(%s)" % (_what(func), ", ".join(
+            list(posonly) + list(given)))) from None
+    return g(*pos, **given)
