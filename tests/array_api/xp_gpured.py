@@ -26,9 +26,28 @@ GPURED = {
 }
 
 
+# complex inputs gpured refused (complex64/128: issue 40), answered by
+# NumPy instead so that the rest of each test still runs; xp_plugin.py
+# reports a test that needed any as xfail
+complex_calls = []
+
+
+def _complex(x, kw):
+    dt = kw.get("dtype")
+    return x.dtype.kind == "c" or (dt is not None and
+                                   np.dtype(dt).kind == "c")
+
+
 def _wrap(name, g):
     def f(x, /, **kw):
-        return np.asarray(g(np.asarray(x), **kw))
+        x = np.asarray(x)
+        try:
+            return np.asarray(g(x, **kw))
+        except TypeError:
+            if not _complex(x, kw):
+                raise
+            complex_calls.append(name)
+            return getattr(_base, name)(x, **kw)
     f.__name__ = name
     f.__qualname__ = name
     f.__doc__ = "gpured.%s on a NumPy array (array API signature)" % g.__name__
