@@ -60,9 +60,13 @@ def _reshape(a, shape, order, copy):
     return r.copy() if copy and r.buffer is a.buffer else r
 
 
-# NumPy function object -> (gpured function, NumPy's parameter names,
-# gpured's named parameters, gpured's positional-only ones); built on
-# first use (gpured's functions are imported by then)
+# NumPy function object -> (gpured function, NumPy's positional parameter
+# names, gpured's named parameters, gpured's positional-only ones, gpured's
+# required ones); built on first use (gpured's functions are imported by
+# then).  NumPy has checked the call against its dispatcher (the same
+# parameters) before __array_function__ is called, so the positional
+# arguments are mapped to their names here without inspect's bind (a call
+# costs a dict lookup and a zip).
 _table = {}
 
 
@@ -81,16 +85,20 @@ def _build():
         f, g = getattr(np, npname, None), getattr(gpured, grname, None)
         if f is None or g is None:
             continue
-        gsig = inspect.signature(g)
-        named = {p.name for p in gsig.parameters.values()
-                 if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
-        posonly = [p.name for p in gsig.parameters.values()
-                   if p.kind == p.POSITIONAL_ONLY]
-        _table[f] = (g, _params(f), named, (gsig, posonly))
+        ps = _params(f).parameters.values()
+        pos = tuple(p.name for p in ps
+                    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        gps = inspect.signature(g).parameters.values()
+        named = frozenset(p.name for p in gps
+                          if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+        posonly = tuple(p.name for p in gps if p.kind == p.POSITIONAL_ONLY)
+        required = tuple(p.name for p in gps if p.default is p.empty and
+                         p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+        _table[f] = (g, pos, named, posonly, required)
     for npname, m in METHODS.items():
         f = getattr(np, npname, None)
         if f is not None:
-            _table[f] = (m, None, None, None)
+            _table[f] = (m, None, None, None, None)
 
 
 def _what(func):
@@ -107,26 +115,22 @@ def array_function(self, func, types, args, kwargs):
     row = _table.get(func)
     if row is None:
         raise host_hint(_what(func))
-    g, sig, named, posonly = row
-    if sig is None:   # a method: metadata or a view
+    g, pos, named, posonly, required = row
+    if pos is None:   # a method: metadata or a view
         return g(*args, **kwargs)
-    try:
-        given = sig.bind(*args, **kwargs).arguments
-    except TypeError as e:
-        raise TypeError("%s: %s" % (_what(func), e)) from None
-    bad = sorted(k for k in given if k not in named)
+    given = dict(zip(pos, args))
+    given.update(kwargs)
+    bad = [k for k in given if k not in named]
     if bad:
         raise TypeError(
             "%s(%s) is not supported on gpured Arrays (gpured.%s takes no "
             "%s): leave it out, or copy to the host explicitly with "
             "np.asarray(d) or d.get()" % (
-                _what(func), ", ".join(k + "=" for k in bad), g.__name__,
-                " or ".join(bad)))
-    gsig, posonly = posonly
-    pos = [given.pop(k) for k in posonly if k in given]
-    try:
-        gsig.bind(*pos, **given)
-    except TypeError:
-        raise host_hint("%s(%s)" % (_what(func), ", ".join(
-            list(posonly) + list(given)))) from None
-    return g(*pos, **given)
+                _what(func), ", ".join(k + "=" for k in sorted(bad)),
+                g.__name__, " or ".join(sorted(bad))))
+    for k in required:
+        if k not in given:   # e.g. np.where(c): NumPy's nonzero form
+            raise host_hint("%s(%s)" % (_what(func), ", ".join(given)))
+    if posonly:
+        return g(*[given.pop(k) for k in posonly], **given)
+    return g(**given)
