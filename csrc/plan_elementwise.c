@@ -31,9 +31,11 @@ static const ew_row ew_rows[] = {
      * benchmarks.md).  Other wg / items not measured yet:
      * benchmarks/exp/ew_plan_h200.py times them. */
     [ER_GPU] = {.row = "gpu one element a work-item", .wg = 256, .items = 1},
-    /* PoCL (2 cores), d * 2 + 1 on 64 MiB float32: see the CPU figures
-     * of benchmarks/exp/ew_plan_h200.py's PoCL run in the journal; the
-     * geometry every device ran before this table (256 x 1). */
+    /* PoCL 5 on the 2-core CI-class machine (shared, noisy), one launch
+     * of d * 2 on 4 MiB float32 (benchmarks/exp/ew_plan_h200.py,
+     * EW_LOG2=20, 2026-11-28): 0.62-1.6 ms for wg 128-1024 x items 1-8
+     * (256 x 1: 0.97), 4-10 ms at 16 items; no geometry clearly better,
+     * so the one every device ran before this table. */
     [ER_CPU] = {.row = "cpu one element a work-item", .wg = 256, .items = 1},
 };
 
