@@ -12,7 +12,9 @@ to the host behind the caller's back.
 
 A few functions that only read metadata or make views (``np.shape``,
 ``np.reshape``, ``np.transpose``, ...) run as the Array's methods
-(``METHODS``).
+(``METHODS``); ``np.asarray(x, like=d)`` and ``np.array`` / ``np.empty``
+/ ``np.zeros`` with ``like=d`` make the array on d's device (``LIKE``:
+what dask asks of a chunk type).
 
 To add a function, add its row to ``FUNCTIONS`` (or ``METHODS``); a row
 whose NumPy or gpured function does not exist (an older NumPy, a gpured
@@ -53,6 +55,36 @@ METHODS = {
     "ravel": lambda a, order="C": a.reshape(-1, order=order),
     "copy": lambda a, order="K", subok=False: a.copy(),
 }
+
+
+# NumPy's creation functions called with like=<an Array> (NEP 35, as
+# dask's meta arrays do): the new array on that Array's device -- host
+# data moving toward the device on request, as CuPy's like= does
+def _like_asarray(like, a, dtype=None, order=None, *, copy=None, **kw):
+    from ._array import to_device
+    if kw:
+        raise host_hint("np.asarray(..., %s, like=d)" % ", ".join(kw))
+    return to_device(np.asarray(a, dtype=dtype) if not isinstance(
+        a, _core.ArrayBase) else a, dtype=dtype, device=like.device_index)
+
+
+def _like_empty(like, shape, dtype=float, order="C", **kw):
+    from ._array import empty
+    if kw:
+        raise host_hint("np.empty(..., %s, like=d)" % ", ".join(kw))
+    return empty(shape, dtype, device=like.device_index)
+
+
+def _like_zeros(like, shape, dtype=float, order="C", **kw):
+    from ._array import zeros
+    if kw:
+        raise host_hint("np.zeros(..., %s, like=d)" % ", ".join(kw))
+    return zeros(shape, dtype, device=like.device_index)
+
+
+LIKE = {"asarray": _like_asarray, "array": _like_asarray,
+        "asanyarray": _like_asarray, "empty": _like_empty,
+        "zeros": _like_zeros}
 
 
 def _reshape(a, shape, order, copy):
@@ -99,6 +131,8 @@ def _build():
         f = getattr(np, npname, None)
         if f is not None:
             _table[f] = (m, None, None, None, None)
+    for npname, m in LIKE.items():
+        _table[getattr(np, npname)] = (m, "like", None, None, None)
 
 
 def _what(func):
@@ -118,6 +152,8 @@ def array_function(self, func, types, args, kwargs):
     g, pos, named, posonly, required = row
     if pos is None:   # a method: metadata or a view
         return g(*args, **kwargs)
+    if pos == "like":   # np.asarray(x, like=self) and kin
+        return g(self, *args, **kwargs)
     given = dict(zip(pos, args))
     given.update(kwargs)
     bad = [k for k in given if k not in named]

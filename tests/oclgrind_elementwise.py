@@ -9,7 +9,9 @@ The cases cover each way an operand is read (contiguous, strided through
 merged dimensions, one element broadcast, a scalar by value), offsets and
 negative strides of views, broadcasting on both sides, writes into a
 strided `out` (in place), where's three inputs, a mixed int64/uint64
-comparison and NumPy's integer floor division edges.
+comparison, NumPy's integer floor division edges, and the grid-stride
+loop (several result elements a work-item, the last pass partial: the
+knobs wg_size / items of csrc/plan_elementwise.c).
 """
 import os
 import sys
@@ -44,6 +46,12 @@ def cases(gpured):
     w = a.copy()
     w[::2, 1:] += b[1:]
     yield o, w
+    f4 = np.dtype(np.float32)
+    for x, want in ((da, a), (da[::-1, ::2], a[::-1, ::2])):
+        out = gpured.empty(want.shape, f4)   # 35 / 20 elements, 8 x 3 a pass
+        gpured._core.elementwise("add", (x, np.asarray(1, f4)), (f4,) * 3,
+                                 out, 8, 3)
+        yield out, want + np.float32(1)
 
 
 def child(job):

@@ -172,7 +172,7 @@ def test_bad_keyword_is_numpys_error(no_host):
     lambda d: np.linalg.norm(d), lambda d: np.diff(d),
     lambda d: np.matmul(d, d.T), lambda d: np.frexp(d),
     lambda d: np.add.outer(d, d), lambda d: np.ldexp(d, 2),
-    lambda d: np.asarray([1.0], like=d),
+    lambda d: np.ones(3, like=d), lambda d: np.full(3, 1.0, like=d),
     lambda d: np.sum([d, d]),     # a list holding Arrays: NumPy's own path
 ])
 def test_other_functions_refuse(call, no_host):
@@ -183,6 +183,20 @@ def test_other_functions_refuse(call, no_host):
         assert "copied to the host" in str(e.value)
     else:
         assert "np.asarray(d)" in str(e.value) and "d.get()" in str(e.value)
+
+
+def test_like_makes_arrays_on_the_device(no_host):
+    """NEP 35's like= (dask's meta arrays): host data moves toward the
+    like array's device on request."""
+    d = gpured.to_device(data())
+    r = np.asarray([1, 2, 3], like=d)
+    check(r, np.asarray([1, 2, 3]), exact=True)
+    assert r.device_index == d.device_index
+    check(np.array([1.5], dtype=np.float32, like=d), np.array([1.5], np.float32))
+    check(np.zeros((2, 3), np.int16, like=d), np.zeros((2, 3), np.int16))
+    e = np.empty(4, like=d)
+    assert isinstance(e, gpured.Array) and e.shape == (4,)
+    assert np.asarray(d, like=d) is d
 
 
 def test_ufuncs_stay_on_device(no_host):
