@@ -54,7 +54,19 @@ METHODS = {
     "swapaxes": lambda a, axis1, axis2: a.swapaxes(axis1, axis2),
     "ravel": lambda a, order="C": a.reshape(-1, order=order),
     "copy": lambda a, order="K", subok=False: a.copy(),
+    "round": lambda a, decimals=0, out=None: _round(a, decimals, out),
+    "around": lambda a, decimals=0, out=None: _round(a, decimals, out),
 }
+
+
+def _round(a, decimals, out):
+    if decimals != 0:
+        raise host_hint("np.round(d, decimals=%r)" % (decimals,))
+    if a.dtype.kind == "b":       # NumPy: float16, which Arrays do not hold
+        raise host_hint("np.round of a bool Array")
+    if a.dtype.kind not in "f":   # NumPy: integers unchanged
+        return a.copy() if out is None else np.positive(a, out=out)
+    return np.rint(a, out=out)
 
 
 # NumPy's creation functions called with like=<an Array> (NEP 35, as

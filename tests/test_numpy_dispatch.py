@@ -144,6 +144,10 @@ def test_metadata_and_views(no_host):
     check(np.swapaxes(d, 0, 2), a.swapaxes(0, 2), exact=True)
     check(np.ravel(d), a.ravel(), exact=True)
     check(np.copy(d), a, exact=True)
+    check(np.round(d), np.round(a), exact=True)
+    check(np.around(gpured.to_device(np.arange(5))), np.arange(5), exact=True)
+    with pytest.raises(TypeError, match=r"np\.asarray"):
+        np.round(d, 2)
 
 
 @pytest.mark.parametrize("f", [np.var, np.std])
