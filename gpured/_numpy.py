@@ -114,13 +114,22 @@ def _reshape(a, shape, order, copy):
 _table = {}
 
 
-def _params(f):
-    """The parameters of f (a NumPy function: its own signature, or its
-    dispatcher's, which NumPy gives the same names)."""
-    try:
-        return inspect.signature(f)
-    except (TypeError, ValueError):
-        return inspect.signature(f._dispatcher)
+# NumPy's C functions whose signature inspect may not see (their
+# dispatcher's, where NumPy does not expose it)
+_C_PARAMS = {"where": ("condition", "x", "y")}
+
+
+def _positional(f, npname):
+    """The names of f's positional parameters (a NumPy function: its own
+    signature, or its dispatcher's, which NumPy gives the same names)."""
+    for g in (f, getattr(f, "_dispatcher", None)):
+        try:
+            ps = inspect.signature(g).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        return tuple(p.name for p in ps if p.kind in (
+            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return _C_PARAMS[npname]
 
 
 def _build():
@@ -129,9 +138,7 @@ def _build():
         f, g = getattr(np, npname, None), getattr(gpured, grname, None)
         if f is None or g is None:
             continue
-        ps = _params(f).parameters.values()
-        pos = tuple(p.name for p in ps
-                    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        pos = _positional(f, npname)
         gps = inspect.signature(g).parameters.values()
         named = frozenset(p.name for p in gps
                           if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
