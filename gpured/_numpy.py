@@ -3,10 +3,10 @@
 ``np.sum(d)``, ``np.var(d, ddof=1)``, ``np.where(c, d, 0)``, ... with a
 gpured Array among the arguments run gpured's function of that name on
 the device and return an Array, as CuPy's arrays do.  ``FUNCTIONS`` is
-the whole table: NumPy's function name -> gpured's.  NumPy's arguments
-are bound by NumPy's own signature (positional or keyword) and passed on
-by name; an argument gpured's function does not take raises TypeError
-naming it.  Every other NumPy function called with an Array raises
+the whole table: NumPy's function name -> gpured's.  NumPy's positional
+arguments are named by NumPy's own signature (NumPy has checked the call
+against it) and passed on by name, keywords as given; an argument
+gpured's function does not take raises TypeError naming it.  Every other NumPy function called with an Array raises
 TypeError pointing to ``np.asarray(d)`` / ``d.get()``: nothing is copied
 to the host behind the caller's back.
 
@@ -142,6 +142,12 @@ def _build():
         gps = inspect.signature(g).parameters.values()
         named = frozenset(p.name for p in gps
                           if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+        # a NumPy positional parameter gpured names otherwise (np.dot's a,
+        # b against x1, x2, say): gpured's parameter at the same place
+        gpos = [p.name for p in gps if p.kind in (
+            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        pos = tuple(n if n in named or i >= len(gpos) else gpos[i]
+                    for i, n in enumerate(pos))
         posonly = tuple(p.name for p in gps if p.kind == p.POSITIONAL_ONLY)
         required = tuple(p.name for p in gps if p.default is p.empty and
                          p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
@@ -174,7 +180,8 @@ def array_function(self, func, types, args, kwargs):
     if pos == "like":   # np.asarray(x, like=self) and kin
         return g(self, *args, **kwargs)
     given = dict(zip(pos, args))
-    given.update(kwargs)
+    given.update(kwargs)   # (NumPy's keyword names of renamed positionals
+    #                        are not renamed: rare, and then refused below)
     bad = [k for k in given if k not in named]
     if bad:
         raise TypeError(
