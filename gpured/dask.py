@@ -1759,3 +1759,6 @@ for _name in _SCANS:
         "exclusive scans")
 
 del _name, _row, _v, _is_min, _ext
+
+from ._dask_aggregate import aggregate  # noqa: E402  (issue 41)
+__all__.append("aggregate")
