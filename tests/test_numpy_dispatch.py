@@ -134,6 +134,21 @@ def test_np_where_three_arguments(no_host):
         np.where(d > 0)   # NumPy's nonzero form: not on the device
 
 
+@pytest.mark.skipif(not hasattr(gpured, "bincount"),
+                    reason="gpured.bincount/histogram/unique not merged in")
+def test_bins_functions(no_host):
+    """The table's rows for gpured's bincount / histogram / unique (added
+    by another branch) reach them on the device."""
+    a = np.random.default_rng(4).integers(0, 9, 50)
+    d = gpured.to_device(a)
+    check(np.bincount(d, minlength=12), np.bincount(a, minlength=12))
+    check(np.unique(d), np.unique(a))
+    h, e = np.histogram(d, 5)
+    wh, we = np.histogram(a, 5)
+    check(h, wh)
+    np.testing.assert_allclose(host(e), we)
+
+
 def test_metadata_and_views(no_host):
     a = data((3, 4, 5))
     d = gpured.to_device(a)
