@@ -219,6 +219,7 @@ PyObject *py_bykey_variants(PyObject *self, PyObject *args);
 PyObject *py_plan_for(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_scan_plan_for(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_bykey_plan_for(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *py_ew_plan_for(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_set_tuned(PyObject *self, PyObject *arg);
 PyObject *py_size_class(PyObject *self, PyObject *arg);
 PyObject *py_devices(PyObject *self, PyObject *noargs);

@@ -1,7 +1,7 @@
 /*
  * api_elementwise.c — the elementwise family's Python entry:
  *
- *   _core.elementwise(name, inputs, loop, out)
+ *   _core.elementwise(name, inputs, loop, out, wg_size=0, items=0)
  *
  * name: a NumPy ufunc's name (or "where"); inputs: device Arrays, or 0-d
  * NumPy arrays holding a scalar already in its loop type; loop: the
@@ -10,7 +10,9 @@
  * and weak Python scalars, never a second copy of its rules); out: the
  * result Array (the broadcast shape, any layout, any dtype the loop's
  * output casts to).  Inputs are broadcast against out's shape here, as
- * element strides (0 along broadcast axes); elementwise.c does the rest.
+ * element strides (0 along broadcast axes); dispatch_elementwise.c does
+ * the rest.  wg_size / items: the developer knobs of the launch geometry
+ * (0: plan_elementwise.c's choice; benchmarks/exp/ew_plan_h200.py).
  */
 #include "api.h"
 #include "elementwise.h"
@@ -162,7 +164,8 @@ static int type_checks(const char *name, int float_only, const gr_ew_call *c,
                ? -1 : 0;
 }
 
-/* elementwise(name, inputs, loop, out) -> None (out written) */
+/* elementwise(name, inputs, loop, out, wg_size=0, items=0) -> None (out
+ * written) */
 PyObject *py_elementwise(PyObject *self, PyObject *args)
 {
     const char *name = NULL;
@@ -172,11 +175,17 @@ PyObject *py_elementwise(PyObject *self, PyObject *args)
     gr_operand out;
     gr_status st = {0};
     int dev = -1, fl = 0, rc = -1;
+    Py_ssize_t wg = 0, items = 0;
     gr_array *oa;
     memset(&c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "sO!O!O", &name, &PyTuple_Type, &ins,
-                          &PyTuple_Type, &loop, &outo) ||
+    if (!PyArg_ParseTuple(args, "sO!O!O|nn", &name, &PyTuple_Type, &ins,
+                          &PyTuple_Type, &loop, &outo, &wg, &items) ||
         forked_check() != 0) {
+        return NULL;
+    }
+    if (wg < 0 || items < 0) {
+        PyErr_SetString(PyExc_ValueError, "elementwise: wg_size and items "
+                        "must be >= 0");
         return NULL;
     }
     if ((c.op = gr_ew_find(name, &c.nin, &fl)) < 0 ||
@@ -203,7 +212,7 @@ PyObject *py_elementwise(PyObject *self, PyObject *args)
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = gr_ew_run(dev, &c, &st);
+    rc = gr_ew_run(dev, &c, (size_t)wg, (size_t)items, &st);
     Py_END_ALLOW_THREADS
     if (rc != 0) {
         gr_raise(&st);

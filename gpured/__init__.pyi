@@ -3,7 +3,7 @@
 # ``device`` (an index into ``gpured.devices()``, a "platform:device" string
 # or part of a device/platform name; None: the current device).
 from types import TracebackType
-from typing import Any, Callable, Literal, Sequence, TypedDict
+from typing import Any, Callable, Collection, Literal, Sequence, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -175,6 +175,10 @@ class Array:
     def __round__(self, ndigits: int | None = None) -> Any: ...
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any,
                         **kw: Any) -> Any: ...
+    # NumPy's functions that gpured implements (np.sum, np.var, np.where,
+    # ...) run on the device and return Arrays; any other raises TypeError
+    def __array_function__(self, func: Callable[..., Any], types: Collection[type],
+                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
     def sum(self, *args: Any, **kw: Any) -> Array: ...
     def prod(self, *args: Any, **kw: Any) -> Array: ...
     def min(self, *args: Any, **kw: Any) -> Array: ...
@@ -435,7 +439,8 @@ def timeit_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,
 # ----------------------------------------------------------- introspection
 
 def variants(op: ReduceOp | ScanOp | str = "sum", dtype: _DType = "float32") -> list[str]: ...
-def explain(op: ReduceOp | ScanOp | str, a: npt.ArrayLike | Array, axis: _Axis = None,
+def explain(op: ReduceOp | ScanOp | str,
+            a: npt.ArrayLike | Array | tuple[_Operand, ...], axis: _Axis = None,
             dtype: _DType = None, *, variant: str = "auto", wg_size: int | None = None,
             groups: int | None = None, items: int | None = None, ilp: int | None = None,
             vw: int | None = None, spins: int | None = None, exclusive: bool = False,

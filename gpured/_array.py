@@ -36,6 +36,7 @@ import numpy as np
 from . import _complex as _cx
 from . import _core
 from . import _elementwise as _ew
+from . import _numpy
 
 _FAKE_BASE = 1 << 44   # address of byte 0 of every shadow: never dereferenced
 
@@ -205,6 +206,11 @@ class Array(_core.ArrayBase):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kw):
         return _ew.array_ufunc(self, ufunc, method, *inputs, **kw)
+
+    def __array_function__(self, func, types, args, kwargs):
+        # NumPy's functions: gpured's of that name on the device, else
+        # TypeError (never a silent host copy): _numpy.py
+        return _numpy.array_function(self, func, types, args, kwargs)
 
     def __neg__(self): return _ew.apply(np.negative, (self,))
     def __pos__(self): return _ew.apply(np.positive, (self,))

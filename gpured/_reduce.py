@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import _complex as _cx, _core, _split
+from . import _elementwise as _ew
 
 _NoValue = np._NoValue
 _reduce = _core.reduce
@@ -439,7 +440,7 @@ def average(a, axis=None, weights=None, returned=False, *,
         # NumPy's check first: the weights' one sum (NumPy weights: NumPy's
         # own sum of a vector as long as one slice, no device call)
         scl = sum(w, None, rt) if wdev else np.add.reduce(w, dtype=rt)
-        if np.asarray(scl) == 0.0:
+        if (float(scl) if wdev else scl) == 0.0:  # one value read back
             raise ZeroDivisionError("Weights sum to zero, can't be "
                                     "normalized")
         avg = _reduce("_average", a, axis, rt, None, keep, _NoValue, kw, w)
@@ -450,10 +451,10 @@ def average(a, axis=None, weights=None, returned=False, *,
     wf = w if wdev else _like(x, w)
     avg = _reduce("_average", a, axis, rt, None, keep, _NoValue, kw, wf)
     scl = None
-    if not np.isfinite(np.asarray(avg)).all():
+    if not _all_true(np.isfinite(avg), dev):
         # NumPy's check, where it can fail: a slice whose weights sum to 0
         scl = sum(wf, axis, rt, None, keep)
-        if np.any(np.asarray(scl) == 0.0):
+        if not _all_true(np.not_equal(scl, 0.0), dev):
             raise ZeroDivisionError("Weights sum to zero, can't be "
                                     "normalized")
     if not returned:
@@ -463,6 +464,12 @@ def average(a, axis=None, weights=None, returned=False, *,
     if dev and not isinstance(scl, _core.ArrayBase):
         scl = _beside(a, scl)
     return avg, scl
+
+
+def _all_true(x, dev):
+    """Whether every element of x (a bool result of a ufunc) is true: a
+    device array's test runs on the device, one bool read back."""
+    return bool(all(x)) if dev else bool(np.all(x))
 
 
 def _weights_check(shape, wshape, axis):
@@ -767,7 +774,18 @@ def explain(op, a, axis=None, dtype=None, **kw):
     ufunc="add")`` explains :func:`reduceat` (its ``op`` given as ``ufunc``);
     ``explain("sum_by_key", keys, values, ...)`` is :func:`explain_by_key`
     (``exact=True``: variant "fixed_point" or "host", and why).
+
+    Elementwise operations: ``explain("add", (d, 1.0))``, ``explain("sqrt",
+    d)``, ``explain("where", (c, x, y))`` -- a ufunc's name and its operand
+    or a tuple of operands: the launch geometry (wg_size, items per
+    work-item, groups), the policy row and why, NumPy's loop dtypes and the
+    result's shape.
     """
+    if op in _ew.UFUNCS or op == "where":
+        if axis is not None or dtype is not None:
+            raise TypeError("explain(%r, operands): an elementwise operation "
+                            "takes no axis or dtype" % op)
+        return _ew.explain(op, a, **kw)
     if op not in ("sum_by_key", "reduce_by_key", "scan_by_key") and \
             _cx.is_cx(a):
         return _cx.explain(explain, op, a, axis, dtype, kw)

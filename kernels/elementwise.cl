@@ -513,16 +513,13 @@ inline long gr_offset(const long8 *s, long o, const long *idx)
 #define GR_LOAD(K, C, p, o, s, v) \
     ((K) == GR_EW_VALUE ? (v) : C((p)[GR_AT(K, o, s)]))
 
-__kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
-                             GR_I0 v0, __global const GR_S1 *p1, ulong o1,
-                             long8 s1, GR_I1 v1, __global const GR_S2 *p2,
-                             ulong o2, long8 s2, GR_I2 v2, __global GR_D *pd,
-                             ulong od, long8 sd, long8 shape, ulong n)
+/* Result element gid. */
+inline void gr_elementwise_at(__global const GR_S0 *p0, ulong o0, long8 s0,
+                              GR_I0 v0, __global const GR_S1 *p1, ulong o1,
+                              long8 s1, GR_I1 v1, __global const GR_S2 *p2,
+                              ulong o2, long8 s2, GR_I2 v2, __global GR_D *pd,
+                              ulong od, long8 sd, long8 shape, ulong gid)
 {
-    const ulong gid = get_global_id(0);
-    if (gid >= n) {
-        return;
-    }
     long idx[GR_ND > 0 ? GR_ND : 1];
 #if GR_ND > 0
     {
@@ -552,4 +549,18 @@ __kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
 #endif
     const GR_O r = (GR_O)(GR_F(a, b, c));
     pd[GR_AT(GR_KD, od, sd)] = GR_STORE(r);
+}
+
+__kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
+                             GR_I0 v0, __global const GR_S1 *p1, ulong o1,
+                             long8 s1, GR_I1 v1, __global const GR_S2 *p2,
+                             ulong o2, long8 s2, GR_I2 v2, __global GR_D *pd,
+                             ulong od, long8 sd, long8 shape, ulong n)
+{
+    /* plan->items elements a work-item, the grid's width apart (one where
+     * the grid covers the result: csrc/plan_elementwise.c) */
+    for (ulong gid = get_global_id(0); gid < n; gid += get_global_size(0)) {
+        gr_elementwise_at(p0, o0, s0, v0, p1, o1, s1, v1, p2, o2, s2, v2, pd,
+                          od, sd, shape, gid);
+    }
 }

@@ -9,8 +9,10 @@ The cases cover each way an operand is read (contiguous, strided through
 merged dimensions, one element broadcast, a scalar by value), offsets and
 negative strides of views, broadcasting on both sides, writes into a
 strided `out` (in place), where's three inputs, a mixed int64/uint64
-comparison, NumPy's integer floor division edges and take (the gather of
-gpured.aggregate: indices into an offset table).
+comparison, NumPy's integer floor division edges, take (the gather of
+gpured.aggregate: indices into an offset table) and the grid-stride loop
+(several result elements a work-item, the last pass partial: the knobs
+wg_size / items of csrc/plan_elementwise.c).
 """
 import os
 import sys
@@ -53,6 +55,12 @@ def cases(gpured):
                              (np.dtype(np.int64), np.dtype(np.float32),
                               np.dtype(np.float32)), out)
     yield out, b[2:][idx]
+    f4 = np.dtype(np.float32)
+    for x, want in ((da, a), (da[::-1, ::2], a[::-1, ::2])):
+        out = gpured.empty(want.shape, f4)   # 35 / 20 elements, 8 x 3 a pass
+        gpured._core.elementwise("add", (x, np.asarray(1, f4)), (f4,) * 3,
+                                 out, 8, 3)
+        yield out, want + np.float32(1)
 
 
 def child(job):
