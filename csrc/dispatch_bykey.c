@@ -6,6 +6,7 @@
 
 #include "dispatch_common.h"
 #include "host_exact.h"
+#include "host_bykey.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,10 @@ static void bad_key(gr_device *d, const gr_request *req, cl_mem keys,
     long long sv = 0;
     unsigned long long uv = 0;
     switch (req->bkt.k) {
+    case GR_INT8: { int8_t x; memcpy(&x, p, 1); sv = x; break; }
+    case GR_UINT8: { uint8_t x; memcpy(&x, p, 1); uv = x; break; }
+    case GR_INT16: { int16_t x; memcpy(&x, p, 2); sv = x; break; }
+    case GR_UINT16: { uint16_t x; memcpy(&x, p, 2); uv = x; break; }
     case GR_INT32: { int32_t x; memcpy(&x, p, 4); sv = x; break; }
     case GR_UINT32: { uint32_t x; memcpy(&x, p, 4); uv = x; break; }
     case GR_INT64: { int64_t x; memcpy(&x, p, 8); sv = x; break; }
@@ -622,6 +627,100 @@ out:
     return rc;
 }
 
+/* sum_by_key's bins on the host path (host_bykey.c): num_keys (or the
+ * keys' maximum + 1, a pass of its own), then one pass over the pairs
+ * into the values' bins and, for bk_sumcount, the counts'.  No OpenCL
+ * call, no device lock; results in res->bk.host[]. */
+static int bk_host_run(gr_device *d, gr_request *req, gr_result *res,
+                       int threads, gr_status *st)
+{
+    const size_t n = req->in.shape[0];
+    gr_bk_result *r = &res->bk;
+    uint64_t mx = 0, bad = 0;
+    size_t nk = req->num_keys >= 0 ? (size_t)req->num_keys : 0;
+    int rc = 0;
+    if (req->num_keys < 0 && n > 0) {
+        rc = gr_host_bk_keymax(req->in.host, req->bkt.k, n, &mx, &bad);
+        rc = rc == -1 ? -2 : rc;
+        nk = (size_t)mx + 1;
+    }
+    if (rc == 0 && nk > UINT32_MAX) {
+        gr_status_kind(st, GR_E_MEMORY, "sum_by_key on the host: %zu bins "
+                       "(more than 2^32)", nk);
+        return -1;
+    }
+    const size_t rs = isz_of(req->bkt.r);
+    if (rc == 0 && ((r->host[0] = malloc(nk * rs + 8)) == NULL ||
+                    (req->bk_sumcount &&
+                     (r->host[1] = malloc(nk * 8 + 8)) == NULL))) {
+        gr_status_kind(st, GR_E_MEMORY, "out of host memory: %zu bins", nk);
+        return -1;
+    }
+    if (rc == 0) {
+        const gr_hbk h = {req->in.host, req->bkt.k,
+                          req->vals.present ? req->vals.host : NULL,
+                          req->bkt.v, n, nk, req->bkt.op, req->bkt.r,
+                          r->host[0], r->host[1], threads};
+        rc = gr_host_bk_dense(&h, &bad);
+    }
+    if (rc == 1) {
+        req->num_keys = (int64_t)nk;
+        bad_key(d, req, NULL, 0, bad, st);
+        return -1;
+    }
+    if (rc != 0) {
+        gr_status_kind(st, rc == -1 ? GR_E_MEMORY : GR_E_INTERRUPT, "%s",
+                       rc == -1 ? "out of host memory" : "interrupted");
+        return -1;
+    }
+    r->facts.num_keys = nk;
+    res->count = nk;
+    return 0;
+}
+
+/* sum_by_key where placement picks the host path: NumPy keys and values,
+ * placement 'auto' and nothing pinned (req->host_ok), not exact=True
+ * (its own host path), the host loops' time model (place.c) ahead.
+ * 0 done (-1 failed), 1 the device's turn; dtypes only the host takes
+ * are refused there. */
+static int bk_on_host(gr_request *req, gr_result *res, gr_status *st)
+{
+    gr_device *d = gr_device_get(req->dev);
+    gr_bk_result *r = &res->bk;
+    const size_t n = req->in.shape[0];
+    const size_t nbytes = n * (isz_of(req->bkt.k) +
+                               (req->vals.present ? isz_of(req->bkt.v) : 0));
+    int threads = 1;
+    const int ok = req->host_ok && req->bkf == GR_BK_DENSE &&
+                   req->in.host != NULL && !req->bk_exact &&
+                   (!req->vals.present || req->vals.host != NULL) &&
+                   req->mode != GR_BENCH;
+    if (!(ok && (gr_place_bykey(req->dev, nbytes,
+                                req->num_keys > 0 ? (size_t)req->num_keys : 0,
+                                &threads, res->place_why,
+                                sizeof res->place_why) ||
+                 req->bk_host_only))) {
+        if (req->bk_host_only) {
+            gr_status_kind(st, GR_E_TYPE, "%s", req->bk_type_err);
+            return -1;
+        }
+        return 1;
+    }
+    res->where = 1;
+    r->on_host = 1;
+    r->plan.name = "host";
+    r->facts.n = n;
+    r->facts.num_keys = req->num_keys >= 0 ? (size_t)req->num_keys : 0;
+    r->facts.first_bad = UINT64_MAX;
+    r->facts.sorted = -1;
+    r->facts.unmeasured = 1;
+    snprintf(r->plan.why, sizeof r->plan.why, "host path (host_bykey.c): "
+             "privatized bins, %d thread%s%s", threads, threads > 1 ? "s" : "",
+             req->bk_host_only ? "; these dtypes: the host path only" : "");
+    return req->mode == GR_EXPLAIN ? 0
+                                   : bk_host_run(d, req, res, threads, st);
+}
+
 int dp_run_bykey(gr_request *req, gr_result *res, gr_status *st)
 {
     bk_in kb, vb;
@@ -629,6 +728,13 @@ int dp_run_bykey(gr_request *req, gr_result *res, gr_status *st)
     int rc = -1;
     memset(&kb, 0, sizeof kb);
     memset(&vb, 0, sizeof vb);
+    if (req->bkf == GR_BK_DENSE && (rc = bk_on_host(req, res, st)) != 1) {
+        if (rc != 0) {
+            gr_result_clear(res);
+        }
+        return rc;
+    }
+    rc = -1;
     gr_device *d = dp_dev_begin(req, st);
     if (d == NULL) {
         return -1;

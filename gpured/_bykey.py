@@ -115,6 +115,24 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
                        deterministic, sorted, _kw(variant, wg_size, items, kw))
 
 
+def _sum_count_by_key(keys, values, num_keys=None, *, deterministic=False):
+    """``(sum_by_key(keys, values, num_keys), counts)``: each key's sum and
+    its number of pairs (int64), for aggregate's mean.  NumPy inputs that
+    placement gives the host path take one pass over the pairs for both
+    (csrc/host_bykey.c); elsewhere the device sums, and its counts are a
+    second sum_by_key (of ones)."""
+    s, c = _core.bykey("sum_by_key", keys, values, "sum_count", num_keys,
+                       False, deterministic, None, _kw(None, None, None, {}))
+    if c is None:
+        from ._array import Array, to_device
+        ones = np.ones(keys.shape[0], np.int32)
+        on = [x for x in (keys, values) if isinstance(x, Array)]
+        if on:
+            ones = to_device(ones, device=on[0].device_index)
+        c = sum_by_key(keys, ones, s.shape[0])
+    return s, c
+
+
 def _func(func):
     if func not in _FUNCS:
         raise ValueError("unknown function %r (one of %s)"
