@@ -627,54 +627,37 @@ out:
     return rc;
 }
 
-/* sum_by_key's bins on the host path (host_bykey.c): num_keys (or the
- * keys' maximum + 1, a pass of its own), then one pass over the pairs
- * into the values' bins and, for bk_sumcount, the counts'.  No OpenCL
+/* sum_by_key's bins on the host path (host_bykey.c): one pass over the
+ * pairs into the values' bins and, for bk_sumcount, the counts' (bins
+ * growing to the largest key where num_keys is not given).  No OpenCL
  * call, no device lock; results in res->bk.host[]. */
 static int bk_host_run(gr_device *d, gr_request *req, gr_result *res,
                        int threads, gr_status *st)
 {
     const size_t n = req->in.shape[0];
     gr_bk_result *r = &res->bk;
-    uint64_t mx = 0, bad = 0;
-    size_t nk = req->num_keys >= 0 ? (size_t)req->num_keys : 0;
-    int rc = 0;
-    if (req->num_keys < 0 && n > 0) {
-        rc = gr_host_bk_keymax(req->in.host, req->bkt.k, n, &mx, &bad);
-        rc = rc == -1 ? -2 : rc;
-        nk = (size_t)mx + 1;
-    }
-    if (rc == 0 && nk > UINT32_MAX) {
-        gr_status_kind(st, GR_E_MEMORY, "sum_by_key on the host: %zu bins "
-                       "(more than 2^32)", nk);
-        return -1;
-    }
-    const size_t rs = isz_of(req->bkt.r);
-    if (rc == 0 && ((r->host[0] = malloc(nk * rs + 8)) == NULL ||
-                    (req->bk_sumcount &&
-                     (r->host[1] = malloc(nk * 8 + 8)) == NULL))) {
-        gr_status_kind(st, GR_E_MEMORY, "out of host memory: %zu bins", nk);
-        return -1;
-    }
-    if (rc == 0) {
-        const gr_hbk h = {req->in.host, req->bkt.k,
-                          req->vals.present ? req->vals.host : NULL,
-                          req->bkt.v, n, nk, req->bkt.op, req->bkt.r,
-                          r->host[0], r->host[1], threads};
-        rc = gr_host_bk_dense(&h, &bad);
-    }
+    uint64_t bad = 0;
+    gr_hbk_out o;
+    const gr_hbk h = {req->in.host, req->bkt.k,
+                      req->vals.present ? req->vals.host : NULL, req->bkt.v,
+                      n, req->num_keys >= 0 ? (size_t)req->num_keys : SIZE_MAX,
+                      req->bkt.op, req->bkt.r, req->bk_sumcount, threads};
+    const int rc = gr_host_bk_dense(&h, &o, &bad);
+    r->host[0] = o.out;
+    r->host[1] = o.cnt;
     if (rc == 1) {
-        req->num_keys = (int64_t)nk;
         bad_key(d, req, NULL, 0, bad, st);
         return -1;
     }
     if (rc != 0) {
         gr_status_kind(st, rc == -1 ? GR_E_MEMORY : GR_E_INTERRUPT, "%s",
-                       rc == -1 ? "out of host memory" : "interrupted");
+                       rc == -1 ? "sum_by_key on the host path: out of host "
+                                  "memory (or keys past 2^32)"
+                                : "interrupted");
         return -1;
     }
-    r->facts.num_keys = nk;
-    res->count = nk;
+    r->facts.num_keys = o.nk;
+    res->count = o.nk;
     return 0;
 }
 
@@ -693,6 +676,7 @@ static int bk_on_host(gr_request *req, gr_result *res, gr_status *st)
     int threads = 1;
     const int ok = req->host_ok && req->bkf == GR_BK_DENSE &&
                    req->in.host != NULL && !req->bk_exact &&
+                   req->num_keys <= (int64_t)UINT32_MAX &&
                    (!req->vals.present || req->vals.host != NULL) &&
                    req->mode != GR_BENCH;
     if (!(ok && (gr_place_bykey(req->dev, nbytes,

@@ -333,30 +333,110 @@ static void put_result(int kind, gr_dtype rt, void *out, size_t k, uint64_t u)
 
 typedef struct {
     const gr_hbk *h;
+    size_t nk;                     /* bins (growing: the capacity)       */
     size_t tasks, per, cs, copies; /* pairs a task; copy stride; copies  */
     uint64_t *bins;                /* tasks x copies x nk                */
     int64_t *cnts;                 /* ... likewise, or NULL              */
     uint64_t *bad;                 /* the first bad index a task: n none */
     uint64_t ident;
-    int stopped;
+    int grow;                      /* nk from the keys (one task)        */
+    uint32_t kmax;                 /* ... the largest key seen           */
+    int stopped, oom;
 } hbk_job;
+
+static int acc_kind_of(const gr_hbk *h)
+{
+    return h->vals != NULL ? acc_kind(h->op, h->vt) : 2;
+}
+
+/* Growing: the bins for keys up to top (one task), every copy folded
+ * into one where they pass HBK_COPY_KEYS. */
+static int hbk_grow(hbk_job *j, uint64_t top)
+{
+    const gr_hbk *h = j->h;
+    size_t cap = j->nk * 2 > top + 1 ? j->nk * 2 : (size_t)top + 1;
+    const size_t copies = cap <= HBK_COPY_KEYS ? j->copies : 1;
+    uint64_t *b = malloc(copies * cap * 8);
+    int64_t *c = j->cnts != NULL ? calloc(copies * cap, 8) : NULL;
+    if (cap > UINT32_MAX || b == NULL || (j->cnts != NULL && c == NULL)) {
+        free(b);
+        free(c);
+        return -1;
+    }
+    for (size_t i = 0; i < copies * cap; ++i) {
+        b[i] = j->ident;
+    }
+    const int kind = acc_kind_of(h);
+    for (size_t p = 0; p < j->copies; ++p) {
+        const size_t q = copies > 1 ? p : 0;
+        for (size_t k = 0; k < j->nk; ++k) {
+            combine(kind, h->op, &b[q * cap + k], j->bins[p * j->nk + k]);
+            if (c != NULL) {
+                c[q * cap + k] += j->cnts[p * j->nk + k];
+            }
+        }
+    }
+    free(j->bins);
+    free(j->cnts);
+    j->bins = b;
+    j->cnts = c;
+    j->nk = cap;
+    j->copies = copies;
+    j->cs = copies > 1 ? cap : 0;
+    return 0;
+}
+
+/* One block's keys as indices: 0, or 1 where it stops the task (a bad
+ * key, growing's negative one, out of memory). */
+static int hbk_block_keys(hbk_job *j, keys_fn kf, size_t s, size_t m,
+                          uint32_t *idx, size_t t)
+{
+    const gr_hbk *h = j->h;
+    size_t at = kf(h->keys, s, m, j->nk, idx);
+    if (at < m && j->grow) {
+        /* past the bins: a negative key (the first is the error), or
+         * the bins grow to the block's largest (below 2^32) */
+        at = kf(h->keys, s, m, (uint64_t)1 << 63, idx);
+        if (at == m) {
+            uint32_t mx = 0;
+            for (size_t i = 0; i < m; ++i) {
+                mx = idx[i] > mx ? idx[i] : mx;
+            }
+            if (kf(h->keys, s, m, UINT32_MAX, idx) < m ||
+                hbk_grow(j, mx) != 0) {
+                j->oom = 1;
+                return 1;
+            }
+        }
+    }
+    if (at < m) {
+        j->bad[t] = s + at;
+        return 1;
+    }
+    if (j->grow) {
+        uint32_t mx = j->kmax;
+        for (size_t i = 0; i < m; ++i) {
+            mx = idx[i] > mx ? idx[i] : mx;
+        }
+        j->kmax = mx;
+    }
+    return 0;
+}
 
 static void hbk_task(void *arg, size_t t)
 {
     hbk_job *j = arg;
     const gr_hbk *h = j->h;
-    const size_t nb = j->copies * h->nk, lo = t * j->per;
+    const size_t nb = j->copies * j->nk, lo = t * j->per;
     const size_t hi = lo + j->per < h->n ? lo + j->per : h->n;
-    uint64_t *b = j->bins + t * nb;
-    int64_t *c = j->cnts != NULL ? j->cnts + t * nb : NULL;
     uint32_t idx[HBK_BLOCK];
     const keys_fn kf = keys_of(h->kt);
     const fold_fn ff = h->vals != NULL ? fold_of(h->op, h->vt) : NULL;
     for (size_t i = 0; i < nb; ++i) {
-        b[i] = j->ident;
+        j->bins[t * nb + i] = j->ident;
     }
-    if (c != NULL) {
-        memset(c, 0, nb * sizeof *c);
+    if (j->cnts != NULL) {
+        memset(j->cnts + t * nb, 0, nb * sizeof *j->cnts);
     }
     j->bad[t] = h->n;
     for (size_t s = lo; s < hi; s += HBK_BLOCK) {
@@ -365,16 +445,15 @@ static void hbk_task(void *arg, size_t t)
             j->stopped = 1;
             return;
         }
-        const size_t at = kf(h->keys, s, m, h->nk, idx);
-        if (at < m) {
-            j->bad[t] = s + at;
+        if (hbk_block_keys(j, kf, s, m, idx, t) != 0) {
             return;
         }
+        /* (growing moves the bins: their address after the keys) */
         if (ff != NULL) {
-            ff(h->vals, s, m, idx, b, j->cs);
+            ff(h->vals, s, m, idx, j->bins + t * nb, j->cs);
         }
-        if (c != NULL) {
-            count_block(m, idx, c, j->cs);
+        if (j->cnts != NULL) {
+            count_block(m, idx, j->cnts + t * nb, j->cs);
         }
     }
 }
@@ -394,15 +473,15 @@ int gr_host_bk_tasks(size_t n, size_t nk, int threads, int counts)
 }
 
 /* Every task's bins (copies included) folded into task 0's copy 0, in
- * order, then written out. */
-static void hbk_merge(const hbk_job *j)
+ * order, then written out (nk of them: growing, the largest key + 1). */
+static void hbk_merge(const hbk_job *j, size_t nk, gr_hbk_out *o)
 {
     const gr_hbk *h = j->h;
-    const int kind = h->vals != NULL ? acc_kind(h->op, h->vt) : 2;
-    const size_t nk = h->nk, parts = j->tasks * j->copies;
+    const int kind = acc_kind_of(h);
+    const size_t parts = j->tasks * j->copies;
     for (size_t p = 1; p < parts; ++p) {
-        const uint64_t *b = j->bins + p * nk;
-        const int64_t *c = j->cnts != NULL ? j->cnts + p * nk : NULL;
+        const uint64_t *b = j->bins + p * j->nk;
+        const int64_t *c = j->cnts != NULL ? j->cnts + p * j->nk : NULL;
         for (size_t k = 0; k < nk; ++k) {
             if (h->vals != NULL) {
                 combine(kind, h->op, &j->bins[k], b[k]);
@@ -412,31 +491,65 @@ static void hbk_merge(const hbk_job *j)
             }
         }
     }
-    for (size_t k = 0; h->out != NULL && k < nk; ++k) {
-        put_result(kind, h->rt, h->out, k, j->bins[k]);
+    for (size_t k = 0; o->out != NULL && k < nk; ++k) {
+        put_result(kind, h->rt, o->out, k, j->bins[k]);
     }
-    if (h->cnt != NULL && nk > 0) {
-        memcpy(h->cnt, j->cnts, nk * sizeof *h->cnt);
+    if (o->cnt != NULL && nk > 0) {
+        memcpy(o->cnt, j->cnts, nk * sizeof *o->cnt);
     }
 }
 
-int gr_host_bk_dense(const gr_hbk *h, uint64_t *bad)
+/* The job's bins: tasks (placement's threads, as the bins allow), copies;
+ * growing (nk not given, one task) from HBK_COPY_KEYS / 4 on. */
+static int hbk_setup(hbk_job *j, const gr_hbk *h, size_t nk)
+{
+    memset(j, 0, sizeof *j);
+    j->h = h;
+    j->grow = nk == SIZE_MAX;
+    j->nk = j->grow ? HBK_COPY_KEYS / 4 : nk;
+    j->tasks = j->grow ? 1 : (size_t)gr_host_bk_tasks(h->n, nk, h->threads,
+                                                       h->counts);
+    j->per = (h->n + j->tasks - 1) / j->tasks;
+    j->copies = j->nk <= HBK_COPY_KEYS ? HBK_COPIES : 1;
+    j->cs = j->copies > 1 ? j->nk : 0;
+    j->ident = h->vals != NULL ? identity_bits(h->op, h->vt) : 0;
+    const size_t nb = j->tasks * j->copies * (j->nk ? j->nk : 1);
+    j->bins = malloc(nb * 8);
+    j->cnts = h->counts ? malloc(nb * 8) : NULL;
+    j->bad = malloc(j->tasks * sizeof *j->bad);
+    return j->bins == NULL || j->bad == NULL || (h->counts && !j->cnts)
+               ? -1 : 0;
+}
+
+/* The results' memory (nk of rt; the counts) into o. */
+static int hbk_out_alloc(const gr_hbk *h, size_t nk, gr_hbk_out *o)
+{
+    o->nk = nk;
+    o->out = malloc(nk * (size_t)gr_dtypes[h->rt].size + 8);
+    o->cnt = h->counts ? malloc(nk * 8 + 8) : NULL;
+    return o->out == NULL || (h->counts && o->cnt == NULL) ? -1 : 0;
+}
+
+int gr_host_bk_dense(const gr_hbk *h, gr_hbk_out *o, uint64_t *bad)
 {
     hbk_job j;
-    memset(&j, 0, sizeof j);
-    j.h = h;
-    j.tasks = (size_t)gr_host_bk_tasks(h->n, h->nk, h->threads,
-                                       h->cnt != NULL);
-    j.per = (h->n + j.tasks - 1) / j.tasks;
-    j.copies = h->nk <= HBK_COPY_KEYS ? HBK_COPIES : 1;
-    j.cs = j.copies > 1 ? h->nk : 0;
-    j.ident = h->vals != NULL ? identity_bits(h->op, h->vt) : 0;
-    const size_t nb = j.tasks * j.copies * (h->nk ? h->nk : 1);
-    j.bins = malloc(nb * 8);
-    j.cnts = h->cnt != NULL ? malloc(nb * 8) : NULL;
-    j.bad = malloc(j.tasks * sizeof *j.bad);
+    size_t nk = h->nk;
+    uint64_t mx = 0;
+    memset(o, 0, sizeof *o);
+    if (nk == SIZE_MAX && h->n == 0) {
+        nk = 0;
+    }
+    if (nk == SIZE_MAX && gr_host_bk_tasks(h->n, HBK_COPY_KEYS, h->threads,
+                                           h->counts) > 1) {
+        /* several tasks: the largest key first, a pass of its own */
+        const int krc = gr_host_bk_keymax(h->keys, h->kt, h->n, &mx, bad);
+        if (krc != 0) {
+            return krc == 1 ? 1 : -2;
+        }
+        nk = (size_t)mx + 1;
+    }
     int rc = -1;
-    if (j.bins == NULL || j.bad == NULL || (h->cnt != NULL && !j.cnts)) {
+    if (hbk_setup(&j, h, nk) != 0) {
         goto out;
     }
     if (j.tasks > 1) {
@@ -452,9 +565,12 @@ int gr_host_bk_dense(const gr_hbk *h, uint64_t *bad)
         rc = -2;
     } else if (*bad < h->n) {
         rc = 1;
-    } else {
-        hbk_merge(&j);
-        rc = 0;
+    } else if (!j.oom) {
+        nk = j.grow ? (h->n ? (size_t)j.kmax + 1 : 0) : nk;
+        if (hbk_out_alloc(h, nk, o) == 0) {
+            hbk_merge(&j, nk, o);
+            rc = 0;
+        }
     }
 out:
     free(j.bins);

@@ -12,9 +12,11 @@
 #include <stdint.h>
 
 /* One dense by-key call on the host: out[k] = op of vals[i] with
- * keys[i] == k (vals NULL: none; counts only), cnt[k] (NULL: not asked)
- * the number of i with keys[i] == k.  Keys of any integer dtype, values
- * bool, integers or floats; rt the result dtype (gr_host_bk_result). */
+ * keys[i] == k (vals NULL: none; counts only), cnt[k] the number of i
+ * with keys[i] == k.  nk SIZE_MAX: the largest key + 1 (one pass on one
+ * thread, the bins growing; several threads: a pass for the largest key
+ * first).  Keys of any integer dtype, values bool, integers or floats;
+ * rt the result dtype (gr_host_bk_result). */
 typedef struct {
     const void *keys;
     gr_dtype kt;
@@ -23,10 +25,17 @@ typedef struct {
     size_t n, nk;
     gr_op op;             /* GR_ADD, GR_MIN, GR_MAX                        */
     gr_dtype rt;
-    void *out;            /* nk of rt, or NULL                             */
-    int64_t *cnt;         /* nk counts, or NULL                            */
+    int counts;           /* the counts too                                */
     int threads;          /* at most this many (placement's choice)        */
 } gr_hbk;
+
+/* Its results (malloc'd; the caller frees them): nk bins of rt, the
+ * counts (NULL: not asked). */
+typedef struct {
+    size_t nk;
+    void *out;
+    int64_t *cnt;
+} gr_hbk_out;
 
 /* The result dtype of op over values vt: NumPy's add.reduce for sums
  * (bool and signed -> int64, unsigned -> uint64, floats keep theirs),
@@ -42,9 +51,10 @@ int gr_host_bk_types_ok(gr_dtype kt, gr_dtype vt);
 int gr_host_bk_keymax(const void *keys, gr_dtype kt, size_t n, uint64_t *max,
                       uint64_t *bad);
 
-/* Runs h: 0, 1 where a key is out of [0, nk) (*bad: the first such
- * index), -1 out of memory, -2 stopped (Ctrl-C). */
-int gr_host_bk_dense(const gr_hbk *h, uint64_t *bad);
+/* Runs h into o: 0, 1 where a key is out of [0, nk) or negative (*bad:
+ * the first such index), -1 out of memory, -2 stopped (Ctrl-C); o's
+ * memory is the caller's to free either way. */
+int gr_host_bk_dense(const gr_hbk *h, gr_hbk_out *o, uint64_t *bad);
 
 /* The loops' tasks for nk bins on `threads` threads: privatized bins
  * per task cost nk x copies x 8 bytes each; 1 where they would not fit
