@@ -217,14 +217,31 @@ static int bk_operands(bk_call *b, PyObject *keys, PyObject *values)
     return 0;
 }
 
-/* n elements of t from host memory p as a new NumPy array. */
-static PyObject *host_array(const void *p, gr_dtype t, size_t n)
+static void host_bins_free(PyObject *cap)
+{
+    free(PyCapsule_GetPointer(cap, "gpured.host_bins"));
+}
+
+/* n elements of t at *p (malloc'd) as a NumPy array that owns them (*p
+ * NULL once it does: its base frees them). */
+static PyObject *host_adopt(void **p, gr_dtype t, size_t n)
 {
     npy_intp dims[1] = {(npy_intp)n};
-    PyObject *arr = PyArray_Empty(1, dims, gr_descr_of(t), 0);
-    if (arr != NULL && n > 0) {
-        memcpy(PyArray_DATA((PyArrayObject *)arr), p,
-               n * (size_t)gr_dtypes[t].size);
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, gr_descr_of(t), 1,
+                                         dims, NULL, *p, NPY_ARRAY_CARRAY,
+                                         NULL);
+    if (arr == NULL) {
+        return NULL;
+    }
+    PyObject *cap = PyCapsule_New(*p, "gpured.host_bins", host_bins_free);
+    if (cap == NULL) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    *p = NULL; /* the capsule's now, whatever happens next */
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, cap) != 0) {
+        Py_DECREF(arr);
+        return NULL;
     }
     return arr;
 }
@@ -233,13 +250,13 @@ static PyObject *host_array(const void *p, gr_dtype t, size_t n)
 static PyObject *bk_host_value(bk_call *b)
 {
     const gr_request *req = &b->c.req;
-    const gr_bk_result *r = &b->c.res.bk;
+    gr_bk_result *r = &b->c.res.bk;
     const size_t m = b->c.res.count;
-    PyObject *rv = host_array(r->host[0], req->bkt.r, m);
+    PyObject *rv = host_adopt(&r->host[0], req->bkt.r, m);
     if (rv == NULL || !req->bk_sumcount) {
         return rv;
     }
-    PyObject *rc = host_array(r->host[1], GR_INT64, m);
+    PyObject *rc = host_adopt(&r->host[1], GR_INT64, m);
     return rc ? Py_BuildValue("(NN)", rv, rc) : (Py_DECREF(rv), NULL);
 }
 

@@ -521,13 +521,38 @@ static int hbk_setup(hbk_job *j, const gr_hbk *h, size_t nk)
                ? -1 : 0;
 }
 
-/* The results' memory (nk of rt; the counts) into o. */
+/* The results' memory (nk of rt) into o. */
 static int hbk_out_alloc(const gr_hbk *h, size_t nk, gr_hbk_out *o)
 {
     o->nk = nk;
     o->out = malloc(nk * (size_t)gr_dtypes[h->rt].size + 8);
-    o->cnt = h->counts ? malloc(nk * 8 + 8) : NULL;
-    return o->out == NULL || (h->counts && o->cnt == NULL) ? -1 : 0;
+    return o->out == NULL ? -1 : 0;
+}
+
+/* The merged bins as the results: where the accumulator is the result
+ * dtype's own 8 bytes (float64; int64 / uint64 sums; 8-byte integer
+ * min/max) task 0's bins become the result without a copy, as do the
+ * counts (many keys: no second buffer to fault in). */
+static int hbk_finish(hbk_job *j, size_t nk, gr_hbk_out *o)
+{
+    const gr_hbk *h = j->h;
+    const int own = h->vals != NULL && gr_dtypes[h->rt].size == 8 &&
+                    (h->rt == GR_FLOAT64 || !gr_dtypes[h->rt].is_float);
+    if (!own && hbk_out_alloc(h, nk, o) != 0) {
+        return -1;
+    }
+    gr_hbk_out tmp = {nk, NULL, NULL};
+    hbk_merge(j, nk, own ? &tmp : o);
+    o->nk = nk;
+    if (own) {
+        o->out = j->bins;
+        j->bins = NULL;
+    }
+    if (h->counts) {
+        o->cnt = j->cnts;
+        j->cnts = NULL;
+    }
+    return 0;
 }
 
 int gr_host_bk_dense(const gr_hbk *h, gr_hbk_out *o, uint64_t *bad)
@@ -567,10 +592,7 @@ int gr_host_bk_dense(const gr_hbk *h, gr_hbk_out *o, uint64_t *bad)
         rc = 1;
     } else if (!j.oom) {
         nk = j.grow ? (h->n ? (size_t)j.kmax + 1 : 0) : nk;
-        if (hbk_out_alloc(h, nk, o) == 0) {
-            hbk_merge(&j, nk, o);
-            rc = 0;
-        }
+        rc = hbk_finish(&j, nk, o);
     }
 out:
     free(j.bins);

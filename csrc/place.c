@@ -412,10 +412,14 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
  * BK_CACHE_BINS bytes of them (a miss an element).  The device's dense
  * kernels (atomics, private bins, sorted segments) run at BK_GPU /
  * BK_CPU of its reduction rate, the key check's pass included.  2-core
- * PoCL machine, 16 Mi float32 + int64 keys (benchmarks/host_bykey.py,
- * 2026-11-28): see the figures there. */
-#define BK_HOST 2.0
-#define BK_HOST_BIG 6.0
+ * PoCL machine at load 5-7, 16 Mi float32 + int64 / int32 keys into 16
+ * and 1024 keys (benchmarks/host_bykey.py, 2026-11-28): host path 77-111
+ * ms (2.4 GB/s against the host sum's 16 default: BK_HOST 3 is within
+ * 2x), PoCL 136-174 ms (PoCL's sum rate 8 GB/s / 6 = 1.3 GB/s: 145 ms
+ * modelled).  1 Mi keys (8 MiB of bins): 16 ns a pair against 5 in cache
+ * (BK_HOST_BIG). */
+#define BK_HOST 3.0
+#define BK_HOST_BIG 9.0
 #define BK_CACHE_BINS (1u << 20)
 #define BK_GPU 1.5
 #define BK_CPU 6.0
