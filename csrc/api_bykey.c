@@ -199,9 +199,10 @@ static int bk_operands(bk_call *b, PyObject *keys, PyObject *values)
     }
     /* placement may answer on the host path (place.c): NumPy operands,
      * placement 'auto', no device, variant or geometry asked for, not
-     * timed */
+     * timed, not deterministic=True (the device's plans: fixed-point or
+     * sorted sums, the same bits everywhere) */
     req->host_ok = !b->on_device && gr_placement_auto() && c->k.device < 0 &&
-                   c->mode != GR_BENCH && !c->k.exact &&
+                   c->mode != GR_BENCH && !c->k.exact && !req->deterministic &&
                    (c->k.kn.variant == NULL ||
                     strcmp(c->k.kn.variant, "auto") == 0) &&
                    !c->k.kn.wg_size && !c->k.kn.items;

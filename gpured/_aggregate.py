@@ -622,7 +622,8 @@ def _prepare(group_idx, a, func, size, fill_value, order, dtype, axis,
     return name, keys, vals, n_groups, shape, unravel, dt, fill, on_dev
 
 
-def _host_mean(group_idx, a, func, size, fill_value, dtype, device, axis):
+def _host_mean(group_idx, a, func, size, fill_value, dtype, device, axis,
+               det):
     """mean of 1-D NumPy inputs: one sum_count_by_key call on the NumPy
     arrays (the host path's single pass where placement picks it, the
     device otherwise), then the per-group division.  None where the call
@@ -643,7 +644,8 @@ def _host_mean(group_idx, a, func, size, fill_value, dtype, device, axis):
                     x.dtype, x.shape[0])
     fill = _fill("mean", fill_value, dt)
     s, cnt = _sum_count_by_key(g, _dev_values(x),
-                               None if size is None else int(size))
+                               None if size is None else int(size),
+                               deterministic=det)
     with np.errstate(divide="ignore", invalid="ignore"):
         m = s / cnt
     m = m.astype(dt) if m.dtype != dt else m
@@ -685,7 +687,7 @@ def aggregate(group_idx, a, func="sum", size=None,
                         % ", ".join(sorted(kwargs)))
     if not kwargs:
         res = _host_mean(group_idx, a, func, size, fill_value, dtype, device,
-                         axis)
+                         axis, bool(deterministic))
         if res is not None:
             return res
     name, keys, vals, ng, shape, unr, dt, fill, on_dev = _prepare(

@@ -93,6 +93,15 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     the order of the keys for the automatic choice (otherwise it is
     measured on the device, along with the key check).
 
+    NumPy keys and values may run on the host path instead (placement
+    'auto', no variant / geometry / device given, neither ``exact`` nor
+    ``deterministic``; ``explain_by_key`` says ``placement``): one pass
+    over the pairs into per-thread bins (csrc/host_bykey.c), float32
+    summed in float64 and rounded once, integer sums wrapping as NumPy's,
+    every key checked as on the device.  There keys may be any integer
+    dtype (int8 .. uint64) and values bool or any integer as well; the
+    device refuses those (TypeError under ``placement('current')``).
+
     ``exact=True`` (float32/float64 values, op "sum"): each ``out[k]`` is
     the exact sum of key k's values rounded once to the result dtype, to
     nearest with ties to even -- ``math.fsum``'s answer for float64, the

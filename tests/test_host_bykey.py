@@ -268,9 +268,11 @@ def test_explain_names_the_host_path(host_side):
     plan = gpured.explain_by_key("sum_by_key", k, v, "sum", 4)
     assert plan["placement"] == "host" and plan["variant"] == "host"
     assert "host path" in plan["placement_why"]
-    # knobs, exact=True and timing keep the device
+    # knobs and deterministic=True keep the device
     assert gpured.explain_by_key("sum_by_key", k, v, "sum", 4,
                                  variant="atomic")["placement"] == "device"
+    assert gpured.explain_by_key("sum_by_key", k, v, "sum", 4,
+                                 deterministic=True)["placement"] == "device"
 
 
 def test_aggregate_mean_on_host_path(host_side):
