@@ -133,11 +133,16 @@ def _sum_count_by_key(keys, values, num_keys=None, *, deterministic=False):
     s, c = _core.bykey("sum_by_key", keys, values, "sum_count", num_keys,
                        False, deterministic, None, _kw(None, None, None, {}))
     if c is None:
-        from ._array import Array, to_device
-        ones = np.ones(keys.shape[0], np.int32)
+        from ._array import Array, empty
+        n = keys.shape[0]
         on = [x for x in (keys, values) if isinstance(x, Array)]
-        if on:
-            ones = to_device(ones, device=on[0].device_index)
+        if on:  # ones filled on the device (no upload)
+            ones = empty(n, np.int32, device=on[0].device_index)
+            if n:
+                _core.buffer_fill(ones.buffer, 0, ones.nbytes,
+                                  np.ones(1, np.int32).tobytes())
+        else:
+            ones = np.ones(n, np.int32)
         c = sum_by_key(keys, ones, s.shape[0])
     return s, c
 

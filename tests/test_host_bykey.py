@@ -180,6 +180,13 @@ def test_key_counts_and_threads(host_side, nk):
             s, c = _sum_count_by_key(k, v, nk)
             _check(s, k, v, nk, "sum")
             np.testing.assert_array_equal(c, np.bincount(k, minlength=nk))
+            # num_keys not given: one thread grows its bins with the keys
+            # (copies folded past 4096), two find the largest key first
+            top = int(k.max()) + 1
+            _check(gpured.sum_by_key(k, iv, op="min"), k, iv, top, "min")
+            s, c = _sum_count_by_key(k, v)
+            _check(s, k, v, top, "sum")
+            np.testing.assert_array_equal(c, np.bincount(k))
     finally:
         gpured.set_host_threads(old)
 
