@@ -85,6 +85,7 @@ static PyMethodDef methods[] = {
      "buffer_copy(src, soff, dst, doff, nbytes): device -> device."},
     {"device_copy", py_device_copy, METH_VARARGS,
      "device_copy(src, dst, div=0.0): strided, casting copy of Arrays."},
+    {"bin_index", py_bin_index, METH_VARARGS, "bin_index(a, edges, idx, uniform, lo, hi, denom): histogram bin indices on the device."},
     {"elementwise", py_elementwise, METH_VARARGS, "elementwise(name, inputs, loop, out): NumPy's ufuncs on Arrays."},
     {"to_device", py_to_device, METH_VARARGS,
      "to_device(obj, dtype=None, device=None) -> Array."},

@@ -6,8 +6,8 @@
 #include "api.h"
 #include "host_bykey.h"
 
-/* A 1-D by-key input; keys must be integers, values bool, integers or
- * floats (count: none); which of those the device takes is
+/* A 1-D by-key input; keys must be integers (int8..uint64), values bool,
+ * integers or floats (count: none); which of those the device takes is
  * gr_bk_types_init's (the host path's loops take them all).  Host arrays
  * made contiguous. */
 static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
@@ -28,8 +28,9 @@ static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
     }
     const gr_dtype t = o->t;
     if (keys && !(t >= GR_INT8 && t <= GR_UINT64)) {
-        PyErr_Format(PyExc_TypeError, "keys must be integers (int8 .. "
-                     "uint64); got dtype %s", gr_dtypes[t].name);
+        PyErr_Format(PyExc_TypeError, "keys must be integers (int8, uint8, "
+                     "int16, uint16, int32, uint32, int64, uint64); got dtype "
+                     "%s", gr_dtypes[t].name);
         return -1;
     }
     if (!keys && !(t >= GR_BOOL && t <= GR_FLOAT64)) {

@@ -209,7 +209,8 @@ static int bk_fuse(bk_call *c)
     const int is_auto = w == NULL || strcmp(w, "auto") == 0;
     const int atomic_kind = !is_auto && (strcmp(w, "atomic") == 0 ||
                                          strcmp(w, "warp_aggregated") == 0 ||
-                                         strcmp(w, "local_hash") == 0);
+                                         strcmp(w, "local_hash") == 0 ||
+                                         strcmp(w, "private_bins") == 0);
     if (!(atomic_kind || (is_auto && d->is_gpu && d->nvidia_ptx))) {
         return 0;
     }
@@ -224,7 +225,8 @@ static int bk_fuse(bk_call *c)
     }
     r->fused = r->plan.variant == GR_BKV_ATOMIC ||
                r->plan.variant == GR_BKV_WARP ||
-               r->plan.variant == GR_BKV_HASH;
+               r->plan.variant == GR_BKV_HASH ||
+               (r->plan.variant == GR_BKV_PRIV && r->plan.lcopies > 0);
     return 0;
 }
 

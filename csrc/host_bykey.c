@@ -499,6 +499,12 @@ static void hbk_merge(const hbk_job *j, size_t nk, gr_hbk_out *o)
     }
 }
 
+/* Counts kept: asked for, or they are the result (no values: op count). */
+static int hbk_counts(const gr_hbk *h)
+{
+    return h->counts || h->vals == NULL;
+}
+
 /* The job's bins: tasks (placement's threads, as the bins allow), copies;
  * growing (nk not given, one task) from HBK_COPY_KEYS / 4 on. */
 static int hbk_setup(hbk_job *j, const gr_hbk *h, size_t nk)
@@ -508,16 +514,16 @@ static int hbk_setup(hbk_job *j, const gr_hbk *h, size_t nk)
     j->grow = nk == SIZE_MAX;
     j->nk = j->grow ? HBK_COPY_KEYS / 4 : nk;
     j->tasks = j->grow ? 1 : (size_t)gr_host_bk_tasks(h->n, nk, h->threads,
-                                                       h->counts);
+                                                       hbk_counts(h));
     j->per = (h->n + j->tasks - 1) / j->tasks;
     j->copies = j->nk <= HBK_COPY_KEYS ? HBK_COPIES : 1;
     j->cs = j->copies > 1 ? j->nk : 0;
     j->ident = h->vals != NULL ? identity_bits(h->op, h->vt) : 0;
     const size_t nb = j->tasks * j->copies * (j->nk ? j->nk : 1);
     j->bins = malloc(nb * 8);
-    j->cnts = h->counts ? malloc(nb * 8) : NULL;
+    j->cnts = hbk_counts(h) ? malloc(nb * 8) : NULL;
     j->bad = malloc(j->tasks * sizeof *j->bad);
-    return j->bins == NULL || j->bad == NULL || (h->counts && !j->cnts)
+    return j->bins == NULL || j->bad == NULL || (hbk_counts(h) && !j->cnts)
                ? -1 : 0;
 }
 
@@ -538,6 +544,14 @@ static int hbk_finish(hbk_job *j, size_t nk, gr_hbk_out *o)
     const gr_hbk *h = j->h;
     const int own = h->vals != NULL && gr_dtypes[h->rt].size == 8 &&
                     (h->rt == GR_FLOAT64 || !gr_dtypes[h->rt].is_float);
+    if (h->vals == NULL) { /* op count: the counts are the result */
+        gr_hbk_out tmp = {nk, NULL, NULL};
+        hbk_merge(j, nk, &tmp);
+        o->nk = nk;
+        o->out = j->cnts;
+        j->cnts = NULL;
+        return 0;
+    }
     if (!own && hbk_out_alloc(h, nk, o) != 0) {
         return -1;
     }
@@ -565,7 +579,7 @@ int gr_host_bk_dense(const gr_hbk *h, gr_hbk_out *o, uint64_t *bad)
         nk = 0;
     }
     if (nk == SIZE_MAX && gr_host_bk_tasks(h->n, HBK_COPY_KEYS, h->threads,
-                                           h->counts) > 1) {
+                                           hbk_counts(h)) > 1) {
         /* several tasks: the largest key first, a pass of its own */
         const int krc = gr_host_bk_keymax(h->keys, h->kt, h->n, &mx, bad);
         if (krc != 0) {

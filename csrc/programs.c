@@ -57,7 +57,7 @@ static void stat_add(long *c)
 
 const char *const gr_kernel_families[] = {"reduce", "scan", "bykey", "copy",
                                              "segments", "exact",
-                                             "elementwise", NULL};
+                                             "elementwise", "bins", NULL};
 
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds)
 {

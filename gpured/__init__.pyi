@@ -400,6 +400,19 @@ def sum_by_key(keys: npt.ArrayLike | Array, values: npt.ArrayLike | Array,
                variant: ByKeyVariant | Literal["host"] | str | None = None,
                wg_size: int | None = None,
                items: int | None = None, device: _Device = None) -> Any: ...
+def bincount(x: npt.ArrayLike | Array, weights: npt.ArrayLike | Array | None = None,
+             minlength: int = 0, **kw: Any) -> Any: ...
+def histogram(a: npt.ArrayLike | Array, bins: int | str | npt.ArrayLike = 10,
+              range: tuple[float, float] | None = None, density: bool | None = None,
+              weights: npt.ArrayLike | Array | None = None,
+              **kw: Any) -> tuple[Any, npt.NDArray[Any]]: ...
+def explain_bins(func: Literal["bincount", "histogram"] | str, x: npt.ArrayLike | Array,
+                 weights: npt.ArrayLike | Array | None = None, minlength: int = 0,
+                 bins: int | str | npt.ArrayLike = 10,
+                 range: tuple[float, float] | None = None, **kw: Any) -> dict[str, Any]: ...
+def unique(a: npt.ArrayLike | Array, return_index: bool = False,
+           return_inverse: bool = False, return_counts: bool = False,
+           **kw: Any) -> Any: ...
 def variants_by_key(func: ByKeyFunc | str = "sum_by_key", keys_dtype: _DType = "int64",
                     values_dtype: _DType = "float64", op: ByKeyOp | str = "sum") -> list[str]: ...
 def explain_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,

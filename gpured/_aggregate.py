@@ -612,10 +612,6 @@ def _prepare(group_idx, a, func, size, fill_value, order, dtype, axis,
                         "supported (bool, integers, floats)" % x.dtype)
     keys, vals, n_groups, shape, unravel = _layout(
         g, x, size, order, axis, name in _HOST_FUNCS)
-    # widen keys the by-key family refuses (int8/uint8/int16/uint16 --
-    # drop this once the small key dtypes are merged: worktree "bins")
-    if keys.dtype.itemsize < 4:
-        keys = keys.astype(np.int64)
     dt = _out_dtype(name, None if dtype is None else np.dtype(dtype),
                     vals.dtype, vals.shape[0])
     fill = _fill(name, fill_value, dt)

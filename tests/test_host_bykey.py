@@ -191,6 +191,19 @@ def test_key_counts_and_threads(host_side, nk):
         gpured.set_host_threads(old)
 
 
+@pytest.mark.parametrize("side", ["host_side", "device_side"])
+def test_op_count(request, side):
+    """op "count" (values None): np.bincount of the keys, on both sides."""
+    request.getfixturevalue(side)
+    rng = np.random.default_rng(21)
+    k = rng.integers(0, 40, 5000).astype(np.uint16)
+    got = gpured.sum_by_key(k, None, 45, "count")
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.bincount(k, minlength=45))
+    got = gpured.sum_by_key(k, None, op="count")
+    np.testing.assert_array_equal(got, np.bincount(k))
+
+
 def test_num_keys_default_and_empty(host_side):
     rng = np.random.default_rng(3)
     k = rng.integers(0, 50, 1000).astype(np.uint16)
