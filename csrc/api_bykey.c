@@ -4,9 +4,12 @@
  * phase per static function below, run in order by py_bykey.
  */
 #include "api.h"
+#include "host_bykey.h"
 
-/* A 1-D by-key input; keys must be integers (int8..uint64), values
- * int32..float64 (count: none).  Host arrays made contiguous. */
+/* A 1-D by-key input; keys must be integers (int8..uint64), values bool,
+ * integers or floats (count: none); which of those the device takes is
+ * gr_bk_types_init's (the host path's loops take them all).  Host arrays
+ * made contiguous. */
 static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
                       const char *what, int keys)
 {
@@ -30,10 +33,9 @@ static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
                      "%s", gr_dtypes[t].name);
         return -1;
     }
-    if (!keys && !(t >= GR_INT32 && t <= GR_FLOAT64)) {
-        PyErr_Format(PyExc_TypeError, "values must be int32, int64, uint32, "
-                     "uint64, float32 or float64; got dtype %s",
-                     gr_dtypes[t].name);
+    if (!keys && !(t >= GR_BOOL && t <= GR_FLOAT64)) {
+        PyErr_Format(PyExc_TypeError, "values must be bool, integers, "
+                     "float32 or float64; got dtype %s", gr_dtypes[t].name);
         return -1;
     }
     if (o->host != NULL && o->shape[0] > 1 &&
@@ -124,9 +126,15 @@ static int bk_args(bk_call *b, PyObject *const *args, Py_ssize_t nargs)
 {
     gr_request *req = &b->c.req;
     int exclusive = 0, det = 0;
+    /* "sum_count" (gpured._bykey's private entry for aggregate's mean):
+     * sum_by_key's sums and counts together */
+    req->bk_sumcount = b->c.f->bkf == GR_BK_DENSE && PyUnicode_Check(args[3]) &&
+                       PyUnicode_CompareWithASCIIString(args[3],
+                                                        "sum_count") == 0;
     if (knobs_of(ARGN(8), "variant wg_size items device exact", b->c.f->name,
                  &b->c.k) != 0 ||
-        bk_op_of(b->c.f->name, args[3], &req->bkt) != 0 ||
+        (req->bk_sumcount ? (req->bkt.op = GR_ADD, 0)
+                          : bk_op_of(b->c.f->name, args[3], &req->bkt)) != 0 ||
         (ARGN(5) && flag_of(args[5], "exclusive", &exclusive) != 0) ||
         (ARGN(6) && flag_of(args[6], "deterministic", &det) != 0) ||
         forked_check() != 0) {
@@ -178,9 +186,27 @@ static int bk_operands(bk_call *b, PyObject *keys, PyObject *values)
     req->bkt.k = req->in.t;
     req->bkt.v = req->vals.present ? req->vals.t : GR_UINT8;
     if (gr_bk_types_init(c->d, &req->bkt, err, sizeof err) != 0) {
-        PyErr_SetString(PyExc_TypeError, err);
-        return -1;
+        /* the host path's loops take every integer key and bool / integer
+         * values (sum_by_key of NumPy arrays): placement must pick it */
+        if (!(req->bkf == GR_BK_DENSE && !b->on_device && !c->k.exact &&
+              !req->bkt.count && gr_host_bk_types_ok(req->bkt.k, req->bkt.v) &&
+              !(req->bkt.v == GR_FLOAT64 && !c->d->fp64))) {
+            PyErr_SetString(PyExc_TypeError, err);
+            return -1;
+        }
+        req->bk_host_only = 1;
+        snprintf(req->bk_type_err, sizeof req->bk_type_err, "%s", err);
+        req->bkt.r = gr_host_bk_result(req->bkt.op, req->bkt.v);
     }
+    /* placement may answer on the host path (place.c): NumPy operands,
+     * placement 'auto', no device, variant or geometry asked for, not
+     * timed, not deterministic=True (the device's plans: fixed-point or
+     * sorted sums, the same bits everywhere) */
+    req->host_ok = !b->on_device && gr_placement_auto() && c->k.device < 0 &&
+                   c->mode != GR_BENCH && !c->k.exact && !req->deterministic &&
+                   (c->k.kn.variant == NULL ||
+                    strcmp(c->k.kn.variant, "auto") == 0) &&
+                   !c->k.kn.wg_size && !c->k.kn.items;
     /* integer values are summed exactly already: the plain path */
     req->bk_exact = c->k.exact && req->vals.present &&
                     gr_dtypes[req->bkt.v].is_float;
@@ -193,14 +219,61 @@ static int bk_operands(bk_call *b, PyObject *keys, PyObject *values)
     return 0;
 }
 
+static void host_bins_free(PyObject *cap)
+{
+    free(PyCapsule_GetPointer(cap, "gpured.host_bins"));
+}
+
+/* n elements of t at *p (malloc'd) as a NumPy array that owns them (*p
+ * NULL once it does: its base frees them). */
+static PyObject *host_adopt(void **p, gr_dtype t, size_t n)
+{
+    npy_intp dims[1] = {(npy_intp)n};
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, gr_descr_of(t), 1,
+                                         dims, NULL, *p, NPY_ARRAY_CARRAY,
+                                         NULL);
+    if (arr == NULL) {
+        return NULL;
+    }
+    PyObject *cap = PyCapsule_New(*p, "gpured.host_bins", host_bins_free);
+    if (cap == NULL) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    *p = NULL; /* the capsule's now, whatever happens next */
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, cap) != 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+/* sum_by_key's bins from the host path (the counts too for sum_count). */
+static PyObject *bk_host_value(bk_call *b)
+{
+    const gr_request *req = &b->c.req;
+    gr_bk_result *r = &b->c.res.bk;
+    const size_t m = b->c.res.count;
+    PyObject *rv = host_adopt(&r->host[0], req->bkt.r, m);
+    if (rv == NULL || !req->bk_sumcount) {
+        return rv;
+    }
+    PyObject *rc = host_adopt(&r->host[1], GR_INT64, m);
+    return rc ? Py_BuildValue("(NN)", rv, rc) : (Py_DECREF(rv), NULL);
+}
+
 /* The results (keys, values) where the operands live: (keys, values) for
- * reduce_by_key, the values for the others. */
+ * reduce_by_key, the values for the others; sum_count: (sums, counts),
+ * counts None where the device ran (sums only there). */
 static PyObject *bk_value(bk_call *b)
 {
     api_call *c = &b->c;
     const gr_request *req = &c->req;
     PyObject *rk = NULL, *rv = NULL;
     const size_t m = c->res.count;
+    if (c->res.bk.on_host) {
+        return bk_host_value(b);
+    }
     if (b->on_device) {
         npy_intp dims[1] = {(npy_intp)m};
         if (c->res.blk[0] != NULL) {
@@ -220,9 +293,29 @@ static PyObject *bk_value(bk_call *b)
         Py_XDECREF(rk);
         return NULL;
     }
+    if (req->bk_sumcount) {
+        Py_XDECREF(rk);
+        return Py_BuildValue("(NO)", rv, Py_None);
+    }
     return req->bkf == GR_BK_REDUCE
                ? Py_BuildValue("(NN)", rk ? rk : Py_NewRef(Py_None), rv)
                : (Py_XDECREF(rk), rv);
+}
+
+/* explain()'s placement of a sum_by_key the host path ran (takes
+ * plan). */
+static PyObject *host_placement(PyObject *plan, const gr_result *res)
+{
+    PyObject *w = PyUnicode_FromString(res->place_why);
+    PyObject *h = PyUnicode_FromString("host");
+    if (w == NULL || h == NULL ||
+        PyDict_SetItemString(plan, "placement_why", w) != 0 ||
+        PyDict_SetItemString(plan, "placement", h) != 0) {
+        Py_CLEAR(plan);
+    }
+    Py_XDECREF(w);
+    Py_XDECREF(h);
+    return plan;
 }
 
 /* The result: explain's plan, the value, or timeit's (value, times,
@@ -234,6 +327,11 @@ static void bk_result(bk_call *b)
     if (c->mode != GR_RUN) {
         plan = bk_plan_dict(&c->res.bk.plan, &c->res.bk.facts, c->d,
                             c->f->name);
+        if (c->res.bk.on_host) {
+            plan = plan ? host_placement(plan, &c->res) : NULL;
+        } else if (c->req.bkf == GR_BK_DENSE) {
+            plan = add_placement(plan, &c->res);
+        }
         if (plan == NULL || c->mode == GR_EXPLAIN) {
             c->result = plan;
             return;

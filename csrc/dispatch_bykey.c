@@ -6,6 +6,7 @@
 
 #include "dispatch_common.h"
 #include "host_exact.h"
+#include "host_bykey.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -628,6 +629,84 @@ out:
     return rc;
 }
 
+/* sum_by_key's bins on the host path (host_bykey.c): one pass over the
+ * pairs into the values' bins and, for bk_sumcount, the counts' (bins
+ * growing to the largest key where num_keys is not given).  No OpenCL
+ * call, no device lock; results in res->bk.host[]. */
+static int bk_host_run(gr_device *d, gr_request *req, gr_result *res,
+                       int threads, gr_status *st)
+{
+    const size_t n = req->in.shape[0];
+    gr_bk_result *r = &res->bk;
+    uint64_t bad = 0;
+    gr_hbk_out o;
+    const gr_hbk h = {req->in.host, req->bkt.k,
+                      req->vals.present ? req->vals.host : NULL, req->bkt.v,
+                      n, req->num_keys >= 0 ? (size_t)req->num_keys : SIZE_MAX,
+                      req->bkt.op, req->bkt.r, req->bk_sumcount, threads};
+    const int rc = gr_host_bk_dense(&h, &o, &bad);
+    r->host[0] = o.out;
+    r->host[1] = o.cnt;
+    if (rc == 1) {
+        bad_key(d, req, NULL, 0, bad, st);
+        return -1;
+    }
+    if (rc != 0) {
+        gr_status_kind(st, rc == -1 ? GR_E_MEMORY : GR_E_INTERRUPT, "%s",
+                       rc == -1 ? "sum_by_key on the host path: out of host "
+                                  "memory (or keys past 2^32)"
+                                : "interrupted");
+        return -1;
+    }
+    r->facts.num_keys = o.nk;
+    res->count = o.nk;
+    return 0;
+}
+
+/* sum_by_key where placement picks the host path: NumPy keys and values,
+ * placement 'auto' and nothing pinned (req->host_ok), not exact=True
+ * (its own host path), the host loops' time model (place.c) ahead.
+ * 0 done (-1 failed), 1 the device's turn; dtypes only the host takes
+ * are refused there. */
+static int bk_on_host(gr_request *req, gr_result *res, gr_status *st)
+{
+    gr_device *d = gr_device_get(req->dev);
+    gr_bk_result *r = &res->bk;
+    const size_t n = req->in.shape[0];
+    const size_t nbytes = n * (isz_of(req->bkt.k) +
+                               (req->vals.present ? isz_of(req->bkt.v) : 0));
+    int threads = 1;
+    const int ok = req->host_ok && req->bkf == GR_BK_DENSE &&
+                   req->in.host != NULL && !req->bk_exact &&
+                   req->num_keys <= (int64_t)UINT32_MAX &&
+                   (!req->vals.present || req->vals.host != NULL) &&
+                   req->mode != GR_BENCH;
+    if (!(ok && (gr_place_bykey(req->dev, nbytes,
+                                req->num_keys > 0 ? (size_t)req->num_keys : 0,
+                                &threads, res->place_why,
+                                sizeof res->place_why) ||
+                 req->bk_host_only))) {
+        if (req->bk_host_only) {
+            gr_status_kind(st, GR_E_TYPE, "%s", req->bk_type_err);
+            return -1;
+        }
+        return 1;
+    }
+    res->where = 1;
+    r->on_host = 1;
+    r->plan.name = "host";
+    r->facts.n = n;
+    r->facts.num_keys = req->num_keys >= 0 ? (size_t)req->num_keys : 0;
+    r->facts.first_bad = UINT64_MAX;
+    r->facts.sorted = -1;
+    r->facts.unmeasured = 1;
+    snprintf(r->plan.why, sizeof r->plan.why, "host path (host_bykey.c): "
+             "privatized bins, %d thread%s%s", threads, threads > 1 ? "s" : "",
+             req->bk_host_only ? "; these dtypes: the host path only" : "");
+    return req->mode == GR_EXPLAIN ? 0
+                                   : bk_host_run(d, req, res, threads, st);
+}
+
 int dp_run_bykey(gr_request *req, gr_result *res, gr_status *st)
 {
     bk_in kb, vb;
@@ -635,6 +714,13 @@ int dp_run_bykey(gr_request *req, gr_result *res, gr_status *st)
     int rc = -1;
     memset(&kb, 0, sizeof kb);
     memset(&vb, 0, sizeof vb);
+    if (req->bkf == GR_BK_DENSE && (rc = bk_on_host(req, res, st)) != 1) {
+        if (rc != 0) {
+            gr_result_clear(res);
+        }
+        return rc;
+    }
+    rc = -1;
     gr_device *d = dp_dev_begin(req, st);
     if (d == NULL) {
         return -1;

@@ -510,4 +510,7 @@ void gr_result_clear(gr_result *res)
     gr_block_put(res->blk[0]);
     gr_block_put(res->blk[1]);
     res->blk[0] = res->blk[1] = NULL;
+    free(res->bk.host[0]);
+    free(res->bk.host[1]);
+    res->bk.host[0] = res->bk.host[1] = NULL;
 }

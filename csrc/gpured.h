@@ -493,6 +493,11 @@ size_t gr_seg_short(gr_dtype t);
  * "auto" and no device pinned by GPURED_DEVICE, set_device() or device=):
  * the device expected to finish first among all of them (those with fp64
  * where *dev has it) replaces *dev when the host path does not win. */
+/* sum_by_key on host memory (place.c): 1 where the host path's loops
+ * (host_bykey.c) are expected to finish first on *threads threads; nk
+ * the bins (0: not known yet). */
+int gr_place_bykey(int dev, size_t nbytes, size_t nk, int *threads, char *why,
+                   size_t n);
 int gr_place(int *dev, int roam, gr_family fam, gr_op op,
              const gr_layout *lay, size_t nbytes, double slow,
              const char *slow_why, char *why, size_t n);
@@ -856,6 +861,9 @@ typedef struct {
     size_t count;         /* reduce_by_key: runs                           */
     double *ns;           /* non-NULL: add kernel times here               */
     double ns_stats;
+    int on_host;          /* sum_by_key ran on the host path (host_bykey.c):
+                           * its results in host[] (malloc'd), no blocks   */
+    void *host[2];        /* ... the values, the counts (sum_count)        */
 } gr_bk_result;
 
 extern const char *const gr_bk_variant_names[];
@@ -988,6 +996,12 @@ typedef struct {
     int deterministic;
     int sorted;          /* -1 measure                                    */
     int bk_exact;        /* sum_by_key(exact=True) of float values         */
+    int bk_sumcount;     /* sum_by_key's sums and counts in one call (the
+                          * host path's one pass; the device: sums only)   */
+    int bk_host_only;    /* dtypes only the host path takes (small keys,
+                          * bool / small values): the device's refusal in
+                          * bk_type_err                                    */
+    char bk_type_err[160];
     gr_knobs kn;
     /* mode */
     gr_mode mode;

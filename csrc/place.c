@@ -403,6 +403,61 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
     return on_host;
 }
 
+/* ------------------------------------------------------ by-key
+ * sum_by_key on host memory (issue 41): the host path's loops
+ * (host_bykey.c) or the device's kernels, priced as the reduction family
+ * times a factor a side.  The host loop converts a block of keys into
+ * bin indices, then folds the values into privatized bins: BK_HOST times
+ * a sum's time while the bins stay in cache, BK_HOST_BIG beyond
+ * BK_CACHE_BINS bytes of them (a miss an element).  The device's dense
+ * kernels (atomics, private bins, sorted segments) run at BK_GPU /
+ * BK_CPU of its reduction rate, the key check's pass included.  2-core
+ * PoCL machine at load 5-7, 16 Mi float32 + int64 / int32 keys into 16
+ * and 1024 keys (benchmarks/host_bykey.py, 2026-11-28): host path 77-111
+ * ms (2.4 GB/s against the host sum's 16 default: BK_HOST 3 is within
+ * 2x), PoCL 136-174 ms (PoCL's sum rate 8 GB/s / 6 = 1.3 GB/s: 145 ms
+ * modelled).  1 Mi keys (8 MiB of bins): 16 ns a pair against 5 in cache
+ * (BK_HOST_BIG). */
+#define BK_HOST 3.0
+#define BK_HOST_BIG 9.0
+#define BK_CACHE_BINS (1u << 20)
+#define BK_GPU 1.5
+#define BK_CPU 6.0
+
+int gr_place_bykey(int dev, size_t nbytes, size_t nk, int *threads, char *why,
+                   size_t n)
+{
+    const gr_device *d = gr_device_get(dev);
+    gr_rates r;
+    int measured = 0;
+    gr_rates_get(d, &r, &measured);
+    const int f = GR_RATE_REDUCE;
+    const double fh = nk * 8 > BK_CACHE_BINS ? BK_HOST_BIG : BK_HOST;
+    const double fd = d->is_gpu ? BK_GPU : BK_CPU;
+    const double one = host_ns(&r, f, nbytes, fh);
+    const int T = gr_hpar_threads();
+    const size_t tasks = nbytes / (hpar.grain ? hpar.grain : GR_HOST_GRAIN);
+    double par = INFINITY;
+    if (T > 1 && tasks >= 2) {
+        const double k = (double)(tasks < (size_t)T ? tasks : (size_t)T);
+        par = r.host_call_ns + hpar.call_ns +
+              fh * (double)nbytes / fmin(hpar_gbs(&r, f), k * r.host_gbs[f]);
+    }
+    const double host = fmin(one, par);
+    const double dev_ns = r.dev_call_ns + fd * (double)nbytes / r.dev_gbs[f];
+    *threads = par < one ? T : 1;
+    const int on_host = host <= dev_ns;
+    if (why != NULL) {
+        snprintf(why, n, "sum_by_key of %zu bytes into %zu bins: host path "
+                 "on %d thread%s %.1f us vs %s '%s' %.1f us (%s rates: "
+                 "reduction rates x %.1f on the host, x %.1f on the device)",
+                 nbytes, nk, *threads, *threads > 1 ? "s" : "", host / 1e3,
+                 d->is_gpu ? "GPU" : "CPU device", d->name, dev_ns / 1e3,
+                 measured ? "measured" : "default", fh, fd);
+    }
+    return on_host;
+}
+
 /* ------------------------------------------------------------ splits */
 
 /* One call on host memory split between two devices at once (issue 12):

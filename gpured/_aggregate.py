@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _core
 from ._array import Array, asnumpy, empty, to_device
-from ._bykey import explain_by_key, sum_by_key
+from ._bykey import _sum_count_by_key, explain_by_key, sum_by_key
 from ._elementwise import where
 from ._reduce import any as _any
 from ._scan import cumsum as _dev_cumsum
@@ -280,7 +280,12 @@ def _len(c, dt, fill):
 
 def _mean_of(c):
     a = c.a if c.a.dtype.kind == "f" else c.a.astype(np.float64)
-    s = _by_key(c.keys, c.masked(a, 0), c.size, "sum", c.det)
+    if c.valid is None and c._cnt is None:
+        # sums and counts in one call (one pass on the host path)
+        s, c._cnt = _sum_count_by_key(c.keys, _dev_values(a), c.size,
+                                      deterministic=c.det)
+    else:
+        s = _by_key(c.keys, c.masked(a, 0), c.size, "sum", c.det)
     cnt = c.count()
     # s / cnt is float64 by NumPy's promotion; float32 on devices without it
     return a, s / (cnt if _fp64(c.dev) else cnt.astype(s.dtype)), cnt
@@ -613,6 +618,36 @@ def _prepare(group_idx, a, func, size, fill_value, order, dtype, axis,
     return name, keys, vals, n_groups, shape, unravel, dt, fill, on_dev
 
 
+def _host_mean(group_idx, a, func, size, fill_value, dtype, device, axis,
+               det):
+    """mean of 1-D NumPy inputs: one sum_count_by_key call on the NumPy
+    arrays (the host path's single pass where placement picks it, the
+    device otherwise), then the per-group division.  None where the call
+    is not of that form."""
+    if (isinstance(group_idx, Array) or isinstance(a, Array) or
+            device is not None or axis is not None or _name(func) != "mean"):
+        return None
+    g, x = np.asarray(group_idx), np.asarray(a)
+    if (g.ndim != 1 or x.ndim != 1 or g.dtype.kind not in "iu" or
+            x.dtype.kind not in "biuf" or x.dtype == np.float16 or
+            (size is not None and not np.isscalar(size))):
+        return None
+    if g.size == 0:
+        raise ValueError("group_idx must not be empty")
+    if x.shape[0] != g.shape[0]:
+        raise ValueError("group_idx and a must be of the same length")
+    dt = _out_dtype("mean", None if dtype is None else np.dtype(dtype),
+                    x.dtype, x.shape[0])
+    fill = _fill("mean", fill_value, dt)
+    s, cnt = _sum_count_by_key(g, _dev_values(x),
+                               None if size is None else int(size),
+                               deterministic=det)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = s / cnt
+    m = m.astype(dt) if m.dtype != dt else m
+    return np.where(cnt == 0, np.asarray(fill).astype(dt)[()], m)
+
+
 def aggregate(group_idx, a, func="sum", size=None,
               fill_value=DEFAULT_FILL_VALUE, order="C", dtype=None,
               axis=None, *, device=None, deterministic=False, **kwargs):
@@ -646,6 +681,11 @@ def aggregate(group_idx, a, func="sum", size=None,
     if kwargs:
         raise TypeError("aggregate: unexpected keyword argument(s) %s"
                         % ", ".join(sorted(kwargs)))
+    if not kwargs:
+        res = _host_mean(group_idx, a, func, size, fill_value, dtype, device,
+                         axis, bool(deterministic))
+        if res is not None:
+            return res
     name, keys, vals, ng, shape, unr, dt, fill, on_dev = _prepare(
         group_idx, a, func, size, fill_value, order, dtype, axis, device)
     base = name[3:] if name.startswith("nan") else name

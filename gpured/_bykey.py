@@ -104,6 +104,15 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     the order of the keys for the automatic choice (otherwise it is
     measured on the device, along with the key check).
 
+    NumPy keys and values may run on the host path instead (placement
+    'auto', no variant / geometry / device given, neither ``exact`` nor
+    ``deterministic``; ``explain_by_key`` says ``placement``): one pass
+    over the pairs into per-thread bins (csrc/host_bykey.c), float32
+    summed in float64 and rounded once, integer sums wrapping as NumPy's,
+    every key checked as on the device.  There values may also be bool
+    or int8 .. uint16, which the device refuses (TypeError under
+    ``placement('current')``).
+
     ``exact=True`` (float32/float64 values, op "sum"): each ``out[k]`` is
     the exact sum of key k's values rounded once to the result dtype, to
     nearest with ties to even -- ``math.fsum``'s answer for float64, the
@@ -129,6 +138,19 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
         kw["exact"] = True
     return _core.bykey("sum_by_key", keys, values, op, num_keys, False,
                        deterministic, sorted, _kw(variant, wg_size, items, kw))
+
+
+def _sum_count_by_key(keys, values, num_keys=None, *, deterministic=False):
+    """``(sum_by_key(keys, values, num_keys), counts)``: each key's sum and
+    its number of pairs (int64), for aggregate's mean.  NumPy inputs that
+    placement gives the host path take one pass over the pairs for both
+    (csrc/host_bykey.c); elsewhere the device sums, and its counts are a
+    second sum_by_key (op "count")."""
+    s, c = _core.bykey("sum_by_key", keys, values, "sum_count", num_keys,
+                       False, deterministic, None, _kw(None, None, None, {}))
+    if c is None:
+        c = sum_by_key(keys, None, s.shape[0], "count")
+    return s, c
 
 
 def _func(func):

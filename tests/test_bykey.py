@@ -367,7 +367,16 @@ def test_sum_by_key_deterministic_bitwise():
         "fixed_point" if gpu_lb and gpured.get_device()["fp64"] else "sorted_segments")
 
 
-def test_auto_and_explain():
+@pytest.fixture
+def on_device():
+    """The device's plans for NumPy inputs (the host path placement may
+    pick instead is tests/test_host_bykey.py's)."""
+    old = gpured.placement("current")
+    yield
+    gpured.placement(old)
+
+
+def test_auto_and_explain(on_device):
     rng = np.random.default_rng(2)
     k = runs_keys(4000, 10, "int64", rng, nk=500)
     v = values(k.size, "float64" if HAS_FP64 else "float32", rng, "sum")
