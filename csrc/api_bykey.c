@@ -35,7 +35,8 @@ static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
     }
     if (!keys && !(t >= GR_BOOL && t <= GR_FLOAT64)) {
         PyErr_Format(PyExc_TypeError, "values must be bool, integers, "
-                     "float32 or float64; got dtype %s", gr_dtypes[t].name);
+                     "float32 or float64; got dtype %s",
+                     t < GR_NDTYPES ? gr_dtypes[t].name : "?");
         return -1;
     }
     if (o->host != NULL && o->shape[0] > 1 &&

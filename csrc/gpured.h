@@ -1001,7 +1001,7 @@ typedef struct {
     int bk_host_only;    /* dtypes only the host path takes (small keys,
                           * bool / small values): the device's refusal in
                           * bk_type_err                                    */
-    char bk_type_err[160];
+    char bk_type_err[256];
     gr_knobs kn;
     /* mode */
     gr_mode mode;
