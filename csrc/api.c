@@ -86,6 +86,11 @@ static PyMethodDef methods[] = {
     {"device_copy", py_device_copy, METH_VARARGS,
      "device_copy(src, dst, div=0.0): strided, casting copy of Arrays."},
     {"elementwise", py_elementwise, METH_VARARGS, "elementwise(name, inputs, loop, out): NumPy's ufuncs on Arrays."},
+    {"custom_reduce", py_custom_reduce, METH_VARARGS,
+     "custom_reduce(user, args, out, layout, types, knobs, mode): "
+     "a user-defined reduction (gpured.ReductionKernel)."},
+    {"custom_variants", py_custom_variants, METH_NOARGS,
+     "custom_variants() -> the variants of a user-defined reduction."},
     {"to_device", py_to_device, METH_VARARGS,
      "to_device(obj, dtype=None, device=None) -> Array."},
     {"get", py_get, METH_O, "get(array) -> numpy.ndarray."},

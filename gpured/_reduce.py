@@ -667,6 +667,16 @@ def _second(op, a, kw):
     return op, _mask(a, kw.pop("where", True))
 
 
+def _user_kernel(op, dtype):
+    """op is a user-defined kernel (gpured.ReductionKernel)."""
+    if isinstance(op, str) or not hasattr(op, "explain"):
+        return False
+    if dtype is not None:
+        raise TypeError("a user kernel's types come from its parameters: "
+                        "no dtype=")
+    return True
+
+
 def explain(op, a, axis=None, dtype=None, **kw):
     """The plan ``op(a, axis=axis, dtype=dtype, **kw)`` would run, and why.
 
@@ -677,7 +687,12 @@ def explain(op, a, axis=None, dtype=None, **kw):
     ufunc="add")`` explains :func:`reduceat` (its ``op`` given as ``ufunc``);
     ``explain("sum_by_key", keys, values, ...)`` is :func:`explain_by_key`
     (``exact=True``: variant "fixed_point" or "host", and why).
+    ``explain(kernel, a)`` (``a``: an array or a tuple of the inputs) is a
+    :class:`ReductionKernel`'s ``kernel.explain(*a)``.
     """
+    if _user_kernel(op, dtype):
+        return op.explain(*(a if isinstance(a, tuple) else (a,)), axis=axis,
+                          **kw)
     if op in ("sum_by_key", "reduce_by_key", "scan_by_key"):
         # explain("sum_by_key", keys, values, num_keys=..., exact=True):
         # the second positional is the values
@@ -714,7 +729,11 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     profiling events.  Returns a dict: ``seconds`` (median device time),
     ``gbps`` (bytes read, and written for scans, / seconds / 1e9), ``times``
     (every run), ``plan`` (as :func:`explain`) and ``result``.
+    ``timeit(kernel, a)``: a :class:`ReductionKernel`'s ``kernel.timeit``.
     """
+    if _user_kernel(op, dtype):
+        return op.timeit(*(a if isinstance(a, tuple) else (a,)), axis=axis,
+                         reps=reps, **kw)
     if op in _SCANS:
         exclusive = kw.pop("exclusive", False)
         res, (ns, plan) = _core.scan(op, a, axis, dtype, None, exclusive, kw,

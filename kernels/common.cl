@@ -36,6 +36,11 @@
 #define GR_OP_ARGMAX 5
 #define GR_OP_ALL    6
 #define GR_OP_ANY    7
+/* A user-defined operator (kernels/custom.cl, gpured.ReductionKernel): the
+ * defines bring GR_USER_MERGE(a, b) (merge state b into *a), GR_USER_IDENT
+ * and GR_USER_IDENT_X (the identity), GR_USER_X (1: the auxiliary part x
+ * is part of the state, e.g. logsumexp's (max, scaled sum)). */
+#define GR_OP_USER   8
 
 #define GR_CVT_NONE  0 /* element is already an accumulator value       */
 #define GR_CVT_TO_A  1 /* numeric conversion to the accumulator type    */
@@ -158,6 +163,9 @@
 #if GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
 #define GR_X long
 #define GR_HAS_X 1
+#elif GR_OP == GR_OP_USER
+#define GR_X GR_A
+#define GR_HAS_X GR_USER_X
 #elif GR_COMP || GR_VAR || GR_PTP
 #define GR_X GR_A
 #define GR_HAS_X 1
@@ -177,7 +185,9 @@ typedef struct {
  * for every x, signed zeros included): NumPy's cumsum([-0.0, 1.0]) begins
  * with -0.0.  Reductions keep +0.0, as np.sum([-0.0]) == +0.0 does,
  * except under an initial= (GR_NEG0): NumPy's fold then starts from it. */
-#if GR_NANSKIP
+#if GR_OP == GR_OP_USER
+#define GR_IDENT_V ((GR_A)(GR_USER_IDENT))
+#elif GR_NANSKIP
 #define GR_IDENT_V ((GR_A)NAN)
 #elif GR_OP == GR_OP_ADD && GR_A_FLOAT && (defined(GR_ITEMS) || (defined(GR_NEG0) && GR_NEG0))
 #define GR_IDENT_V ((GR_A)(-0.0))
@@ -196,6 +206,8 @@ typedef struct {
 #define GR_IDENT_X ((long)LONG_MAX)
 #elif GR_PTP
 #define GR_IDENT_X GR_A_MAXV
+#elif GR_OP == GR_OP_USER
+#define GR_IDENT_X ((GR_X)(GR_USER_IDENT_X))
 #else
 #define GR_IDENT_X ((GR_X)0)
 #endif
@@ -327,6 +339,9 @@ typedef struct {
 #elif GR_OP == GR_OP_MAX
 #define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
     ((v) = GR_SEL((v), (y), ((y) >= (v)) || GR_ISNAN(y)))
+#elif GR_OP == GR_OP_USER
+/* kernels/custom.cl folds elements through gr_merge only */
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((void)0)
 #elif GR_OP == GR_OP_ALL
 #define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) &= (y))
 #elif GR_OP == GR_OP_ANY
@@ -352,7 +367,9 @@ typedef struct {
 /* Merge state b into state a (both scalar); order-independent. */
 inline void gr_merge(gr_state *a, gr_state b)
 {
-#if GR_VAR
+#if GR_OP == GR_OP_USER
+    GR_USER_MERGE(a, b);
+#elif GR_VAR
     a->v += b.v;
     a->x += b.x;
 #elif GR_PTP
