@@ -240,8 +240,11 @@ class ReductionKernel:
         for j, (p, dt) in enumerate(zip(self.in_params, ins)):
             cl = _CL[dt.name]
             if scal[j]:
-                params.append("const %s %s," % (cl, p.name))
-                argn.append("%s," % p.name)
+                # by value, under a name no kernel local has
+                params.append("const %s gr_s%d," % (cl, j))
+                argn.append("gr_s%d," % j)
+                loads.append("const %s %s = gr_s%d;" % (cl, p.name, j))
+                vloads.append("const %s %s = gr_s%d;" % (cl, p.name, j))
                 continue
             params.append("__global const %s *restrict gr_in%d, ulong gr_o%d,"
                           % (cl, j, j))

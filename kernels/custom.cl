@@ -10,9 +10,11 @@
  * the user's, injected by the host's defines (GR_OP GR_OP_USER):
  *
  *   GR_USER_PARAMS     the kernel's inputs: "__global const T *restrict
- *                      gr_in0, ..., T scalar," (a trailing comma)
+ *                      gr_in0, ulong gr_o0, ..., const T gr_s2," (each
+ *                      array with its element offset; a trailing comma)
  *   GR_USER_ARGS       the same names, to pass them on
- *   GR_USER_LOADS(i)   declares each input parameter's element i by name
+ *   GR_USER_LOADS(i)   declares each input parameter's element i (a
+ *                      scalar's value) by the user's name
  *   GR_USER_VLOADS(i)  vector loads of GR_VW elements from i into lane
  *                      arrays; GR_USER_LANE(l) declares lane l by name
  *   GR_USER_MAP        the map expression (an element's value)
@@ -78,19 +80,19 @@ inline gr_state gr_user_elem(GR_USER_PARAMS ulong gr_i)
 
 /* GR_VW elements from gr_i on, lane l folded into acc[l] (independent
  * lanes, as the vector accumulators of reduce.cl). */
-inline void gr_user_fold_v(gr_state *acc, GR_USER_PARAMS ulong gr_i)
+inline void gr_user_fold_v(gr_state *gr_acc, GR_USER_PARAMS ulong gr_i)
 {
 #if GR_VW == 1
-    gr_merge(&acc[0], gr_user_elem(GR_USER_ARGS gr_i));
+    gr_merge(&gr_acc[0], gr_user_elem(GR_USER_ARGS gr_i));
 #else
     GR_USER_VLOADS(gr_i)
 #pragma unroll
-    for (int l = 0; l < GR_VW; ++l) {
-        GR_USER_LANE(l)
+    for (int gr_lane = 0; gr_lane < GR_VW; ++gr_lane) {
+        GR_USER_LANE(gr_lane)
         gr_state gr_s;
         gr_s.v = (GR_A)(GR_USER_MAP);
         gr_s.x = (GR_X)(GR_USER_ELEM_X);
-        gr_merge(&acc[l], gr_s);
+        gr_merge(&gr_acc[gr_lane], gr_s);
     }
 #endif
 }
@@ -174,12 +176,14 @@ void gr_custom_group(GR_CPARAMS ulong base, ulong L, ulong seg_stride,
     }
 #endif
     /* What the vector tiles left over (all of it for partial input). */
-    if (GR_IN_PARTIAL || GR_LOAD != GR_LOAD_STRIDE_GLOBAL) {
+#if GR_IN_PARTIAL || GR_LOAD != GR_LOAD_STRIDE_GLOBAL
+    {
         const ulong rest = lo + nv * (ulong)GR_WG * GR_VW;
         for (ulong i = rest + lid; i < hi; i += GR_WG) {
             gr_merge(&s, GR_ELEM(sb + i));
         }
     }
+#endif
     s = gr_group_combine(s, lv, lx);
     if (lid == 0) {
         gr_cstore(s, outv, outx, out0 + seg * parts + part, post_L, post_M);
