@@ -89,6 +89,9 @@ static PyMethodDef methods[] = {
     {"custom_reduce", py_custom_reduce, METH_VARARGS,
      "custom_reduce(user, args, out, layout, types, knobs, mode): "
      "a user-defined reduction (gpured.ReductionKernel)."},
+    {"custom_scan", py_custom_scan, METH_VARARGS,
+     "custom_scan(user, x, out, layout, out_strides, types, exclusive, "
+     "knobs, mode): a user-defined scan (gpured.ScanKernel)."},
     {"custom_variants", py_custom_variants, METH_NOARGS,
      "custom_variants() -> the variants of a user-defined reduction."},
     {"to_device", py_to_device, METH_VARARGS,

@@ -248,6 +248,7 @@ PyObject *py_device_copy(PyObject *self, PyObject *args);
 PyObject *py_elementwise(PyObject *self, PyObject *args);
 PyObject *py_custom_reduce(PyObject *self, PyObject *args);
 PyObject *py_custom_variants(PyObject *self, PyObject *unused);
+PyObject *py_custom_scan(PyObject *self, PyObject *args);
 PyObject *py_to_device(PyObject *self, PyObject *args);
 PyObject *py_get_many(PyObject *self, PyObject *arg);
 PyObject *py_get(PyObject *self, PyObject *arg);

@@ -191,3 +191,122 @@ PyObject *py_custom_variants(PyObject *self, PyObject *unused)
     }
     return l;
 }
+
+/* ---------------------------------------------------------------- scans
+ *
+ *   _core.custom_scan(user, x, out, layout, out_strides, types, exclusive,
+ *                     knobs, mode)
+ *
+ * gpured.ScanKernel: the rows of x (layout (M, L, seg_stride, elem_stride)
+ * in elements) scanned into out (its (seg, elem) strides) with the user's
+ * operator through kernels/scan.cl (decoupled look-back and the rest of
+ * the scans' ladder); types: (input dtype, result dtype, a_cl, a_size);
+ * mode as custom_reduce's. */
+
+static int scan_types(PyObject *types, gr_accum *acc)
+{
+    PyArray_Descr *dt = NULL, *dr = NULL;
+    int t, r;
+    if (!PyArg_ParseTuple(types, "O&O&si", PyArray_DescrConverter, &dt,
+                          PyArray_DescrConverter, &dr, &acc->a_cl,
+                          &acc->a_size)) {
+        Py_XDECREF(dt);
+        return -1;
+    }
+    t = gr_dtype_of(dt, "ScanKernel input");
+    r = t < 0 ? -1 : gr_dtype_of(dr, "ScanKernel output");
+    Py_DECREF(dt);
+    Py_DECREF(dr);
+    if (r < 0) {
+        return -1;
+    }
+    acc->t = (gr_dtype)t;
+    acc->r = (gr_dtype)r;
+    acc->a_min = acc->a_max = "0";
+    acc->cvt = 6; /* kernels/common.cl GR_CVT_USER */
+    return 0;
+}
+
+/* Run (or explain) the planned scan; the result of the call. */
+static PyObject *scan_go(gr_device *d, gr_accum *acc, int exclusive,
+                         const gr_layout *lay, const gr_scan_plan *plan,
+                         const gr_scan_io *io, int mode)
+{
+    gr_status st = {0};
+    gr_timing tm = {0, 0};
+    int rc;
+    if (mode == 1) {
+        return scan_plan_dict(d, plan, acc, lay);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    gr_lock(d);
+    rc = gr_scan_run(d, GR_OP_USER_ID, acc, exclusive, lay, plan, io,
+                     mode == 2 ? &tm : NULL, &st);
+    gr_unlock(d);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        return NULL;
+    }
+    if (mode == 2) {
+        PyObject *pd = scan_plan_dict(d, plan, acc, lay);
+        return pd ? Py_BuildValue("(dN)", tm.first_ns, pd) : NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+PyObject *py_custom_scan(PyObject *self, PyObject *args)
+{
+    PyObject *xo, *outo, *layout, *ostr, *types, *kw, *result = NULL;
+    Py_ssize_t M, L, ss, es, oss, oes;
+    gr_accum acc;
+    gr_operand x, out;
+    gr_scan_plan plan;
+    knobs k;
+    int exclusive = 0, mode = 0, dev = -1, odev = -1;
+    const char *user = NULL;
+    memset(&acc, 0, sizeof acc);
+    if (!PyArg_ParseTuple(args, "sOOO!O!O!pOi", &user, &xo, &outo,
+                          &PyTuple_Type, &layout, &PyTuple_Type, &ostr,
+                          &PyTuple_Type, &types, &exclusive, &kw, &mode) ||
+        forked_check() != 0 ||
+        !PyArg_ParseTuple(layout, "nnnn", &M, &L, &ss, &es) ||
+        !PyArg_ParseTuple(ostr, "nn", &oss, &oes) ||
+        scan_types(types, &acc) != 0 ||
+        knobs_of(kw, "variant wg_size groups items ilp vw spins",
+                 "ScanKernel", &k) != 0) {
+        return NULL;
+    }
+    acc.user = user;
+    gr_array *xa = gr_array_of(xo), *oa = gr_array_of(outo);
+    if (xa == NULL || oa == NULL) {
+        PyErr_SetString(PyExc_TypeError, "custom_scan: x and out are Arrays");
+        return NULL;
+    }
+    if (gr_array_operand(xa, &x, &dev) != 0) {
+        return NULL;
+    }
+    if (gr_array_operand(oa, &out, &odev) != 0) {
+        gr_block_put(x.blk);
+        return NULL;
+    }
+    gr_device *d = gr_device_get(dev);
+    const gr_layout lay = {(size_t)M, (size_t)L, ss, es};
+    const gr_scan_io io = {x.blk->mem, x.off / (size_t)gr_dtypes[x.t].size,
+                           out.blk->mem,
+                           out.off / (size_t)gr_dtypes[out.t].size, oss, oes};
+    const int rc = odev != dev ? -3
+                   : gr_plan_custom_scan(d, &acc, &lay, oes == 1, &k.kn,
+                                         &plan);
+    if (rc == -3) {
+        PyErr_SetString(PyExc_ValueError, "arrays on two devices");
+    } else if (rc != 0) {
+        PyErr_SetString(rc == -2 ? gr_VariantUnavailable : PyExc_ValueError,
+                        plan.why);
+    } else {
+        result = scan_go(d, &acc, exclusive, &lay, &plan, &io, mode);
+    }
+    gr_block_put(x.blk);
+    gr_block_put(out.blk);
+    return result;
+}

@@ -39,6 +39,10 @@ int gr_plan_custom(const gr_device *d, const gr_custom_types *ty,
                    const gr_layout *lay, const gr_knobs *ov, gr_plan *plan);
 /* The variants a user operator may name. */
 const char *const *gr_custom_variants(void);
+/* A user scan's plan (gr_plan_scan under the user operator's rules). */
+int gr_plan_custom_scan(const gr_device *d, const gr_accum *acc,
+                        const gr_layout *lay, int out_contig,
+                        const gr_knobs *ov, gr_scan_plan *plan);
 /* Enqueue the passes of plan (gr_lock held, device open); ns: the device
  * time when not NULL (waits). */
 int gr_custom_run(gr_device *d, const gr_custom_call *c, const gr_plan *plan,

@@ -86,3 +86,41 @@ int gr_plan_custom(const gr_device *d, const gr_custom_types *ty,
     }
     return 0;
 }
+
+/* --------------------------------------------------------------- scans */
+
+/* A user scan (gpured.ScanKernel): gr_plan_scan's geometry for the
+ * accumulator's and elements' sizes, without the group scans that are
+ * built-ins of add/min/max only (workgroup; subgroup through
+ * sub_group_scan_*): auto falls back to the Blelloch tree there, a named
+ * one is unavailable.  The sub-group scan through PTX shuffles (NVIDIA)
+ * takes any operator. */
+int gr_plan_custom_scan(const gr_device *d, const gr_accum *acc,
+                        const gr_layout *lay, int out_contig,
+                        const gr_knobs *ov, gr_scan_plan *plan)
+{
+    const char *name = ov->variant && ov->variant[0] ? ov->variant : "auto";
+    gr_accum sizing = *acc;
+    sizing.user = NULL;
+    sizing.cvt = 0;
+    const int rc = gr_plan_scan(d, GR_ADD, &sizing, lay, out_contig, ov, plan);
+    if (rc != 0) {
+        return rc;
+    }
+    const int builtin_only = plan->local == 3 || (plan->local == 4 &&
+                                                  plan->sg == 2);
+    if (builtin_only && strcmp(name, "auto") != 0) {
+        snprintf(plan->why, sizeof plan->why,
+                 "variant '%s' uses the work-group / sub-group scan built-ins "
+                 "(add, min, max only): not for a user operator here", name);
+        return -2;
+    }
+    if (builtin_only) {
+        plan->local = 2; /* LOC_BLELLOCH */
+        plan->sg = 0;
+        snprintf(plan->why + strlen(plan->why),
+                 sizeof plan->why - strlen(plan->why),
+                 "; Blelloch group scan (a user operator)");
+    }
+    return 0;
+}

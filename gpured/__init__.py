@@ -43,7 +43,7 @@ from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
 from ._tune import tune
 from ._elementwise import where
-from ._kernels import ReductionKernel, dot, logsumexp, vdot
+from ._kernels import ReductionKernel, ScanKernel, dot, logsumexp, vdot
 from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, cumulative_prod,
                     cumulative_sum, nancumprod, nancumsum)
@@ -71,7 +71,7 @@ __all__ = [
     "set_remeasure",
     "split_rates", "set_split_rates", "measure_split",
     "host_threads", "set_host_threads", "where",
-    "ReductionKernel", "dot", "vdot", "logsumexp",
+    "ReductionKernel", "ScanKernel", "dot", "vdot", "logsumexp",
 ]
 
 

@@ -374,6 +374,148 @@ class ReductionKernel:
         return found
 
 
+class ScanKernel:
+    """A user-defined prefix scan of one input (OpenCL C expressions)::
+
+        cummax = gpured.ScanKernel("T x", "T y", "x", "max(a, b)",
+                                   "-INFINITY", "cummax")
+        cummax(a)                       # flattened, as numpy's cum* do
+        cummax(m, axis=1, exclusive=True)
+
+    ``map_expr`` reads the element by the input's name, ``scan_expr``
+    merges ``a`` (the prefix) and ``b`` (associative, the order kept),
+    ``identity`` is the exclusive scan's first value; the output is the
+    scanned state in the output's type.  ``scan_type``: the state's type
+    (default the output's).  It runs through kernels/scan.cl, the scans'
+    policy and ladder (decoupled look-back on GPUs) with the operator
+    injected; the group scans that are built-ins of add/min/max only
+    (``workgroup``, ``subgroup`` through sub_group_scan_*) are not used.
+    """
+
+    def __init__(self, in_params, out_params, map_expr, scan_expr, identity,
+                 name="scan_kernel", scan_type=None, preamble=""):
+        self.in_params = _params(in_params)
+        self.out_params = _params(out_params)
+        if len(self.in_params) != 1 or len(self.out_params) != 1:
+            raise ValueError("a ScanKernel has one input and one output "
+                             "parameter")
+        self.map_expr = _one_line(map_expr)
+        self.scan_expr = _one_line(scan_expr)
+        self.identity = _one_line(identity)
+        self.name = name
+        self.scan_type = scan_type
+        self.preamble = preamble or ""
+
+    def _types(self, x):
+        p, o = self.in_params[0], self.out_params[0]
+        dt = np.dtype(x.dtype) if _is_array(x) else np.asarray(x).dtype
+        tmap = {}
+        if p.dtype is None:
+            tmap[p.type] = dt
+        it = p.dtype if p.dtype is not None else dt
+        rt = o.dtype if o.dtype is not None else tmap.get(o.type)
+        if rt is None:
+            raise TypeError("cannot resolve the output type %s" % o.type)
+        at = rt if self.scan_type is None else \
+            (_dtype_name(self.scan_type) or tmap.get(self.scan_type))
+        if at is None:
+            raise TypeError("cannot resolve scan_type %s" % self.scan_type)
+        for d in (it, rt, at):
+            if d.name not in _CL:
+                raise TypeError("user kernels take bool, integer, float32 "
+                                "and float64 types (not %s)" % d)
+        return tmap, np.dtype(it), np.dtype(rt), np.dtype(at)
+
+    def _user(self, tmap, it, rt, at):
+        lines = []
+        if np.float64 in (it, rt, at) or "double" in self.preamble:
+            lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        for k in sorted(tmap):
+            lines.append("typedef %s %s;" % (_CL[tmap[k].name], k))
+        if self.preamble:
+            lines.append(self.preamble)
+        lines += [
+            "inline %s gr_user_map1(%s %s) { return (%s)(%s); }"
+            % (_CL[at.name], _CL[it.name], self.in_params[0].name,
+               _CL[at.name], self.map_expr),
+            "#define GR_USER_X 0",
+            "#define GR_USER_IDENT (%s)" % self.identity,
+            "#define GR_USER_IDENT_X 0",
+            "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *gr_p_ = "
+            "(gr_pa); const gr_state gr_q_ = (gr_pb); { const GR_A a = "
+            "gr_p_->v; const GR_A b = gr_q_.v; gr_p_->v = (GR_A)(%s); } } "
+            "while (0)" % self.scan_expr]
+        return "\n".join(lines) + "\n"
+
+    def _prepare(self, x, axis):
+        tmap, it, rt, at = self._types(x)
+        if axis is None:
+            x = x.reshape(-1) if _is_array(x) else np.ravel(x)
+            axis = 0
+        nd = len(x.shape) if _is_array(x) else np.ndim(x)
+        if nd == 0:
+            raise ValueError("a ScanKernel scans an array (0-d given)")
+        ax = _axes(axis, nd)[0]
+        if not _is_array(x):
+            x = _core.to_device(np.ascontiguousarray(
+                np.moveaxis(np.asarray(x, dtype=it), ax, -1)), None, None)
+        else:
+            if x.dtype != it:
+                x = x.astype(it)
+            x = x.transpose(tuple(i for i in range(nd) if i != ax) + (ax,))
+            if not x.is_c_contiguous:
+                x = x.copy()
+        L = x.shape[-1]
+        M = int(np.prod(x.shape[:-1], dtype=np.int64))
+        res = _ew._bound["empty"](x.shape, rt, device=x.device_index)
+        types = (it, rt, _CL[at.name], at.itemsize)
+        return (self._user(tmap, it, rt, at), x, res, (M, L, L, 1), (L, 1),
+                types, ax)
+
+    def __call__(self, x, axis=None, exclusive=False, out=None, **knobs):
+        """The scan of x along axis (None: flattened); a device Array for a
+        device input, else NumPy."""
+        host = not _is_array(x)
+        user, xd, res, lay, ostr, types, ax = self._prepare(x, axis)
+        if lay[0] * lay[1]:
+            _core.custom_scan(user, xd, res, lay, ostr, types,
+                              bool(exclusive), knobs or None, 0)
+        nd = len(res.shape)
+        back = list(range(nd - 1))
+        back.insert(ax, nd - 1)
+        res = res.transpose(tuple(back)) if back != list(range(nd)) else res
+        if out is not None:
+            return _to_out(res, out)
+        return res.get() if host else res
+
+    def explain(self, x, axis=None, exclusive=False, **knobs):
+        user, xd, res, lay, ostr, types, _ = self._prepare(x, axis)
+        return _core.custom_scan(user, xd, res, lay, ostr, types,
+                                 bool(exclusive), knobs or None, 1)
+
+    def timeit(self, x, axis=None, exclusive=False, reps=10, **knobs):
+        """As :meth:`ReductionKernel.timeit` (gbps: bytes read and
+        written)."""
+        user, xd, res, lay, ostr, types, _ = self._prepare(x, axis)
+        times, plan = [], None
+        for _ in range(max(1, int(reps)) + 1):
+            t, plan = _core.custom_scan(user, xd, res, lay, ostr, types,
+                                        bool(exclusive), knobs or None, 2)
+            times.append(t / 1e9)
+        times = times[1:]
+        sec = sorted(times)[len(times) // 2]
+        nbytes = xd.nbytes + res.nbytes
+        return {"seconds": sec,
+                "gbps": nbytes / sec / 1e9 if sec > 0 else float("inf"),
+                "times": times, "plan": plan, "result": res}
+
+    @staticmethod
+    def variants():
+        """The scans' variants (``workgroup`` and, off NVIDIA,
+        ``subgroup`` raise VariantUnavailable for a user operator)."""
+        return list(_core.variants("cumsum", "float32", None))
+
+
 def _to_out(res, out):
     if _is_array(out):
         if out.shape != res.shape:

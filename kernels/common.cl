@@ -41,6 +41,9 @@
  * and GR_USER_IDENT_X (the identity), GR_USER_X (1: the auxiliary part x
  * is part of the state, e.g. logsumexp's (max, scaled sum)). */
 #define GR_OP_USER   8
+#ifndef GR_USER_ELEM_X
+#define GR_USER_ELEM_X 0
+#endif
 
 #define GR_CVT_NONE  0 /* element is already an accumulator value       */
 #define GR_CVT_TO_A  1 /* numeric conversion to the accumulator type    */
@@ -48,6 +51,7 @@
 #define GR_CVT_MASK  3 /* nonzero test -> all-ones / zero mask           */
 #define GR_CVT_COUNT 4 /* nonzero test -> 1 / 0 (count_nonzero's sum)   */
 #define GR_CVT_VALID 5 /* not-NaN test -> 1 / 0 (nanmean's count)      */
+#define GR_CVT_USER  6 /* a user operator's map (gr_user_map1, scans)  */
 
 #define GR_CAT_(a, b) a##b
 #define GR_CAT(a, b) GR_CAT_(a, b)
@@ -99,6 +103,10 @@
 #else
 #define GR_CVT_V(x) GR_CONVERT(GR_VA, -((x) != (GR_VEC(GR_T))0))
 #endif
+#elif GR_CVT == GR_CVT_USER
+/* gpured.ScanKernel: the user's map, defined before this file */
+#define GR_CVT_S(x) gr_user_map1(x)
+#define GR_CVT_V(x) (x)
 #elif GR_CVT == GR_CVT_VALID
 /* nanmean's divisor: 1 per element that is not NaN (x == x) */
 #define GR_CVT_S(x) ((GR_A)((x) == (x)))
@@ -360,7 +368,16 @@ typedef struct {
         (x) = GR_SEL((x), i_, xm_);                                          \
     } while (0)
 #endif
-#if !GR_VAR
+#if GR_OP == GR_OP_USER
+/* a user operator folds an element as the merge of its state */
+#define GR_FOLD_S(s, y, i)                                                   \
+    do {                                                                     \
+        gr_state e_;                                                         \
+        e_.v = (y);                                                          \
+        e_.x = (GR_X)(GR_USER_ELEM_X);                                       \
+        GR_USER_MERGE(&(s), e_);                                             \
+    } while (0)
+#elif !GR_VAR
 #define GR_FOLD_S(s, y, i) GR_FOLD((s).v, (s).x, y, i, GR_A, GR_X, GR_AM)
 #endif
 
