@@ -231,3 +231,88 @@ def test_logsumexp_edges():
         except gpured.VariantUnavailable:
             continue
         np.testing.assert_allclose(r, want, rtol=1e-6)
+
+
+# --------------------------------------------------------------- scans
+
+CUMSUM = gpured.ScanKernel("T x", "T y", "x", "a + b", "0", "ucumsum")
+CUMMAX = gpured.ScanKernel("T x", "T y", "x", "max(a, b)", "-INFINITY",
+                           "ucummax")
+# an affine recurrence y_i = c_i y_{i-1} + d_i as a scan of (c, d) pairs
+# would need a two-part state; a non-commutative one-part operator: the
+# last non-zero element so far
+LASTNZ = gpured.ScanKernel("T x", "T y", "x", "b != 0 ? b : a", "0", "lastnz")
+
+
+def _lastnz(x, axis):
+    out = np.array(x, copy=True)
+    idx = np.where(x != 0, np.arange(x.shape[axis]).reshape(
+        [-1 if i == axis else 1 for i in range(x.ndim)]), 0)
+    idx = np.maximum.accumulate(idx, axis=axis)
+    got = np.take_along_axis(x, idx, axis=axis)
+    out[...] = got
+    return out
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_scan_inclusive_exclusive(axis, exclusive):
+    x = _data((7, 300), np.int32, -3, 3)
+    want = np.cumsum(x, axis=axis, dtype=np.int32)
+    if exclusive:
+        flat = want.reshape(-1) if axis is None else want
+        ax = 0 if axis is None else axis
+        want = np.concatenate([np.zeros_like(np.take(flat, [0], axis=ax)),
+                               np.delete(flat, -1, axis=ax)], axis=ax)
+    got = CUMSUM(x, axis=axis, exclusive=exclusive)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_scan_ops_dtypes_device():
+    y = _data((5, 2000), np.float32)
+    np.testing.assert_array_equal(CUMMAX(y, axis=1),
+                                  np.maximum.accumulate(y, axis=1))
+    d = gpured.to_device(y)
+    r = CUMMAX(d, axis=0)
+    assert isinstance(r, gpured.Array) and r.shape == y.shape
+    np.testing.assert_array_equal(r.get(), np.maximum.accumulate(y, axis=0))
+    z = _data((4, 999), np.int64, -1, 1) * (RNG.random((4, 999)) < 0.3)
+    np.testing.assert_array_equal(LASTNZ(z, axis=1), _lastnz(z, 1))
+    f = _data(5000, F64)
+    np.testing.assert_allclose(CUMSUM(f), np.cumsum(f), rtol=1e-9, atol=1e-9)
+    sq = gpured.ScanKernel("float32 x", "float64 y", "x * x", "a + b", "0",
+                           "cumsq") if HAS_FP64 else None
+    if sq is not None:
+        np.testing.assert_allclose(sq(y[0]), np.cumsum(y[0].astype(np.float64) ** 2),
+                                   rtol=1e-6)
+    assert CUMSUM(np.zeros((3, 0), np.int32), axis=1).shape == (3, 0)
+
+
+def test_scan_variants():
+    x = _data(70_000, np.int32, -3, 3)
+    want = np.cumsum(x, dtype=np.int32)
+    z = _data(70_000, np.int32, -1, 1) * (RNG.random(70_000) < 0.2)
+    ran = []
+    for v in gpured.ScanKernel.variants():
+        try:
+            got = CUMSUM(x, variant=v)
+        except gpured.VariantUnavailable:
+            continue
+        ran.append(v)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(LASTNZ(z, variant=v), _lastnz(z, 0))
+    assert "decoupled_lookback" in ran and "naive" in ran
+    # many tiles: the look-back chain carries a non-commutative prefix
+    np.testing.assert_array_equal(
+        CUMSUM(x, variant="decoupled_lookback", items=512), want)
+    np.testing.assert_array_equal(
+        LASTNZ(z, variant="decoupled_lookback", items=512), _lastnz(z, 0))
+    np.testing.assert_array_equal(
+        LASTNZ(z, variant="reduce_then_scan", wg_size=8, items=4),
+        _lastnz(z, 0))
+    p = CUMSUM.explain(x)
+    assert p["variant"] in gpured.ScanKernel.variants()
+    t = CUMSUM.timeit(x, reps=1)
+    np.testing.assert_array_equal(t["result"].get(), want)
+    with pytest.raises(gpured.VariantUnavailable):
+        CUMSUM(x, variant="workgroup")
