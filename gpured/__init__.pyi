@@ -522,6 +522,25 @@ class ReductionKernel:
     @staticmethod
     def variants() -> list[str]: ...
 
+class ScanKernel:
+    name: str
+    def __init__(self, in_params: str, out_params: str, map_expr: str,
+                 scan_expr: str, identity: str | int | float,
+                 name: str = "scan_kernel", scan_type: str | None = None,
+                 preamble: str = "") -> None: ...
+    def __call__(self, x: npt.ArrayLike | Array, axis: int | None = None,
+                 exclusive: bool = False, out: _Out = None, *,
+                 variant: ScanVariant | str | None = None, wg_size: int | None = None,
+                 items: int | None = None, ilp: int | None = None,
+                 spins: int | None = None) -> _Result: ...
+    def explain(self, x: npt.ArrayLike | Array, axis: int | None = None,
+                exclusive: bool = False, **knobs: Any) -> dict[str, Any]: ...
+    def timeit(self, x: npt.ArrayLike | Array, axis: int | None = None,
+               exclusive: bool = False, reps: int = 10,
+               **knobs: Any) -> dict[str, Any]: ...
+    @staticmethod
+    def variants() -> list[str]: ...
+
 def dot(a: npt.ArrayLike | Array, b: npt.ArrayLike | Array, out: _Out = None, *,
         variant: CustomVariant | str | None = None, wg_size: int | None = None,
         groups: int | None = None, ilp: int | None = None,

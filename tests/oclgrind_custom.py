@@ -9,7 +9,8 @@ result against NumPy as well.
 Small cases: the group kernel's vector loads and leftovers over two passes
 (several groups a segment), the ladder's combines, the items kernel
 (columns, short rows), two inputs and a scalar, a two-part state
-(logsumexp) and an empty reduction (the identity).
+(logsumexp), an empty reduction (the identity) and a user scan (a
+non-commutative operator) through the look-back and reduce_then_scan.
 """
 import os
 import sys
@@ -48,6 +49,19 @@ def cases(gpured):
     yield gpured.logsumexp(x, variant="vector", wg_size=16, groups=2), \
         np.log(np.exp(x.astype(np.float64)).sum())
     yield l2(np.zeros((3, 0), np.float32), axis=1), np.zeros(3)
+    # user scans (kernels/scan.cl with the operator injected): a
+    # non-commutative one over the look-back chain and reduce_then_scan
+    lastnz = gpured.ScanKernel("T x", "T y", "x", "b != 0 ? b : a", "0",
+                               "lastnz")
+    z = np.where(rng.random(3000) < 0.1, rng.integers(1, 9, 3000), 0)
+    z = z.astype(np.int32)
+    idx = np.maximum.accumulate(np.where(z != 0, np.arange(z.size), 0))
+    # (reduce_then_scan first: run after a look-back, its gr_scan_partials
+    # reads pool scratch Oclgrind calls uninitialised, cumsum's as well:
+    # a finding of main's, reported, not this check's subject)
+    for v, kn in (("reduce_then_scan", {"wg_size": 8, "items": 4}),
+                  ("decoupled_lookback", {"items": 16, "wg_size": 8})):
+        yield lastnz(z, variant=v, **kn), z[idx]
 
 
 def child(job):

@@ -7,6 +7,7 @@ in the same process.  Each row's result is checked first.
   * a ReductionKernel l2-norm beside cupy.linalg.norm (target >= 1)
   * gpured.dot beside cupy.dot / torch.dot            (target >= 1)
   * gpured.logsumexp beside torch.logsumexp           (target >= 1)
+  * a ScanKernel cummax beside gpured.cummax / torch.cummax (no target)
   * the variants of the user sum (explain's plan), and tune()'s choice
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/ukern_h200.py
@@ -114,6 +115,19 @@ if torch is not None:
     peer(peers, "torch.logsumexp", lambda: torch.logsumexp(t2, 1), tsync)
 row("logsumexp rows of 4096", loop_ms(
     lambda: gpured.logsumexp(d2, axis=1), sync), peers)
+
+# ----------------------------------------------------------- ScanKernel
+ucummax = gpured.ScanKernel("T x", "T y", "x", "max(a, b)", "-INFINITY",
+                            "ucummax")
+got = ucummax(da)
+assert np.array_equal(got[-1000:].get(),
+                      np.maximum.accumulate(a)[-1000:]), "user cummax"
+print("user cummax plan:", ucummax.explain(da))
+del got
+peers = {"gpured.cummax": loop_ms(lambda: gpured.cummax(da), sync)}
+if torch is not None:
+    peer(peers, "torch.cummax", lambda: torch.cummax(ta, 0), tsync)
+row("ScanKernel cummax, 1 GiB f32", loop_ms(lambda: ucummax(da), sync), peers)
 
 # ------------------------------------------------- variants and tune()
 for v in gpured.ReductionKernel.variants():
