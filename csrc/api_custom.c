@@ -150,12 +150,19 @@ PyObject *py_custom_reduce(PyObject *self, PyObject *args)
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    gr_lock(d);
-    rc = gr_device_open(d, &st);
+    /* timed runs: on the device's profiling queue */
+    rc = mode == 2 ? gr_profile_begin(dev, &st) : 0;
     if (rc == 0) {
-        rc = gr_custom_run(d, &c, &plan, mode == 2 ? &ns : NULL, &st);
+        gr_lock(d);
+        rc = gr_device_open(d, &st);
+        if (rc == 0) {
+            rc = gr_custom_run(d, &c, &plan, mode == 2 ? &ns : NULL, &st);
+        }
+        gr_unlock(d);
+        if (mode == 2) {
+            gr_profile_end(dev);
+        }
     }
-    gr_unlock(d);
     Py_END_ALLOW_THREADS
     if (rc != 0) {
         gr_raise(&st);
@@ -238,11 +245,18 @@ static PyObject *scan_go(gr_device *d, gr_accum *acc, int exclusive,
     if (mode == 1) {
         return scan_plan_dict(d, plan, acc, lay);
     }
+    const int dev = d->index;
     Py_BEGIN_ALLOW_THREADS
-    gr_lock(d);
-    rc = gr_scan_run(d, GR_OP_USER_ID, acc, exclusive, lay, plan, io,
-                     mode == 2 ? &tm : NULL, &st);
-    gr_unlock(d);
+    rc = mode == 2 ? gr_profile_begin(dev, &st) : 0;
+    if (rc == 0) {
+        gr_lock(d);
+        rc = gr_scan_run(d, GR_OP_USER_ID, acc, exclusive, lay, plan, io,
+                         mode == 2 ? &tm : NULL, &st);
+        gr_unlock(d);
+        if (mode == 2) {
+            gr_profile_end(dev);
+        }
+    }
     Py_END_ALLOW_THREADS
     if (rc != 0) {
         gr_raise(&st);
