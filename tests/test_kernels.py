@@ -42,8 +42,8 @@ def _close(got, want, dt):
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("dt", [np.float32, F64, np.int32, np.int64])
-@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2), (1, 2)])
+@pytest.mark.parametrize("dt", [np.float32, np.int64])
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), (1, 2)])
 def test_sum_axes(dt, axis):
     x = _data((5, 33, 17), dt)
     want = np.sum(x, axis=axis, dtype=dt)
@@ -148,15 +148,17 @@ def test_variants():
 
 
 def test_explain_timeit_tune():
-    x = _data(10_000, np.float32)
-    p = L2.explain(x)
+    x = _data((3, 20_000), np.float32)  # test_variants' programs
+    want = np.linalg.norm(x.astype(np.float64), axis=1)
+    p = L2.explain(x, axis=1)
     assert p["variant"] in gpured.ReductionKernel.variants()
-    assert p == gpured.explain(L2, x)
-    t = L2.timeit(x, reps=2, variant="chunked")
-    assert t["seconds"] >= 0 and t["plan"]["variant"] == "chunked"
-    _close(t["result"].get()[0], np.linalg.norm(x.astype(np.float64)), np.float32)
-    assert gpured.timeit(L2, x, reps=2)["plan"]["variant"] == p["variant"]
-    found = L2.tune(x, reps=1)
+    assert p == gpured.explain(L2, x, axis=1)
+    t = L2.timeit(x, axis=1, reps=2, variant="chunked")
+    assert t["seconds"] > 0 and t["plan"]["variant"] == "chunked"
+    _close(t["result"].get(), want, np.float32)
+    assert gpured.timeit(L2, x, axis=1, reps=2)["plan"]["variant"] == \
+        p["variant"]
+    found = L2.tune(x, axis=1, reps=1)
     assert "chunked" in found and "atomic" not in found
     assert L2._variant == min(found, key=found.get)
     L2._variant = None
