@@ -14,6 +14,9 @@
 #                 under Oclgrind, and the manylinux wheel's check
 #   make quick    set-up, then the tests without notebooks and second passes
 #   make test-huge  the >2**31-element tests (~2 GiB each), not run by test
+#   make test-array-api  data-apis/array-api-tests' statistical and utility
+#                 tests against gpured's functions (tests/array_api/; a
+#                 pinned commit cloned into .array-api-tests; part of test)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -30,7 +33,7 @@ PYTEST_ARGS ?= -q --durations=25
 SECOND_PASS := tests/test_variants.py tests/test_scan.py tests/test_exact_bykey.py
 
 .PHONY: all setup sysdeps venv install build demo test quick test-py test-second test-intel \
-        test-oclgrind test-wheel test-huge wheel sdist bench clean distclean
+        test-oclgrind test-wheel test-huge test-array-api wheel sdist bench clean distclean
 
 all: build
 
@@ -141,6 +144,7 @@ MAIN_ENV = if [ -z "$$OCL_ICD_VENDORS$$OCL_ICD_FILENAMES" ]; then \
 TEST_JOBS ?= 2
 test: build $(STAMPS)-intel
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-py test-second
+	@$(MAKE) --no-print-directory test-array-api
 	@$(MAKE) --no-print-directory test-wheel
 
 test-second: build $(STAMPS)-intel
@@ -164,6 +168,44 @@ quick: build
 
 test-huge: build
 	$(PYTEST) $(PYTEST_ARGS) -m huge tests
+
+# The array API's test suite (data-apis/array-api-tests, not on PyPI) at a
+# pinned commit, with its spec submodule (AAT_URL / AAT_SPEC_URL: other
+# clones of the two repositories, e.g. local mirrors).  Its statistical and
+# utility tests run against tests/array_api/xp_gpured.py (NumPy's namespace
+# with gpured's sum, prod, min, max, mean, std, var, cumulative_sum,
+# cumulative_prod, all, any); a complex input gpured refuses is answered by
+# NumPy and the test reported xfail "complex64/128: issue 40"
+# (tests/array_api/xp_plugin.py; every real-dtype example still runs on
+# gpured).  diff is NumPy's (gpured has none): left out.  No Hypothesis
+# deadline: a new kernel's first build takes seconds (PoCL, cold cache).
+# ~20 s here.
+AAT_COMMIT := 55fcc60179efa2680ddd6cd926ddf17b83530e2b
+AAT_URL ?= https://github.com/data-apis/array-api-tests
+AAT_SPEC_URL ?= https://github.com/data-apis/array-api
+AAT_DIR := .array-api-tests
+AAT_EXAMPLES ?= 200
+AAT_RUN = cd $(AAT_DIR) && ARRAY_API_TESTS_MODULE=xp_gpured \
+	PYTHONPATH=$(CURDIR)/tests/array_api $(CURDIR)/$(VPY) -m pytest -q -rxX \
+	-p no:cacheprovider -p xp_plugin --max-examples=$(AAT_EXAMPLES) \
+	--derandomize --disable-deadline -k "not diff" \
+	array_api_tests/test_statistical_functions.py \
+	array_api_tests/test_utility_functions.py
+
+$(AAT_DIR)/.pinned-$(AAT_COMMIT):
+	rm -rf $(AAT_DIR)
+	git clone -q $(AAT_URL) $(AAT_DIR)
+	cd $(AAT_DIR) && git checkout -q $(AAT_COMMIT) && \
+	  git submodule -q init && \
+	  git config submodule.array_api_tests/array-api.url $(AAT_SPEC_URL) && \
+	  git -c protocol.file.allow=always submodule -q update
+	touch $@
+
+test-array-api: build $(AAT_DIR)/.pinned-$(AAT_COMMIT)
+	@$(MAIN_ENV); echo "==> array-api-tests $(AAT_COMMIT) (statistical, utility) against gpured"; \
+	t0=$$(date +%s); \
+	$(AAT_RUN); rc=$$?; \
+	echo "==> array-api-tests: $$(( $$(date +%s) - t0 )) s"; exit $$rc
 
 $(STAMPS)-intel: $(STAMPS)-install
 	@echo "==> $(VPIP) install $(INTEL_RT) (Intel's CPU OpenCL runtime, for the second pass)"

@@ -61,6 +61,7 @@ static PyMethodDef methods[] = {
     KW("plan_for", py_plan_for, "A reduction plan for synthetic caps."),
     KW("scan_plan_for", py_scan_plan_for, "A scan plan for synthetic caps."),
     KW("bykey_plan_for", py_bykey_plan_for, "A by-key plan for synthetic caps."),
+    KW("ew_plan_for", py_ew_plan_for, "An elementwise plan (synthetic caps or a device)."),
     {"set_tuned", py_set_tuned, METH_O, "Load gpured.tune()'s table."},
     {"size_class", py_size_class, METH_O, "Size class of a byte count."},
     {"devices", py_devices, METH_NOARGS, "List OpenCL devices."},
@@ -85,7 +86,8 @@ static PyMethodDef methods[] = {
      "buffer_copy(src, soff, dst, doff, nbytes): device -> device."},
     {"device_copy", py_device_copy, METH_VARARGS,
      "device_copy(src, dst, div=0.0): strided, casting copy of Arrays."},
-    {"elementwise", py_elementwise, METH_VARARGS, "elementwise(name, inputs, loop, out): NumPy's ufuncs on Arrays."},
+    {"bin_index", py_bin_index, METH_VARARGS, "bin_index(a, edges, idx, uniform, lo, hi, denom): histogram bin indices on the device."},
+    {"elementwise", py_elementwise, METH_VARARGS, "elementwise(name, inputs, loop, out, wg_size=0, items=0): NumPy's ufuncs on Arrays."},
     {"custom_reduce", py_custom_reduce, METH_VARARGS,
      "custom_reduce(user, args, out, layout, types, knobs, mode): "
      "a user-defined reduction (gpured.ReductionKernel)."},

@@ -670,7 +670,7 @@ int bk_op_of(const char *func, PyObject *op, gr_bk_types *ty)
                {"max", GR_MAX, 0}, {"count", GR_ADD, 1}};
     const char *allowed = strcmp(func, "reduce_by_key") == 0
                               ? "sum, prod, min, max, count"
-                          : strcmp(func, "sum_by_key") == 0 ? "sum, min, max"
+                          : strcmp(func, "sum_by_key") == 0 ? "sum, min, max, count"
                                                             : "sum, prod, min, max";
     const char *s = PyUnicode_Check(op) ? PyUnicode_AsUTF8(op) : NULL;
     if (s != NULL) {

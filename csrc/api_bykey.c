@@ -5,7 +5,7 @@
  */
 #include "api.h"
 
-/* A 1-D by-key input; keys must be int32/int64/uint32/uint64, values
+/* A 1-D by-key input; keys must be integers (int8..uint64), values
  * int32..float64 (count: none).  Host arrays made contiguous. */
 static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
                       const char *what, int keys)
@@ -24,10 +24,10 @@ static int bk_operand(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
         return -1;
     }
     const gr_dtype t = o->t;
-    if (keys && !(t == GR_INT32 || t == GR_INT64 || t == GR_UINT32 ||
-                  t == GR_UINT64)) {
-        PyErr_Format(PyExc_TypeError, "keys must be integers (int32, int64, "
-                     "uint32, uint64); got dtype %s", gr_dtypes[t].name);
+    if (keys && !(t >= GR_INT8 && t <= GR_UINT64)) {
+        PyErr_Format(PyExc_TypeError, "keys must be integers (int8, uint8, "
+                     "int16, uint16, int32, uint32, int64, uint64); got dtype "
+                     "%s", gr_dtypes[t].name);
         return -1;
     }
     if (!keys && !(t >= GR_INT32 && t <= GR_FLOAT64)) {

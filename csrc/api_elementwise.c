@@ -1,7 +1,7 @@
 /*
  * api_elementwise.c — the elementwise family's Python entry:
  *
- *   _core.elementwise(name, inputs, loop, out)
+ *   _core.elementwise(name, inputs, loop, out, wg_size=0, items=0)
  *
  * name: a NumPy ufunc's name (or "where"); inputs: device Arrays, or 0-d
  * NumPy arrays holding a scalar already in its loop type; loop: the
@@ -10,7 +10,9 @@
  * and weak Python scalars, never a second copy of its rules); out: the
  * result Array (the broadcast shape, any layout, any dtype the loop's
  * output casts to).  Inputs are broadcast against out's shape here, as
- * element strides (0 along broadcast axes); elementwise.c does the rest.
+ * element strides (0 along broadcast axes); dispatch_elementwise.c does
+ * the rest.  wg_size / items: the developer knobs of the launch geometry
+ * (0: plan_elementwise.c's choice; benchmarks/exp/ew_plan_h200.py).
  */
 #include "api.h"
 #include "elementwise.h"
@@ -41,6 +43,22 @@ bad:
     PyErr_SetString(PyExc_ValueError, "elementwise: operands could not be "
                     "broadcast to the result's shape (or a misaligned view)");
     return -1;
+}
+
+/* take's table: a contiguous 1-D Array read at its offset plus each
+ * index (strides 0: no broadcast against the indices' shape). */
+static int take_table(const gr_operand *o, gr_ew_operand *e)
+{
+    const ptrdiff_t isz = gr_dtypes[o->t].size;
+    if (o->nd != 1 || o->off % (size_t)isz != 0 ||
+        (o->shape[0] > 1 && o->strides[0] != isz)) {
+        PyErr_SetString(PyExc_ValueError, "take: the table must be a "
+                        "contiguous 1-D Array");
+        return -1;
+    }
+    e->off = o->off / (size_t)isz;
+    memset(e->str, 0, sizeof e->str);
+    return 0;
 }
 
 static int loop_type(PyObject *loop, Py_ssize_t i, gr_dtype *t)
@@ -112,6 +130,12 @@ static int operands(PyObject *ins, PyObject *loop, const gr_operand *out,
         e->kind = GR_EW_STRIDED;
         e->s = o.t;
         e->mem = o.blk->mem;
+        if (c->op == 91 && i == 1) {
+            if (take_table(&o, e) != 0) {
+                return -1;
+            }
+            continue;
+        }
         if (broadcast(&o, out, e) != 0) {
             return -1;
         }
@@ -123,7 +147,7 @@ static int type_checks(const char *name, int float_only, const gr_ew_call *c,
                        int dev)
 {
     const gr_device *d = gr_device_get(dev);
-    const gr_dtype arith = c->op == 90 ? c->in[1].t : c->in[0].t;
+    const gr_dtype arith = c->op >= 90 ? c->in[1].t : c->in[0].t;
     if (float_only && !gr_dtypes[arith].is_float) {
         PyErr_Format(PyExc_TypeError, "np.%s of %s runs on gpured Arrays "
                      "in float32 or float64 only: astype() first, or "
@@ -140,7 +164,8 @@ static int type_checks(const char *name, int float_only, const gr_ew_call *c,
                ? -1 : 0;
 }
 
-/* elementwise(name, inputs, loop, out) -> None (out written) */
+/* elementwise(name, inputs, loop, out, wg_size=0, items=0) -> None (out
+ * written) */
 PyObject *py_elementwise(PyObject *self, PyObject *args)
 {
     const char *name = NULL;
@@ -150,11 +175,17 @@ PyObject *py_elementwise(PyObject *self, PyObject *args)
     gr_operand out;
     gr_status st = {0};
     int dev = -1, fl = 0, rc = -1;
+    Py_ssize_t wg = 0, items = 0;
     gr_array *oa;
     memset(&c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "sO!O!O", &name, &PyTuple_Type, &ins,
-                          &PyTuple_Type, &loop, &outo) ||
+    if (!PyArg_ParseTuple(args, "sO!O!O|nn", &name, &PyTuple_Type, &ins,
+                          &PyTuple_Type, &loop, &outo, &wg, &items) ||
         forked_check() != 0) {
+        return NULL;
+    }
+    if (wg < 0 || items < 0) {
+        PyErr_SetString(PyExc_ValueError, "elementwise: wg_size and items "
+                        "must be >= 0");
         return NULL;
     }
     if ((c.op = gr_ew_find(name, &c.nin, &fl)) < 0 ||
@@ -181,7 +212,7 @@ PyObject *py_elementwise(PyObject *self, PyObject *args)
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = gr_ew_run(dev, &c, &st);
+    rc = gr_ew_run(dev, &c, (size_t)wg, (size_t)items, &st);
     Py_END_ALLOW_THREADS
     if (rc != 0) {
         gr_raise(&st);

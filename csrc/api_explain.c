@@ -5,6 +5,7 @@
  * path's threads, program cache facts.
  */
 #include "api.h"
+#include "elementwise.h"
 #include "hostpar.h"
 
 /* ==================================================== explain/variants */
@@ -354,6 +355,49 @@ done:
     Py_XDECREF(td);
     Py_XDECREF(rd);
     return res;
+}
+
+/* ew_plan_for(caps, n, wg_size=0, items=0) -> the elementwise plan
+ * (csrc/plan_elementwise.c) for n result elements on a synthetic device
+ * (caps a dict) or on device caps (an int: its position in devices()). */
+PyObject *py_ew_plan_for(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"caps", "n", "wg_size", "items", NULL};
+    PyObject *caps = NULL;
+    Py_ssize_t n = 0, wg = 0, items = 0;
+    gr_device dev;
+    const gr_device *d = &dev;
+    gr_ew_plan p;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "On|nn", kwlist, &caps, &n,
+                                     &wg, &items)) {
+        return NULL;
+    }
+    if (n < 0 || wg < 0 || items < 0) {
+        PyErr_SetString(PyExc_ValueError, "ew_plan_for needs n, wg_size, "
+                        "items >= 0");
+        return NULL;
+    }
+    if (PyLong_Check(caps)) {
+        long i = PyLong_AsLong(caps);
+        if (i < 0 || i >= gr_device_count()) {
+            PyErr_SetString(PyExc_ValueError, "no such device");
+            return NULL;
+        }
+        d = gr_device_get((int)i);
+    } else if (caps_parse(caps, &dev) != 0) {
+        return NULL;
+    }
+    if (gr_plan_elementwise(d, (size_t)n, (size_t)wg, (size_t)items, &p)
+        != 0) {
+        PyErr_SetString(PyExc_ValueError, p.why);
+        return NULL;
+    }
+    return Py_BuildValue("{s:s,s:n,s:n,s:n,s:n,s:s,s:s,s:s}", "kernel",
+                         "gr_elementwise", "wg_size", (Py_ssize_t)p.wg,
+                         "items", (Py_ssize_t)p.items, "groups",
+                         (Py_ssize_t)p.groups, "global_size",
+                         (Py_ssize_t)(p.groups * p.wg), "row", p.row, "why",
+                         p.why, "device", d->name);
 }
 
 /* bykey_plan_for(caps, func, kdtype, vdtype, op, n, num_keys=0, heads=0,

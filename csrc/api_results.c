@@ -123,7 +123,7 @@ PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
 {
     return Py_BuildValue(
         "{s:s, s:s, s:i, s:n, s:n, s:n, s:O, s:O, s:s, s:s, s:n, s:K, s:K, "
-        "s:n, s:O, s:s}",
+        "s:n, s:O, s:s, s:i}",
         "function", func, "variant", p->name ? p->name : "", "wg_size", p->wg,
         "items", (Py_ssize_t)p->items, "groups", (Py_ssize_t)p->groups,
         "parts", (Py_ssize_t)p->parts, "ptx", p->ptx ? Py_True : Py_False,
@@ -132,7 +132,8 @@ PyObject *bk_plan_dict(const gr_bk_plan *p, const gr_bk_facts *fx,
         (unsigned long long)fx->heads, "descents",
         (unsigned long long)fx->descents, "num_keys",
         (Py_ssize_t)fx->num_keys, "measured",
-        fx->unmeasured ? Py_False : Py_True, "row", p->row ? p->row : "");
+        fx->unmeasured ? Py_False : Py_True, "row", p->row ? p->row : "",
+        "local_copies", p->lcopies);
 }
 
 /* ---------------------------------------------------- result objects */
@@ -302,8 +303,7 @@ PyObject *upload(PyArrayObject *host, int dev)
     if (c == NULL) {
         return NULL;
     }
-    int t = gr_dtype_of(PyArray_DESCR(c), "array");
-    if (t < 0) {
+    if (gr_storage_ok(PyArray_DESCR(c), "array") != 0) {
         Py_DECREF(c);
         return NULL;
     }

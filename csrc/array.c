@@ -53,10 +53,20 @@ int gr_dtype_of(PyArray_Descr *descr, const char *what)
     PyObject *name = PyObject_Str((PyObject *)descr);
     PyErr_Format(PyExc_TypeError,
                  "gpured does not support %s dtype %S (supported: bool, "
-                 "int8-int64, uint8-uint64, float32, float64)",
+                 "int8-int64, uint8-uint64, float32, float64; complex64 and "
+                 "complex128 through gpured's Python functions)",
                  what, name ? name : Py_None);
     Py_XDECREF(name);
     return -1;
+}
+
+int gr_storage_ok(PyArray_Descr *descr, const char *what)
+{
+    if (descr->kind == 'c' && !PyDataType_HASFIELDS(descr) &&
+        (PyDataType_ELSIZE(descr) == 8 || PyDataType_ELSIZE(descr) == 16)) {
+        return 0;
+    }
+    return gr_dtype_of(descr, what) < 0 ? -1 : 0;
 }
 
 PyArray_Descr *gr_descr_of(gr_dtype t)
@@ -319,7 +329,7 @@ static int array_init(gr_array *a, PyObject *args, PyObject *kw)
         }
         goto done;
     }
-    if (gr_dtype_of(descr, "array") < 0) {
+    if (gr_storage_ok(descr, "array") != 0) {
         goto done;
     }
     {

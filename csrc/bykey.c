@@ -40,8 +40,11 @@ typedef struct {
     int k, v, r, op, count, seg, wg, ptx, match, hash_bins, items;
     int fp64, atomics64;
     int fxw;        /* seg 5 (fixed_point): windows a key (FX_WMAX)     */
+    int lc, lw;     /* seg 0, private_bins in local memory: copies, words */
     unsigned xdefs; /* hash of GPURED_BYKEY_XDEFS (0: unset) */
 } bkey;
+_Static_assert(sizeof(bkey) <= GR_MEMO_KEY,
+               "bkey outgrew the kernel memo's key (every call would miss)");
 
 /* Developer knobs for benchmarks/exp/bykey_lb.py: GPURED_BYKEY_XDEFS
  * appends #define lines to every by-key program (as GPURED_SCAN_XDEFS),
@@ -114,7 +117,8 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              "#define GR_BK_CHECK %d\n#define GR_BK_CHUNKS %d\n"
              "#define GR_BK_LOOKBACK %d\n#define GR_BK_ITEMS %d\n"
              "#define GR_BK_SORT %d\n#define GR_BK_SEG %d\n"
-             "#define GR_T_SIZE %d\n#define GR_BK_FXW %d\n",
+             "#define GR_T_SIZE %d\n#define GR_BK_FXW %d\n"
+             "#define GR_BK_LC %d\n#define GR_BK_LW %d\n",
              strcmp(a_cl, "double") == 0 || ti->size == 8 * ti->is_float ||
                  key->r == GR_FLOAT64,
              ti->cl, a_cl, key->count ? "long" : ri->cl,
@@ -129,7 +133,7 @@ static void bk_defines(const void *ctx, char *buf, size_t n)
              key->seg == 4 ? (key->wg == 1 ? 1 : 2) : 0,
              /* each program holds only its own kernels: PoCL compiles every
               * kernel of a program when its binary is read for the cache */
-             key->seg, (int)ti->size, key->fxw);
+             key->seg, (int)ti->size, key->fxw, key->lc, key->lw);
     if (key->xdefs) {
         gr_defines_append_env(buf, n, "GPURED_BYKEY_XDEFS");
     }
@@ -155,6 +159,10 @@ static cl_kernel bk_kernel(gr_device *d, const gr_bk_types *ty,
     k.fp64 = d->fp64;
     k.atomics64 = d->atomics64;
     k.fxw = seg != 5 ? 0 : p->fx_wmax > 0 ? p->fx_wmax : GR_FX_WMAX;
+    if (seg == 0 && p->variant == GR_BKV_PRIV && p->lcopies > 0) {
+        k.lc = p->lcopies;
+        k.lw = (int)p->lwords;
+    }
     k.xdefs = bk_xdefs_hash();
     const char *xo = k.xdefs ? getenv("GPURED_BYKEY_XOPTS") : NULL;
     return gr_kernel_memo(d, "bykey", &k, sizeof k, name, bk_defines, &k,
@@ -529,7 +537,7 @@ static int dense_init(gr_device *d, const gr_bk_types *ty,
      * check does not see what a fill wrote. */
     cl_kernel ki = bk_kernel(d, ty, p, p->variant == GR_BKV_SEGMENTS ||
                              p->variant == GR_BKV_LOOKBACK ||
-                             p->variant == GR_BKV_PRIV ||
+                             (p->variant == GR_BKV_PRIV && !p->lcopies) ||
                              p->variant == GR_BKV_FIXED, "gr_bk_init", st);
     const cl_ulong unk0 = nk;
     const size_t wg = d->is_gpu ? 256 : 1;
@@ -633,7 +641,8 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
     if (gr_device_open(d, st) != 0) {
         return -1;
     }
-    if (((p->variant != GR_BKV_PRIV && p->variant != GR_BKV_FIXED) ||
+    if (((!(p->variant == GR_BKV_PRIV && !p->lcopies) &&
+          p->variant != GR_BKV_FIXED) ||
          n == 0) &&
         dense_init(d, ty, p, out, flag, nk, ns, st) != 0) {
         goto fail;
@@ -650,11 +659,12 @@ int gr_bykey_dense_dev(gr_device *d, const gr_bk_types *ty,
         return gr_bykey_segments_dev(d, ty, p, 3, keys, koff, vals, voff, n,
                                      NULL, out, NULL, ns, st);
     }
-    if (p->variant == GR_BKV_PRIV) {
+    if (p->variant == GR_BKV_PRIV && p->lcopies == 0) {
         rc = dense_priv(d, ty, p, &a, nk, &sc, ns, st);
         goto fail;
     }
-    const char *name = p->variant == GR_BKV_ATOMIC ? "gr_bk_atomic"
+    const char *name = p->variant == GR_BKV_PRIV     ? "gr_bk_lbins"
+                       : p->variant == GR_BKV_ATOMIC ? "gr_bk_atomic"
                        : p->variant == GR_BKV_HASH ? "gr_bk_hash"
                        : p->ptx                    ? "gr_bk_warp"
                                                    : "gr_bk_wg_runs";

@@ -28,6 +28,10 @@ static void bad_key(gr_device *d, const gr_request *req, cl_mem keys,
     long long sv = 0;
     unsigned long long uv = 0;
     switch (req->bkt.k) {
+    case GR_INT8: { int8_t x; memcpy(&x, p, 1); sv = x; break; }
+    case GR_UINT8: { uint8_t x; memcpy(&x, p, 1); uv = x; break; }
+    case GR_INT16: { int16_t x; memcpy(&x, p, 2); sv = x; break; }
+    case GR_UINT16: { uint16_t x; memcpy(&x, p, 2); uv = x; break; }
     case GR_INT32: { int32_t x; memcpy(&x, p, 4); sv = x; break; }
     case GR_UINT32: { uint32_t x; memcpy(&x, p, 4); uv = x; break; }
     case GR_INT64: { int64_t x; memcpy(&x, p, 8); sv = x; break; }
@@ -204,7 +208,8 @@ static int bk_fuse(bk_call *c)
     const int is_auto = w == NULL || strcmp(w, "auto") == 0;
     const int atomic_kind = !is_auto && (strcmp(w, "atomic") == 0 ||
                                          strcmp(w, "warp_aggregated") == 0 ||
-                                         strcmp(w, "local_hash") == 0);
+                                         strcmp(w, "local_hash") == 0 ||
+                                         strcmp(w, "private_bins") == 0);
     if (!(atomic_kind || (is_auto && d->is_gpu && d->nvidia_ptx))) {
         return 0;
     }
@@ -219,7 +224,8 @@ static int bk_fuse(bk_call *c)
     }
     r->fused = r->plan.variant == GR_BKV_ATOMIC ||
                r->plan.variant == GR_BKV_WARP ||
-               r->plan.variant == GR_BKV_HASH;
+               r->plan.variant == GR_BKV_HASH ||
+               (r->plan.variant == GR_BKV_PRIV && r->plan.lcopies > 0);
     return 0;
 }
 

@@ -16,6 +16,8 @@
  *   dispatch_reduce_host.c  reductions on the host path (host.c's loops)
  *   dispatch_segments.c     reduceat (run_segments)
  *   dispatch_scan.c         scans (run_scan, the streamed 1-D scan)
+ *   dispatch_elementwise.c  NumPy's ufuncs on Arrays (gr_ew_run; its own
+ *                           header: elementwise.h)
  *   dispatch_bykey.c        sum_by_key, reduce_by_key, scan_by_key
  *   blocks.c                byte operations on blocks and devices
  */

@@ -2,20 +2,17 @@
  * elementwise.c — the elementwise family: NumPy's ufuncs on device arrays
  * (gpured.Array's operators, __array_ufunc__, gpured.where).
  *
- * The api layer (api_elementwise.c) brings the operands already typed by
- * NumPy's own loop resolution and broadcast to the result's shape as
- * element strides; this file
- *   1. merges the dimensions that are contiguous in every operand and
- *      drops those of length 1 (a transposed or broadcast operand keeps
- *      its dimensions, a contiguous one loses them all),
- *   2. classifies each operand: contiguous, strided, one element, value,
- *   3. finds the kernel by a compact key (program cache: programs.c) --
- *      kernels/elementwise.cl built with the operator, the types, the
- *      operand kinds and the rank as macros, so a repeated call costs a
- *      hash and a launch, and the contiguous case no index arithmetic,
- *   4. launches one work-item per element of the result.
- * There is nothing to plan: one pass, memory-bound, the work-group size
- * that every device runs (256).
+ * The layers: api_elementwise.c (operands typed by NumPy's own loop
+ * resolution, broadcast as element strides) -> dispatch_elementwise.c
+ * (dimensions merged, operands classified, the plan, the lock) ->
+ * plan_elementwise.c (policy: the launch geometry) -> this file:
+ *   - the operator table (NumPy's ufunc names -> kernel codes),
+ *   - the kernel by a compact key (program cache: programs.c) --
+ *     kernels/elementwise.cl built with the operator, the types, the
+ *     operand kinds and the rank as macros, so a repeated call costs a
+ *     hash and a launch, and the contiguous case no index arithmetic,
+ *   - its launch: plan->groups work-groups of plan->wg work-items, each
+ *     writing plan->items elements of the result (a grid-stride loop).
  */
 #include "elementwise.h"
 
@@ -57,7 +54,7 @@ static const struct {
     {"trunc", 68, 1, 0}, {"isnan", 69, 1, 0}, {"isinf", 70, 1, 0},
     {"isfinite", 71, 1, 0}, {"signbit", 72, 1, 1}, {"square", 73, 1, 0},
     {"sign", 74, 1, 0}, {"cbrt", 75, 1, 1}, {"reciprocal", 76, 1, 1},
-    {"where", 90, 3, 0},
+    {"where", 90, 3, 0}, {"take", 91, 2, 0},
 };
 
 int gr_ew_find(const char *name, int *nin, int *float_only)
@@ -77,6 +74,8 @@ int gr_ew_find(const char *name, int *nin, int *float_only)
 typedef struct {
     int op, nin, s[3], t[3], k[3], o, d, kd, nd, fp64;
 } ewkey;
+_Static_assert(sizeof(ewkey) <= GR_MEMO_KEY,
+               "ewkey outgrew the kernel memo's key (every call would miss)");
 
 /* storage -> loop type: a nonzero test into bool (where's condition),
  * else a C conversion (NumPy's loops only ever cast safely) */
@@ -93,8 +92,9 @@ static void ew_defines(const void *ctx, char *buf, size_t n)
 {
     const ewkey *k = ctx;
     const gr_dtype_info *i0 = &gr_dtypes[k->t[0]];
-    /* where's loop is (bool, T, T): its arithmetic type is x's */
-    const gr_dtype_info *ar = k->op == 90 ? &gr_dtypes[k->t[1]] : i0;
+    /* where's loop is (bool, T, T), take's (long, T, T): the arithmetic
+     * type is operand 1's */
+    const gr_dtype_info *ar = k->op >= 90 ? &gr_dtypes[k->t[1]] : i0;
     int mixed = 0;
     if (k->nin == 2 && k->t[0] != k->t[1]) {
         mixed = gr_dtypes[k->t[0]].is_signed ? 1 : 2;
@@ -124,57 +124,10 @@ static void ew_defines(const void *ctx, char *buf, size_t n)
     }
 }
 
-/* ------------------------------------------------------------- layout */
-
-/* Merge the dimensions contiguous in every array operand (and the
- * result), drop those of length 1.  Returns the new rank. */
-static int merge_dims(gr_ew_call *c)
-{
-    gr_ew_operand *all[4] = {&c->out, &c->in[0], &c->in[1], &c->in[2]};
-    const int nop = 1 + c->nin;
-    int m = 0;
-    for (int i = 0; i < c->nd; ++i) {
-        if (c->shape[i] == 1) {
-            continue;
-        }
-        int merge = m > 0;
-        for (int j = 0; merge && j < nop; ++j) {
-            const gr_ew_operand *o = all[j];
-            merge = o->kind == GR_EW_VALUE ||
-                    o->str[m - 1] == o->str[i] * (ptrdiff_t)c->shape[i];
-        }
-        if (merge) {
-            c->shape[m - 1] *= c->shape[i];
-        } else {
-            c->shape[m] = c->shape[i];
-            ++m;
-        }
-        for (int j = 0; j < nop; ++j) {
-            all[j]->str[m - 1] = all[j]->str[i];
-        }
-    }
-    return m;
-}
-
-static gr_ew_kind kind_of(const gr_ew_operand *o, int nd, const size_t *shape)
-{
-    if (o->kind == GR_EW_VALUE) {
-        return GR_EW_VALUE;
-    }
-    int zero = 1, contig = 1;
-    ptrdiff_t acc = 1;
-    for (int i = nd - 1; i >= 0; --i) {
-        zero = zero && o->str[i] == 0;
-        contig = contig && o->str[i] == acc;
-        acc *= (ptrdiff_t)shape[i];
-    }
-    return contig ? GR_EW_CONTIG : zero ? GR_EW_ONE : GR_EW_STRIDED;
-}
-
 /* ------------------------------------------------------------- launch */
 
-static int ew_launch(gr_device *d, cl_kernel kern, const gr_ew_call *c,
-                     size_t n, gr_status *st)
+int gr_ew_launch(gr_device *d, cl_kernel kern, const gr_ew_call *c, size_t n,
+                 const gr_ew_plan *p, gr_status *st)
 {
     cl_long shp[8] = {1, 1, 1, 1, 1, 1, 1, 1}, str[4][8];
     cl_ulong off[4];
@@ -197,8 +150,8 @@ static int ew_launch(gr_device *d, cl_kernel kern, const gr_ew_call *c,
         vsz[j] = (size_t)gr_dtypes[j < c->nin ? all[j]->t : GR_BOOL].size;
     }
     const cl_ulong nn = (cl_ulong)n;
-    const size_t local = 256;
-    const size_t global = (n + local - 1) / local * local;
+    const size_t local = p->wg;
+    const size_t global = p->groups * p->wg;
     const gr_arg args[] = {
         GR_ARG(mem[0]), GR_ARG(off[0]), {sizeof str[0], str[0]},
         {vsz[0], c->in[0].value},
@@ -211,52 +164,30 @@ static int ew_launch(gr_device *d, cl_kernel kern, const gr_ew_call *c,
     return gr_launch(d, kern, 1, &global, &local, args, 17, NULL, NULL, st);
 }
 
-int gr_ew_run(int dev, gr_ew_call *c, gr_status *st)
+cl_kernel gr_ew_kernel(gr_device *d, const gr_ew_call *c, gr_status *st)
 {
-    gr_device *d = gr_device_get(dev);
-    size_t n = 1;
-    for (int i = 0; i < c->nd; ++i) {
-        n *= c->shape[i];
-    }
-    if (n == 0) {
-        return 0;
-    }
-    c->nd = merge_dims(c);
-    if (c->nd > 8) {
-        gr_status_kind(st, GR_E_VALUE, "elementwise operation over views "
-                       "with %d non-contiguous dimensions (at most 8)", c->nd);
-        return -1;
-    }
     ewkey k;
     memset(&k, 0, sizeof k);
     k.op = c->op;
     k.nin = c->nin;
     int strided = 0;
     for (int j = 0; j < 3; ++j) {
-        gr_ew_operand *o = &c->in[j];
+        const gr_ew_operand *o = &c->in[j];
         k.s[j] = j < c->nin ? (int)o->s : GR_BOOL;
         k.t[j] = j < c->nin ? (int)o->t : GR_BOOL;
-        k.k[j] = j < c->nin ? (int)(o->kind = kind_of(o, c->nd, c->shape))
-                            : GR_EW_VALUE;
+        k.k[j] = j < c->nin ? (int)o->kind : GR_EW_VALUE;
         strided |= k.k[j] == GR_EW_STRIDED;
         k.fp64 |= k.s[j] == GR_FLOAT64 || k.t[j] == GR_FLOAT64;
     }
     k.o = (int)c->out.t;
     k.d = (int)c->out.s;
-    k.kd = (int)(c->out.kind = kind_of(&c->out, c->nd, c->shape));
+    k.kd = (int)c->out.kind;
     strided |= k.kd == GR_EW_STRIDED;
     /* the rank is in the kernel only where some operand needs it */
     k.nd = strided ? c->nd : 0;
     k.fp64 |= k.o == GR_FLOAT64 || k.d == GR_FLOAT64;
-    int rc = -1;
-    gr_lock(d);
-    if (gr_device_open(d, st) == 0) {
-        /* correctly rounded float32 division and sqrt, as NumPy's */
-        cl_kernel kern = gr_kernel_memo(
-            d, "elementwise", &k, sizeof k, "gr_elementwise", ew_defines, &k,
-            "-cl-fp32-correctly-rounded-divide-sqrt", st);
-        rc = kern == NULL ? -1 : ew_launch(d, kern, c, n, st);
-    }
-    gr_unlock(d);
-    return rc;
+    /* correctly rounded float32 division and sqrt, as NumPy's */
+    return gr_kernel_memo(d, "elementwise", &k, sizeof k, "gr_elementwise",
+                          ew_defines, &k,
+                          "-cl-fp32-correctly-rounded-divide-sqrt", st);
 }

@@ -34,11 +34,32 @@ typedef struct {
     size_t shape[GR_MAXDIMS];
 } gr_ew_call;
 
+/* The launch geometry of one call (plan_elementwise.c, the policy
+ * layer): items result elements a work-item (a grid-stride loop in
+ * kernels/elementwise.cl), wg work-items a group, groups groups. */
+typedef struct {
+    size_t wg, items, groups;
+    const char *row;                /* the policy table's row              */
+    char why[192];
+} gr_ew_plan;
+
+/* The plan for n result elements on d; wg / items (0: choose) are the
+ * developer knobs.  0, or -1 with the reason in p->why. */
+int gr_plan_elementwise(const gr_device *d, size_t n, size_t wg,
+                        size_t items, gr_ew_plan *p);
+
 /* The operator's code and input count by NumPy's ufunc name; *float_only
  * set for those with only float loops on the device (math functions).
  * -1 if unknown. */
 int gr_ew_find(const char *name, int *nin, int *float_only);
-/* Enqueue c on device dev (takes gr_lock).  0, or -1 with st set. */
-int gr_ew_run(int dev, gr_ew_call *c, gr_status *st);
+/* elementwise.c: the kernel for c's operator, types and operand kinds
+ * (gr_lock held, device open), and its launch under plan p. */
+cl_kernel gr_ew_kernel(gr_device *d, const gr_ew_call *c, gr_status *st);
+int gr_ew_launch(gr_device *d, cl_kernel kern, const gr_ew_call *c, size_t n,
+                 const gr_ew_plan *p, gr_status *st);
+/* dispatch_elementwise.c: enqueue c on device dev (takes gr_lock), with
+ * the knobs wg / items (0: the plan's).  0, or -1 with st set. */
+int gr_ew_run(int dev, gr_ew_call *c, size_t wg, size_t items,
+              gr_status *st);
 
 #endif

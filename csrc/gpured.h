@@ -264,7 +264,10 @@ cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
                         const char *options, const char *name, gr_status *st);
 /* The same, found first by a compact binary key (the fields that decide
  * the defines): the defines text is built (by `defs`) only on a miss.
- * Repeated calls cost a hash of a few dozen bytes. */
+ * Repeated calls cost a hash of a few dozen bytes.  A key longer than
+ * GR_MEMO_KEY would always miss (the defines text built and hashed on
+ * every call): each caller asserts its key type fits. */
+#define GR_MEMO_KEY 192
 typedef void (*gr_defines_fn)(const void *ctx, char *buf, size_t n);
 cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
                          size_t keylen, const char *name, gr_defines_fn defs,
@@ -834,6 +837,10 @@ typedef struct {
     int wg;
     size_t items, groups, parts;
     int ptx, match, hash_bins;
+    int lcopies;          /* private_bins in local memory (GPUs): copies of
+                           * every bin (wg: one a work-item), 0: the CPU
+                           * form (global copies, one a part)              */
+    size_t lwords;        /* ... and the local words they take             */
     const char *row;      /* the policy table's row that set the geometry  */
     int exact;            /* exact=True: 1 fixed-point windows over the
                            * whole exponent range (device), 2 long
@@ -861,6 +868,8 @@ extern const char *const gr_bk_func_names[];
 int gr_bk_types_init(const gr_device *d, gr_bk_types *ty, char *err,
                      size_t n);
 int gr_bk_exact(const gr_bk_types *ty);  /* integer values: atomics exact */
+int gr_bk_lbins_copies(const gr_device *d, size_t nk, int a_size, int wg,
+                       size_t *words);
 int gr_bk_plan_for(const gr_device *d, int sm, gr_bk_func f,
                    const gr_bk_types *ty, const gr_bk_facts *facts,
                    const gr_bk_overrides *ov, gr_bk_plan *p);

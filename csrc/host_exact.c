@@ -569,6 +569,14 @@ static void bk_task(void *arg, size_t t)
 /* The key of pair i (validated: in [0, nk)). */
 static inline size_t key_at(const char *keys, size_t ksz, size_t i)
 {
+    if (ksz == 1) {
+        return (uint8_t)keys[i];
+    }
+    if (ksz == 2) {
+        uint16_t k;
+        memcpy(&k, keys + i * 2, 2);
+        return k;
+    }
     if (ksz == 4) {
         uint32_t k;
         memcpy(&k, keys + i * 4, 4);

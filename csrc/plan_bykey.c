@@ -18,9 +18,8 @@ int gr_bk_types_init(const gr_device *d, gr_bk_types *ty, char *err,
                      size_t n)
 {
     const gr_dtype_info *vi = &gr_dtypes[ty->v];
-    if (!(ty->k == GR_INT32 || ty->k == GR_UINT32 || ty->k == GR_INT64 ||
-          ty->k == GR_UINT64)) {
-        snprintf(err, n, "keys must be int32, int64, uint32 or uint64 (got %s)",
+    if (!(ty->k >= GR_INT8 && ty->k <= GR_UINT64)) {
+        snprintf(err, n, "keys must be integers, int8 .. uint64 (got %s)",
                  gr_dtypes[ty->k].name);
         return -1;
     }
@@ -205,6 +204,34 @@ static void bk_why(gr_bk_plan *p, const char *msg)
     p->why[n] = '\0';
 }
 
+/* private_bins in local memory (gr_bk_lbins): copies of the nk bins of
+ * a_size bytes in at most 32 KiB of the device's local memory, one a
+ * work-item of wg where they fit (no atomics), else the most (a power of
+ * two, up to 32) that fit.  0 where one copy does not fit, or the device
+ * cannot fold a_size bytes by atomics. */
+int gr_bk_lbins_copies(const gr_device *d, size_t nk, int a_size, int wg,
+                       size_t *words)
+{
+    size_t cap = local_max(d) > 1024 ? local_max(d) - 1024 : 0;
+    cap = (cap < 32768 ? cap : 32768) / (size_t)a_size;
+    size_t c = (size_t)wg;
+    if (nk == 0 || (a_size == 8 && !d->atomics64) || nk > cap) {
+        return 0;
+    }
+    if (nk * c > cap) {
+        for (c = wg < 32 ? (size_t)wg : 32; c > 1 && nk * c > cap; c /= 2) {
+        }
+    }
+    if (words != NULL) {
+        size_t w = 1;
+        while (w < nk * c) {
+            w *= 2; /* a few program variants, not one per num_keys */
+        }
+        *words = w <= cap ? w : nk * c;
+    }
+    return (int)c;
+}
+
 /* ------------------------------------------------------------ variant */
 
 /* A variant asked for by name: known, and able to run this call. */
@@ -355,6 +382,29 @@ static int bk_auto_dense(const gr_device *d, const gr_bk_facts *facts,
                  "to privatise");
         return GR_BKV_SEGMENTS;
     }
+    /* Few keys: the bins privatised in local memory, folded once a
+     * work-group.  With a copy a work-item no atomic lands on a bin
+     * twice, whatever the order or skew of the keys; with fewer copies
+     * (8..32), local atomics share a copy between wg / copies work-items,
+     * still no global traffic but one atomic a bin a work-group
+     * (benchmarks/exp/bins_h200.py). */
+    const int wg = bk_rows[BR_GPU_PRIV].wg;
+    const size_t nk = facts->num_keys;
+    const int lc = gr_bk_lbins_copies(d, nk, a_size, wg, NULL);
+    if (lc == wg) {
+        snprintf(p->why, sizeof p->why, "GPU, %zu keys: private bins in "
+                 "local memory, a copy a work-item (%d x %zu), no atomic "
+                 "but one a bin a work-group, any order or skew", nk, wg, nk);
+        return GR_BKV_PRIV;
+    }
+    if (lc >= 8 && (facts->unmeasured || run < bk_rows[BR_GPU_WARP].min_run)) {
+        snprintf(p->why, sizeof p->why, "GPU, %zu keys, %s: private bins "
+                 "in local memory, %d copies (local atomics), one global "
+                 "atomic a bin a work-group", nk,
+                 facts->unmeasured ? "order not measured" : "keys in no order",
+                 lc);
+        return GR_BKV_PRIV;
+    }
     if (facts->unmeasured) {
         /* NVIDIA, num_keys given: no pass over the keys before the
          * kernel (the key check is fused into it), so no run length;
@@ -490,6 +540,15 @@ static int bk_geometry(const gr_device *d, const gr_bk_types *ty,
             }
         }
         p->items = it;
+    } else if (v == GR_BKV_PRIV && (d->is_gpu || ov->wg_size > 1) &&
+               (p->lcopies = gr_bk_lbins_copies(
+                    d, facts->num_keys,
+                    ty->count ? 8 : gr_dtypes[ty->r].size, p->wg,
+                    &p->lwords)) > 0) {
+        /* local copies, a grid-stride loop: 8 groups a compute unit */
+        const size_t groups = cu * (d->is_gpu ? 8 : 1);
+        p->row = "private bins in local memory, 8 groups a compute unit";
+        p->items = (n + wg * groups - 1) / (wg * groups);
     } else if (v == GR_BKV_PRIV) {
         p->parts = ov->items ? (n + ov->items - 1) / ov->items : cu * g->fill;
         if (p->parts < 1) {

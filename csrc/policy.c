@@ -9,6 +9,7 @@
  *   plan_segments.c  gr_plan_segments: reduceat (segments by offsets)
  *   plan_scan.c      gr_plan_scan: scans
  *   plan_bykey.c     gr_bk_plan_for: reduce-by-key
+ *   plan_elementwise.c  gr_plan_elementwise: NumPy's ufuncs on Arrays
  *   place.c          gr_place, gr_host_par, gr_split_plan: placement,
  *                    its rates and the host path's factors
  *   place_remeasure.c  gr_remeasure_*: large calls timed, a side more

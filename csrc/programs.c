@@ -57,7 +57,7 @@ static void stat_add(long *c)
 
 const char *const gr_kernel_families[] = {"reduce", "scan", "bykey", "copy",
                                              "segments", "exact",
-                                             "elementwise", NULL};
+                                             "elementwise", "bins", NULL};
 
 void gr_programs_stats(long *mem_hits, long *disk_hits, long *builds)
 {
@@ -322,7 +322,7 @@ typedef struct {
 } kc_entry;
 
 #define MEMO_SIZE 4096
-#define MEMO_KEY 96
+#define MEMO_KEY GR_MEMO_KEY
 
 typedef struct {
     const gr_device *d;

@@ -35,6 +35,8 @@ typedef struct {
     kcfg k;
     const char *user; /* a user operator's defines (never memoised) */
 } skey;
+_Static_assert(sizeof(skey) <= GR_MEMO_KEY,
+               "skey outgrew the kernel memo's key (every call would miss)");
 
 static int vec_width(int items, int size)
 {

@@ -41,8 +41,10 @@ from ._array import (Array, asnumpy, empty, empty_cache, from_dlpack,
                      staging, synchronize, to_device, use_queue, zeros)
 from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
+from ._bins import bincount, explain_bins, histogram, unique
 from ._tune import tune
 from ._elementwise import where
+from ._aggregate import aggregate, explain_aggregate
 from ._kernels import ReductionKernel, ScanKernel, dot, logsumexp, vdot
 from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, cumulative_prod,
@@ -61,7 +63,8 @@ __all__ = [
     "ptp", "var", "std", "nanvar", "nanstd", "reduceat", "average",
     "nancumsum", "nancumprod",
     "reduce_by_key", "sum_by_key", "scan_by_key", "variants_by_key",
-    "explain_by_key", "timeit_by_key",
+    "explain_by_key", "timeit_by_key", "bincount", "histogram",
+    "explain_bins", "unique",
     "devices", "get_device", "set_device", "kernel_source", "variants",
     "explain", "timeit", "tune", "OpenCLError", "VariantUnavailable",
     "Array", "to_device", "asnumpy", "empty", "zeros", "synchronize",
@@ -71,6 +74,7 @@ __all__ = [
     "set_remeasure",
     "split_rates", "set_split_rates", "measure_split",
     "host_threads", "set_host_threads", "where",
+    "aggregate", "explain_aggregate",
     "ReductionKernel", "ScanKernel", "dot", "vdot", "logsumexp",
 ]
 

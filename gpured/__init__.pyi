@@ -3,7 +3,7 @@
 # ``device`` (an index into ``gpured.devices()``, a "platform:device" string
 # or part of a device/platform name; None: the current device).
 from types import TracebackType
-from typing import Any, Literal, Sequence, TypedDict
+from typing import Any, Callable, Collection, Literal, Sequence, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -175,6 +175,10 @@ class Array:
     def __round__(self, ndigits: int | None = None) -> Any: ...
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any,
                         **kw: Any) -> Any: ...
+    # NumPy's functions that gpured implements (np.sum, np.var, np.where,
+    # ...) run on the device and return Arrays; any other raises TypeError
+    def __array_function__(self, func: Callable[..., Any], types: Collection[type],
+                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
     def sum(self, *args: Any, **kw: Any) -> Array: ...
     def prod(self, *args: Any, **kw: Any) -> Array: ...
     def min(self, *args: Any, **kw: Any) -> Array: ...
@@ -400,6 +404,19 @@ def sum_by_key(keys: npt.ArrayLike | Array, values: npt.ArrayLike | Array,
                variant: ByKeyVariant | Literal["host"] | str | None = None,
                wg_size: int | None = None,
                items: int | None = None, device: _Device = None) -> Any: ...
+def bincount(x: npt.ArrayLike | Array, weights: npt.ArrayLike | Array | None = None,
+             minlength: int = 0, **kw: Any) -> Any: ...
+def histogram(a: npt.ArrayLike | Array, bins: int | str | npt.ArrayLike = 10,
+              range: tuple[float, float] | None = None, density: bool | None = None,
+              weights: npt.ArrayLike | Array | None = None,
+              **kw: Any) -> tuple[Any, npt.NDArray[Any]]: ...
+def explain_bins(func: Literal["bincount", "histogram"] | str, x: npt.ArrayLike | Array,
+                 weights: npt.ArrayLike | Array | None = None, minlength: int = 0,
+                 bins: int | str | npt.ArrayLike = 10,
+                 range: tuple[float, float] | None = None, **kw: Any) -> dict[str, Any]: ...
+def unique(a: npt.ArrayLike | Array, return_index: bool = False,
+           return_inverse: bool = False, return_counts: bool = False,
+           **kw: Any) -> Any: ...
 def variants_by_key(func: ByKeyFunc | str = "sum_by_key", keys_dtype: _DType = "int64",
                     values_dtype: _DType = "float64", op: ByKeyOp | str = "sum") -> list[str]: ...
 def explain_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,
@@ -423,7 +440,7 @@ def timeit_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,
 
 def variants(op: ReduceOp | ScanOp | str = "sum", dtype: _DType = "float32") -> list[str]: ...
 def explain(op: ReduceOp | ScanOp | str | ReductionKernel,
-            a: npt.ArrayLike | Array | tuple[Any, ...], axis: _Axis = None,
+            a: npt.ArrayLike | Array | tuple[_Operand, ...], axis: _Axis = None,
             dtype: _DType = None, *, variant: str = "auto", wg_size: int | None = None,
             groups: int | None = None, items: int | None = None, ilp: int | None = None,
             vw: int | None = None, spins: int | None = None, exclusive: bool = False,
@@ -455,6 +472,21 @@ def cache_dir() -> str: ...
 
 def where(condition: _Operand, x: _Operand, y: _Operand,
           device: _Device = None) -> Array: ...
+def aggregate(group_idx: npt.ArrayLike | Array, a: npt.ArrayLike | Array,
+              func: str | Callable[..., Any] = "sum",
+              size: int | Sequence[int] | None = None,
+              fill_value: Any = ..., order: Literal["C", "F"] = "C",
+              dtype: _DType = None, axis: int | None = None, *,
+              device: _Device = None, deterministic: bool = False,
+              ddof: int = 0) -> Any: ...
+def explain_aggregate(group_idx: npt.ArrayLike | Array,
+                      a: npt.ArrayLike | Array,
+                      func: str | Callable[..., Any] = "sum",
+                      size: int | Sequence[int] | None = None,
+                      fill_value: Any = ..., order: Literal["C", "F"] = "C",
+                      dtype: _DType = None, axis: int | None = None, *,
+                      device: _Device = None, deterministic: bool = False,
+                      ddof: int = 0) -> dict[str, Any]: ...
 def to_device(a: npt.ArrayLike | Array, dtype: _DType = None, *,
               device: _Device = None) -> Array: ...
 def asnumpy(a: npt.ArrayLike | Array) -> npt.NDArray[Any]: ...

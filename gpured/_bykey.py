@@ -16,9 +16,10 @@ check) and reduce_by_key's run count (the result's length).
 """
 import numpy as np
 
-from . import _core
+from . import _complex as _cx, _core
 
-KEY_DTYPES = ("int32", "int64", "uint32", "uint64")
+KEY_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "int64",
+              "uint32", "uint64")
 VALUE_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
 VARIANTS = ("atomic", "warp_aggregated", "local_hash", "sorted_segments",
             "private_bins", "lookback", "fixed_point")
@@ -50,6 +51,10 @@ def reduce_by_key(keys, values, op="sum", *, deterministic=False,
     bitwise reproducible on a device.  float32 sums accumulate in float64
     where the device has it.  The call waits for the run count (8 bytes).
     """
+    if values is not None and _cx.is_cx(values):
+        return _cx.by_key(lambda v: reduce_by_key(
+            keys, v, op, deterministic=deterministic, variant=variant,
+            wg_size=wg_size, items=items, **kw), "reduce_by_key", values, op)
     return _core.bykey("reduce_by_key", keys, values, op, None, False,
                        deterministic, None, _kw(variant, wg_size, items, kw))
 
@@ -63,6 +68,10 @@ def scan_by_key(keys, values, op="sum", exclusive=False, *, variant=None,
     op's identity (0, 1, the dtype's extreme or +-inf).  Result dtypes as
     ``np.cumsum``/``np.cumprod`` (int32 -> int64), values' dtype for min/max.
     """
+    if values is not None and _cx.is_cx(values):
+        return _cx.by_key(lambda v: scan_by_key(
+            keys, v, op, exclusive, variant=variant, wg_size=wg_size,
+            items=items, **kw), "scan_by_key", values, op)
     return _core.bykey("scan_by_key", keys, values, op, None, exclusive,
                        False, None, _kw(variant, wg_size, items, kw))
 
@@ -75,8 +84,10 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
 
     ``num_keys`` defaults to ``keys.max() + 1`` (0 for no keys).  Keys must
     lie in ``[0, num_keys)``: the device checks every key before anything is
-    returned, and a ValueError names the first offending index.  ``op`` is
-    "sum", "min" or "max".  Keys that never occur get the op's identity:
+    returned, and a ValueError names the first offending index.  Keys may
+    be integers of any width (int8 .. uint64, read at their own width).
+    ``op`` is "sum", "min", "max" or "count" (how many keys equal k, int64,
+    as ``numpy.bincount(keys)``; ``values`` may be None).  Keys that never occur get the op's identity:
     0 for sum (as bincount), +inf / -inf for float min / max, the dtype's
     largest / smallest value for integer min / max.  Result dtype:
     ``np.add.reduce`` of the values' dtype (int32 -> int64, float32 stays
@@ -109,6 +120,11 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     threads); ``variant="fixed_point"`` or ``"host"`` asks for one.
     Integer values are exact already: ``exact=True`` changes nothing there.
     """
+    if values is not None and _cx.is_cx(values):
+        return _cx.by_key(lambda v: sum_by_key(
+            keys, v, num_keys, op, deterministic=deterministic, sorted=sorted,
+            exact=exact, variant=variant, wg_size=wg_size, items=items, **kw),
+            "sum_by_key", values, op)
     if exact:
         kw["exact"] = True
     return _core.bykey("sum_by_key", keys, values, op, num_keys, False,

@@ -241,6 +241,31 @@ def where(condition, x, y, device=None):
     return out
 
 
+def explain(name, ops, device=None, wg_size=0, items=0):
+    """gpured.explain for an elementwise operation: ``name`` a ufunc's name
+    in UFUNCS (or "where"), ``ops`` its operand or a tuple of operands.
+    The plan (csrc/plan_elementwise.c) with NumPy's loop and the result's
+    shape; nothing runs and nothing is uploaded."""
+    ops = ops if isinstance(ops, tuple) else (ops,)
+    kinds = [_kind(x) for x in ops]
+    if any(k is None for k in kinds):
+        raise TypeError("explain(%r, ...) takes arrays and numbers" % name)
+    if name == "where":
+        dt = np.result_type(*(k[0].dtype if _is_array(k[0]) else k[0]
+                              for k in kinds[1:]))
+        loop = (np.dtype(bool), dt, dt, dt)
+    else:
+        loop = _resolve(getattr(np, name), [k[1] for k in kinds])
+    shape = np.broadcast_shapes(*(np.shape(x) if not _is_array(x)
+                                  else x.shape for x in ops))
+    dev = _device_of(ops, device)
+    dev = _core.current_index() if dev is None else _core.device_index(dev)
+    plan = _core.ew_plan_for(dev, int(np.prod(shape, dtype=np.int64)),
+                             wg_size, items)
+    plan.update(op=name, loop=[str(t) for t in loop], shape=tuple(shape))
+    return plan
+
+
 def array_ufunc(self, ufunc, method, *inputs, **kw):
     """Array.__array_ufunc__: NumPy's ufuncs on the device, reductions and
     accumulations through gpured's own functions; TypeError otherwise."""

@@ -4,11 +4,14 @@
  *
  * Macros set by csrc/bykey.c on top of those of common.cl (GR_T is the
  * value type, GR_A the accumulator, GR_R the result):
- *   GR_K         key type (int, uint, long, ulong); GR_K_SIZE its bytes
+ *   GR_K         key type (char .. ulong, read at its own width: uint8
+ *                label images move a byte a key); GR_K_SIZE its bytes
  *   GR_BK_COUNT  1: every value is 1 (op "count": run lengths)
  *   GR_BK_PTX    NVIDIA inline PTX: red.global.add.f32/f64, warp votes
  *   GR_BK_MATCH  warp_aggregated finds peers with match.any.sync (sm_70+)
  *   GR_BK_H      bins of the local_hash variant
+ *   GR_BK_LW     private_bins in local memory (gr_bk_lbins): words of them
+ *                (0: the kernel is not compiled), GR_BK_LC copies a bin
  *
  * Two families of algorithms live here.
  *
@@ -43,6 +46,9 @@
  *                     kmin .. kmin + H of each tile (kmin: the tile's
  *                     smallest key), one global atomic per occupied bin;
  *                     keys outside the window go straight to global memory
+ *   gr_bk_lbins       GPUs (private_bins): copies of the bins in local
+ *                     memory (one a work-item for few keys: no atomics),
+ *                     folded once a work-group, one global atomic a bin
  *   gr_bk_priv_*      CPUs: each work-item owns a full private copy of the
  *                     bins (no atomics at all), merged bin by bin after
  *
@@ -676,6 +682,69 @@ __kernel void gr_bk_hash(__global const GR_K *keys, ulong koff,
         }
     }
 }
+
+#if GR_BK_LW
+/* variant: private_bins on GPUs: the bins privatised in local memory,
+ * GR_BK_LC copies interleaved (bin k of copy c at k * LC + c: the lanes of
+ * a warp fall in distinct banks), work-item l folding into copy l % LC.
+ * LC == WG (few keys: 16 bins x 256 copies of 4 bytes take 16 KiB): each
+ * work-item owns its copy, plain loads and stores, no atomic at all;
+ * fewer copies (up to GR_BK_LW words in all): local atomics (native for
+ * integer sums, compare-and-swap otherwise) on a copy shared by WG / LC
+ * work-items.  A grid-stride loop over all the elements (few groups, each
+ * reads a long stretch coalesced), then the copies folded pairwise (a
+ * tree over the copies, every work-item busy) and one global atomic a bin
+ * a work-group. */
+__kernel void gr_bk_lbins(__global const GR_K *keys, ulong koff,
+                          __global const GR_T *vals, ulong voff, ulong n,
+                          ulong items, __global GR_A *out, ulong nk,
+                          __global ulong *flag)
+{
+    __local GR_A bins[GR_BK_LW];
+    const uint lid = get_local_id(0);
+    const uint nb = (uint)nk * GR_BK_LC;
+    for (uint h = lid; h < nb; h += GR_WG) {
+        bins[h] = GR_IDENT_V;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong stride = (ulong)get_num_groups(0) * GR_WG;
+    for (ulong i = get_global_id(0); i < n; i += stride) {
+        const GR_K k = BK_KEY(i);
+        if (BK_OK(k, i)) {
+            __local GR_A *p = bins + (uint)k * GR_BK_LC +
+                              (lid & (GR_BK_LC - 1u));
+#if GR_BK_LC == GR_WG
+            gr_state s;
+            s.v = *p;
+            s.x = 0;
+            GR_FOLD_S(s, BK_VAL(i), 0);
+            *p = s.v;
+#else
+            bk_local_merge(p, BK_VAL(i));
+#endif
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the copies folded pairwise, every work-item busy: log2(LC) steps */
+    for (uint s = GR_BK_LC / 2; s > 0; s >>= 1) {
+        for (uint h = lid; h < (uint)nk * s; h += GR_WG) {
+            const uint q = (h / s) * GR_BK_LC + h % s;
+            gr_state t;
+            t.v = bins[q];
+            t.x = 0;
+            GR_FOLD_S(t, bins[q + s], 0);
+            bins[q] = t.v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint h = lid; h < (uint)nk; h += GR_WG) {
+        const GR_A v = bins[h * GR_BK_LC];
+        if (v != GR_IDENT_V) { /* identity bins change nothing */
+            bk_atomic(out + h, v);
+        }
+    }
+}
+#endif /* GR_BK_LW */
 #endif /* GR_BK_ATOMICS */
 
 /* variant: private_bins */

@@ -106,6 +106,7 @@
 #define GR_EW_CBRT 75
 #define GR_EW_RECIP 76
 #define GR_EW_WHERE 90
+#define GR_EW_TAKE 91 /* out[i] = table[idx[i]] (gpured.aggregate's gather) */
 
 typedef GR_IT gr_t; /* the loop's input type (where: x's and y's) */
 
@@ -479,6 +480,10 @@ inline gr_t gr_shift(gr_t a, gr_t b, int left)
 #elif GR_EOP == GR_EW_WHERE
 /* where(cond, x, y): the condition is operand 0 (bool), x and y 1 and 2 */
 #define GR_F(a, b, c) ((a) ? (b) : (c))
+#elif GR_EOP == GR_EW_TAKE
+/* take(idx, table): operand 0 the indices (long), 1 a contiguous 1-D
+ * table read at o1 + idx; the caller keeps every index in range */
+#define GR_F(a, b, c) (b)
 #endif
 
 #if GR_D_BOOL
@@ -508,16 +513,13 @@ inline long gr_offset(const long8 *s, long o, const long *idx)
 #define GR_LOAD(K, C, p, o, s, v) \
     ((K) == GR_EW_VALUE ? (v) : C((p)[GR_AT(K, o, s)]))
 
-__kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
-                             GR_I0 v0, __global const GR_S1 *p1, ulong o1,
-                             long8 s1, GR_I1 v1, __global const GR_S2 *p2,
-                             ulong o2, long8 s2, GR_I2 v2, __global GR_D *pd,
-                             ulong od, long8 sd, long8 shape, ulong n)
+/* Result element gid. */
+inline void gr_elementwise_at(__global const GR_S0 *p0, ulong o0, long8 s0,
+                              GR_I0 v0, __global const GR_S1 *p1, ulong o1,
+                              long8 s1, GR_I1 v1, __global const GR_S2 *p2,
+                              ulong o2, long8 s2, GR_I2 v2, __global GR_D *pd,
+                              ulong od, long8 sd, long8 shape, ulong gid)
 {
-    const ulong gid = get_global_id(0);
-    if (gid >= n) {
-        return;
-    }
     long idx[GR_ND > 0 ? GR_ND : 1];
 #if GR_ND > 0
     {
@@ -530,7 +532,9 @@ __kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
     }
 #endif
     const GR_I0 a = GR_LOAD(GR_K0, GR_C0, p0, o0, s0, v0);
-#if GR_NIN > 1
+#if GR_EOP == GR_EW_TAKE
+    const GR_I1 b = GR_C1(p1[(long)o1 + (long)a]);
+#elif GR_NIN > 1
     const GR_I1 b = GR_LOAD(GR_K1, GR_C1, p1, o1, s1, v1);
 #else
     const GR_I1 b = v1;
@@ -545,4 +549,18 @@ __kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
 #endif
     const GR_O r = (GR_O)(GR_F(a, b, c));
     pd[GR_AT(GR_KD, od, sd)] = GR_STORE(r);
+}
+
+__kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
+                             GR_I0 v0, __global const GR_S1 *p1, ulong o1,
+                             long8 s1, GR_I1 v1, __global const GR_S2 *p2,
+                             ulong o2, long8 s2, GR_I2 v2, __global GR_D *pd,
+                             ulong od, long8 sd, long8 shape, ulong n)
+{
+    /* plan->items elements a work-item, the grid's width apart (one where
+     * the grid covers the result: csrc/plan_elementwise.c) */
+    for (ulong gid = get_global_id(0); gid < n; gid += get_global_size(0)) {
+        gr_elementwise_at(p0, o0, s0, v0, p1, o1, s1, v1, p2, o2, s2, v2, pd,
+                          od, sd, shape, gid);
+    }
 }

@@ -398,7 +398,7 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match="keys must be integers"):
         gpured.sum_by_key(np.array([0.0, 1.0, 2.0]), v)
     with pytest.raises(TypeError, match="keys"):
-        gpured.reduce_by_key(np.array([0, 1, 2], np.int8), v)
+        gpured.reduce_by_key(np.array([0, 1, 2], np.bool_), v)
     with pytest.raises(TypeError, match="values"):
         gpured.reduce_by_key(k, np.ones(3, np.float16))
     with pytest.raises(ValueError, match="1-D"):

@@ -1,0 +1,111 @@
+/*
+ * api_bins.c — histogram bin indices' Python entry:
+ *
+ *   _core.bin_index(a, edges, idx, uniform, lo, hi, denom)
+ *
+ * a: the values (a 1-D contiguous device Array), edges: the bin edges
+ * (1-D contiguous Array, NumPy's bin_edges dtype), idx: the result (1-D
+ * contiguous uint8/uint16/uint32 Array of a's length); lo, hi, denom:
+ * 0-d NumPy arrays in the edges' dtype (uniform bins: NumPy's first and
+ * last edge and last - first).  gpured/_bins.py prepares all of it as
+ * NumPy's histogram does; bins.c runs kernels/bins.cl.
+ */
+#include "api.h"
+#include "bins.h"
+
+/* A 1-D contiguous device Array: its block (retained into *blk), type,
+ * first element and length.  0, or -1 with TypeError/ValueError. */
+static int bin_array(PyObject *obj, const char *what, int *dev,
+                     gr_block **blk, gr_dtype *t, size_t *off, size_t *n)
+{
+    gr_array *a = gr_array_of(obj);
+    gr_operand o;
+    int d = -1;
+    if (a == NULL) {
+        PyErr_Format(PyExc_TypeError, "bin_index: %s must be a device Array",
+                     what);
+        return -1;
+    }
+    if (gr_array_operand(a, &o, &d) != 0) {
+        return -1;
+    }
+    *blk = o.blk;
+    const size_t isz = (size_t)gr_dtypes[o.t].size;
+    if (o.nd != 1 || (o.shape[0] > 1 && o.strides[0] != (ptrdiff_t)isz) ||
+        o.off % isz != 0 || (*dev >= 0 && d != *dev)) {
+        PyErr_Format(PyExc_ValueError, "bin_index: %s must be 1-D, "
+                     "contiguous, on the values' device", what);
+        return -1;
+    }
+    *dev = d;
+    *t = o.t;
+    *off = o.off / isz;
+    *n = o.shape[0];
+    return 0;
+}
+
+/* A 0-d NumPy array of type t: its bytes into buf. */
+static int bin_value(PyObject *obj, gr_dtype t, unsigned char *buf)
+{
+    if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 0 ||
+        gr_dtype_of(PyArray_DESCR((PyArrayObject *)obj), "bound") != (int)t) {
+        PyErr_SetString(PyExc_TypeError, "bin_index: bounds must be 0-d "
+                        "arrays of the edges' dtype");
+        return -1;
+    }
+    memcpy(buf, PyArray_DATA((PyArrayObject *)obj),
+           (size_t)gr_dtypes[t].size);
+    return 0;
+}
+
+PyObject *py_bin_index(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *eo, *io, *lo, *hi, *dn;
+    int uniform = 0, dev = -1, rc = -1;
+    gr_block *blk[3] = {NULL, NULL, NULL};
+    gr_bins_call c;
+    gr_status st = {0};
+    size_t eoff = 0, ne = 0, ioff = 0, ni = 0;
+    memset(&c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OOOpOOO", &ao, &eo, &io, &uniform, &lo, &hi,
+                          &dn) ||
+        forked_check() != 0) {
+        return NULL;
+    }
+    if (bin_array(ao, "a", &dev, &blk[0], &c.t, &c.aoff, &c.n) != 0 ||
+        bin_array(eo, "edges", &dev, &blk[1], &c.e, &eoff, &ne) != 0 ||
+        bin_array(io, "idx", &dev, &blk[2], &c.i, &ioff, &ni) != 0 ||
+        bin_value(lo, c.e, c.lo) != 0 || bin_value(hi, c.e, c.hi) != 0 ||
+        bin_value(dn, c.e, c.denom) != 0) {
+        goto done;
+    }
+    if (ne < 2 || ne - 1 > UINT32_MAX - 1 || ni != c.n || eoff != 0 ||
+        ioff != 0 || c.t > GR_FLOAT64 || c.e > GR_FLOAT64 ||
+        !(c.i == GR_UINT8 || c.i == GR_UINT16 || c.i == GR_UINT32) ||
+        ne - 1 >= ((size_t)1 << (8 * gr_dtypes[c.i].size)) - 1) {
+        PyErr_SetString(PyExc_ValueError, "bin_index: bad edges or index "
+                        "array");
+        goto done;
+    }
+    c.uniform = uniform;
+    c.nb = (unsigned)(ne - 1);
+    c.a = blk[0]->mem;
+    c.edges = blk[1]->mem;
+    c.idx = blk[2]->mem;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_bins_run(dev, &c, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+    }
+done:
+    for (int i = 0; i < 3; ++i) {
+        if (blk[i] != NULL) {
+            gr_block_put(blk[i]);
+        }
+    }
+    if (rc != 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}

@@ -1,0 +1,24 @@
+/*
+ * bins.h — histogram bin indices (gpured.histogram): what api_bins.c hands
+ * to bins.c.  No Python.
+ */
+#ifndef GPURED_BINS_H
+#define GPURED_BINS_H
+
+#include "gpured.h"
+
+typedef struct {
+    gr_dtype t;        /* the values' type                                */
+    gr_dtype e;        /* the edges' type (NumPy's bin_edges.dtype)       */
+    gr_dtype i;        /* the index type: uint8, uint16 or uint32         */
+    int uniform;       /* 1: arithmetic (lo, hi, denom), 0: binary search */
+    cl_mem a, edges, idx;
+    size_t aoff, n;    /* a's first element, count                        */
+    unsigned nb;       /* bins                                            */
+    unsigned char lo[8], hi[8], denom[8]; /* in type e                    */
+} gr_bins_call;
+
+/* Enqueue the index kernel on device dev (takes gr_lock).  0, or -1. */
+int gr_bins_run(int dev, const gr_bins_call *c, gr_status *st);
+
+#endif
