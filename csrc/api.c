@@ -88,6 +88,14 @@ static PyMethodDef methods[] = {
      "device_copy(src, dst, div=0.0): strided, casting copy of Arrays."},
     {"bin_index", py_bin_index, METH_VARARGS, "bin_index(a, edges, idx, uniform, lo, hi, denom): histogram bin indices on the device."},
     {"elementwise", py_elementwise, METH_VARARGS, "elementwise(name, inputs, loop, out, wg_size=0, items=0): NumPy's ufuncs on Arrays."},
+    {"custom_reduce", py_custom_reduce, METH_VARARGS,
+     "custom_reduce(user, args, out, layout, types, knobs, mode): "
+     "a user-defined reduction (gpured.ReductionKernel)."},
+    {"custom_scan", py_custom_scan, METH_VARARGS,
+     "custom_scan(user, x, out, layout, out_strides, types, exclusive, "
+     "knobs, mode): a user-defined scan (gpured.ScanKernel)."},
+    {"custom_variants", py_custom_variants, METH_NOARGS,
+     "custom_variants() -> the variants of a user-defined reduction."},
     {"to_device", py_to_device, METH_VARARGS,
      "to_device(obj, dtype=None, device=None) -> Array."},
     {"get", py_get, METH_O, "get(array) -> numpy.ndarray."},

@@ -433,7 +433,11 @@ typedef struct {
     int ptp;              /* ptp: a max whose auxiliary state (x_size) is
                            * the minimum, finished as their difference in
                            * the input's dtype (kernels/common.cl GR_PTP) */
+    const char *user;     /* a user operator's GR_USER_* defines (op
+                           * GR_OP_USER, gpured.ScanKernel), else NULL    */
 } gr_accum;
+/* A user-defined operator's gr_op value (kernels/common.cl GR_OP_USER). */
+#define GR_OP_USER_ID ((gr_op)8)
 /* cvt of count_nonzero's sum: kernels/common.cl GR_CVT_COUNT (elements
  * read as 1 / 0); of nanmean's count: GR_CVT_VALID (1 unless NaN) */
 #define GR_CVT_COUNT_MODE 4

@@ -33,6 +33,7 @@ typedef struct {
     char a_cl[8];
     int wg, ilp, sg, items, local, spin, cpu_tile, nvidia, tsum, wide;
     kcfg k;
+    const char *user; /* a user operator's defines (never memoised) */
 } skey;
 _Static_assert(sizeof(skey) <= GR_MEMO_KEY,
                "skey outgrew the kernel memo's key (every call would miss)");
@@ -89,6 +90,10 @@ static void defines(const void *ctx, char *buf, size_t n)
     if (len > 0) {
         gr_defines_append_env(buf, n, "GPURED_SCAN_XDEFS");
     }
+    if (len > 0 && k->user != NULL) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "%s", k->user);
+    }
 }
 
 static void make_key(skey *k, const gr_device *d, gr_op op,
@@ -124,6 +129,7 @@ static void make_key(skey *k, const gr_device *d, gr_op op,
               !p->cpu_tile && p->items > 1 && p->items <= 32;
     k->wide = p->wide; /* kernels/scan.cl GR_STRIPE_WIDE */
     k->k = *kc;
+    k->user = acc->user;
 }
 
 /* The build of one run: its key and options. */
@@ -137,9 +143,16 @@ typedef struct {
 static cl_kernel kernel_of(const kbuild *b, const char *name, gr_status *st)
 {
     if (b->nomemo) {
-        char defs[2048];
-        defines(&b->key, defs, sizeof defs);
-        return gr_kernel_get(b->d, "scan", defs, b->opts, name, st);
+        const size_t n = 2048 + (b->key.user ? strlen(b->key.user) : 0);
+        char *defs = malloc(n);
+        if (defs == NULL) {
+            gr_status_fail(st, "out of host memory");
+            return NULL;
+        }
+        defines(&b->key, defs, n);
+        cl_kernel k = gr_kernel_get(b->d, "scan", defs, b->opts, name, st);
+        free(defs);
+        return k;
     }
     return gr_kernel_memo(b->d, "scan", &b->key, sizeof b->key, name, defines,
                           &b->key, b->opts, st);
@@ -161,7 +174,8 @@ static void get_build(kbuild *b, gr_device *d, gr_op op, const gr_accum *acc,
         strcat(b->opts, " ");
         strcat(b->opts, xo);
     }
-    b->nomemo = xo != NULL || getenv("GPURED_SCAN_XDEFS") != NULL;
+    b->nomemo = xo != NULL || getenv("GPURED_SCAN_XDEFS") != NULL ||
+                acc->user != NULL;
 }
 
 /* ------------------------------------------------------------- the run */

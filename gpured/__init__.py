@@ -45,6 +45,7 @@ from ._bins import bincount, explain_bins, histogram, unique
 from ._tune import tune
 from ._elementwise import where
 from ._aggregate import aggregate, explain_aggregate
+from ._kernels import ReductionKernel, ScanKernel, dot, logsumexp, vdot
 from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, cumulative_prod,
                     cumulative_sum, nancumprod, nancumsum)
@@ -74,6 +75,7 @@ __all__ = [
     "split_rates", "set_split_rates", "measure_split",
     "host_threads", "set_host_threads", "where",
     "aggregate", "explain_aggregate",
+    "ReductionKernel", "ScanKernel", "dot", "vdot", "logsumexp",
 ]
 
 

@@ -439,14 +439,15 @@ def timeit_by_key(func: ByKeyFunc | str, keys: npt.ArrayLike | Array,
 # ----------------------------------------------------------- introspection
 
 def variants(op: ReduceOp | ScanOp | str = "sum", dtype: _DType = "float32") -> list[str]: ...
-def explain(op: ReduceOp | ScanOp | str,
+def explain(op: ReduceOp | ScanOp | str | ReductionKernel,
             a: npt.ArrayLike | Array | tuple[_Operand, ...], axis: _Axis = None,
             dtype: _DType = None, *, variant: str = "auto", wg_size: int | None = None,
             groups: int | None = None, items: int | None = None, ilp: int | None = None,
             vw: int | None = None, spins: int | None = None, exclusive: bool = False,
             indices: npt.ArrayLike | Array | None = None, ufunc: str | None = None,
             device: _Device = None) -> dict[str, Any]: ...
-def timeit(op: ReduceOp | ScanOp | str, a: npt.ArrayLike | Array, axis: _Axis = None,
+def timeit(op: ReduceOp | ScanOp | str | ReductionKernel,
+           a: npt.ArrayLike | Array | tuple[Any, ...], axis: _Axis = None,
            dtype: _DType = None, reps: int = 10, *, variant: str = "auto",
            wg_size: int | None = None, groups: int | None = None, items: int | None = None,
            ilp: int | None = None, vw: int | None = None, spins: int | None = None,
@@ -526,3 +527,61 @@ def split_rates() -> dict[str, float]: ...
 def set_split_rates(**gbs: float) -> dict[str, float]: ...
 def measure_split(sizes: tuple[int, int] = ..., reps: int | None = None,
                   save: bool = False) -> dict[str, float] | None: ...
+
+# User-defined reductions (gpured/_kernels.py)
+CustomVariant = Literal[
+    "auto", "naive", "divergence_free", "unroll_last", "unroll_complete",
+    "stride_global", "stride_local", "vector", "subgroup", "chunked",
+    "segment_per_item"]
+
+class ReductionKernel:
+    name: str
+    def __init__(self, in_params: str, out_params: str, map_expr: str,
+                 reduce_expr: str, post_map_expr: str, identity: str | int | float,
+                 name: str = "reduce_kernel", reduce_type: str | None = None,
+                 preamble: str = "", options: Sequence[str] | None = None) -> None: ...
+    def __call__(self, *args: npt.ArrayLike | Array, axis: _Axis = None,
+                 keepdims: bool = False, out: _Out = None,
+                 variant: CustomVariant | str | None = None, wg_size: int | None = None,
+                 groups: int | None = None, items: int | None = None,
+                 ilp: int | None = None, vw: int | None = None) -> _Result: ...
+    def explain(self, *args: npt.ArrayLike | Array, axis: _Axis = None,
+                **knobs: Any) -> dict[str, Any]: ...
+    def timeit(self, *args: npt.ArrayLike | Array, axis: _Axis = None, reps: int = 10,
+               **knobs: Any) -> dict[str, Any]: ...
+    def tune(self, *args: npt.ArrayLike | Array, axis: _Axis = None,
+             reps: int = 5) -> dict[str, float]: ...
+    @staticmethod
+    def variants() -> list[str]: ...
+
+class ScanKernel:
+    name: str
+    def __init__(self, in_params: str, out_params: str, map_expr: str,
+                 scan_expr: str, identity: str | int | float,
+                 name: str = "scan_kernel", scan_type: str | None = None,
+                 preamble: str = "") -> None: ...
+    def __call__(self, x: npt.ArrayLike | Array, axis: int | None = None,
+                 exclusive: bool = False, out: _Out = None, *,
+                 variant: ScanVariant | str | None = None, wg_size: int | None = None,
+                 items: int | None = None, ilp: int | None = None,
+                 spins: int | None = None) -> _Result: ...
+    def explain(self, x: npt.ArrayLike | Array, axis: int | None = None,
+                exclusive: bool = False, **knobs: Any) -> dict[str, Any]: ...
+    def timeit(self, x: npt.ArrayLike | Array, axis: int | None = None,
+               exclusive: bool = False, reps: int = 10,
+               **knobs: Any) -> dict[str, Any]: ...
+    @staticmethod
+    def variants() -> list[str]: ...
+
+def dot(a: npt.ArrayLike | Array, b: npt.ArrayLike | Array, out: _Out = None, *,
+        variant: CustomVariant | str | None = None, wg_size: int | None = None,
+        groups: int | None = None, ilp: int | None = None,
+        vw: int | None = None) -> _Result: ...
+def vdot(a: npt.ArrayLike | Array, b: npt.ArrayLike | Array, *,
+         variant: CustomVariant | str | None = None, wg_size: int | None = None,
+         groups: int | None = None, ilp: int | None = None,
+         vw: int | None = None) -> _Result: ...
+def logsumexp(a: npt.ArrayLike | Array, axis: _Axis = None, keepdims: bool = False,
+              out: _Out = None, *, variant: CustomVariant | str | None = None,
+              wg_size: int | None = None, groups: int | None = None,
+              ilp: int | None = None, vw: int | None = None) -> _Result: ...

@@ -764,6 +764,16 @@ def _second(op, a, kw):
     return op, _mask(a, kw.pop("where", True))
 
 
+def _user_kernel(op, dtype):
+    """op is a user-defined kernel (gpured.ReductionKernel)."""
+    if isinstance(op, str) or not hasattr(op, "explain"):
+        return False
+    if dtype is not None:
+        raise TypeError("a user kernel's types come from its parameters: "
+                        "no dtype=")
+    return True
+
+
 def explain(op, a, axis=None, dtype=None, **kw):
     """The plan ``op(a, axis=axis, dtype=dtype, **kw)`` would run, and why.
 
@@ -774,6 +784,8 @@ def explain(op, a, axis=None, dtype=None, **kw):
     ufunc="add")`` explains :func:`reduceat` (its ``op`` given as ``ufunc``);
     ``explain("sum_by_key", keys, values, ...)`` is :func:`explain_by_key`
     (``exact=True``: variant "fixed_point" or "host", and why).
+    ``explain(kernel, a)`` (``a``: an array or a tuple of the inputs) is a
+    :class:`ReductionKernel`'s ``kernel.explain(*a)``.
 
     Elementwise operations: ``explain("add", (d, 1.0))``, ``explain("sqrt",
     d)``, ``explain("where", (c, x, y))`` -- a ufunc's name and its operand
@@ -781,6 +793,9 @@ def explain(op, a, axis=None, dtype=None, **kw):
     work-item, groups), the policy row and why, NumPy's loop dtypes and the
     result's shape.
     """
+    if _user_kernel(op, dtype):
+        return op.explain(*(a if isinstance(a, tuple) else (a,)), axis=axis,
+                          **kw)
     if op in _ew.UFUNCS or op == "where":
         if axis is not None or dtype is not None:
             raise TypeError("explain(%r, operands): an elementwise operation "
@@ -825,6 +840,7 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     profiling events.  Returns a dict: ``seconds`` (median device time),
     ``gbps`` (bytes read, and written for scans, / seconds / 1e9), ``times``
     (every run), ``plan`` (as :func:`explain`) and ``result``.
+    ``timeit(kernel, a)``: a :class:`ReductionKernel`'s ``kernel.timeit``.
 
     complex64/complex128: the real view's one call (the (..., 2) plan over
     the same axes; a full sum's two-stage columns and device cumsum's
@@ -832,6 +848,9 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     (var/std: the two parts' variances); the functions NumPy computes raise
     VariantUnavailable.
     """
+    if _user_kernel(op, dtype):
+        return op.timeit(*(a if isinstance(a, tuple) else (a,)), axis=axis,
+                         reps=reps, **kw)
     if _cx.is_cx(a):
         return _cx.timeit(timeit, op, a, axis, dtype, reps, kw)
     if op in _SCANS:

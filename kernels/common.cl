@@ -36,6 +36,14 @@
 #define GR_OP_ARGMAX 5
 #define GR_OP_ALL    6
 #define GR_OP_ANY    7
+/* A user-defined operator (kernels/custom.cl, gpured.ReductionKernel): the
+ * defines bring GR_USER_MERGE(a, b) (merge state b into *a), GR_USER_IDENT
+ * and GR_USER_IDENT_X (the identity), GR_USER_X (1: the auxiliary part x
+ * is part of the state, e.g. logsumexp's (max, scaled sum)). */
+#define GR_OP_USER   8
+#ifndef GR_USER_ELEM_X
+#define GR_USER_ELEM_X 0
+#endif
 
 #define GR_CVT_NONE  0 /* element is already an accumulator value       */
 #define GR_CVT_TO_A  1 /* numeric conversion to the accumulator type    */
@@ -43,6 +51,7 @@
 #define GR_CVT_MASK  3 /* nonzero test -> all-ones / zero mask           */
 #define GR_CVT_COUNT 4 /* nonzero test -> 1 / 0 (count_nonzero's sum)   */
 #define GR_CVT_VALID 5 /* not-NaN test -> 1 / 0 (nanmean's count)      */
+#define GR_CVT_USER  6 /* a user operator's map (gr_user_map1, scans)  */
 
 #define GR_CAT_(a, b) a##b
 #define GR_CAT(a, b) GR_CAT_(a, b)
@@ -94,6 +103,10 @@
 #else
 #define GR_CVT_V(x) GR_CONVERT(GR_VA, -((x) != (GR_VEC(GR_T))0))
 #endif
+#elif GR_CVT == GR_CVT_USER
+/* gpured.ScanKernel: the user's map, defined before this file */
+#define GR_CVT_S(x) gr_user_map1(x)
+#define GR_CVT_V(x) (x)
 #elif GR_CVT == GR_CVT_VALID
 /* nanmean's divisor: 1 per element that is not NaN (x == x) */
 #define GR_CVT_S(x) ((GR_A)((x) == (x)))
@@ -158,6 +171,9 @@
 #if GR_OP == GR_OP_ARGMIN || GR_OP == GR_OP_ARGMAX
 #define GR_X long
 #define GR_HAS_X 1
+#elif GR_OP == GR_OP_USER
+#define GR_X GR_A
+#define GR_HAS_X GR_USER_X
 #elif GR_COMP || GR_VAR || GR_PTP
 #define GR_X GR_A
 #define GR_HAS_X 1
@@ -177,7 +193,9 @@ typedef struct {
  * for every x, signed zeros included): NumPy's cumsum([-0.0, 1.0]) begins
  * with -0.0.  Reductions keep +0.0, as np.sum([-0.0]) == +0.0 does,
  * except under an initial= (GR_NEG0): NumPy's fold then starts from it. */
-#if GR_NANSKIP
+#if GR_OP == GR_OP_USER
+#define GR_IDENT_V ((GR_A)(GR_USER_IDENT))
+#elif GR_NANSKIP
 #define GR_IDENT_V ((GR_A)NAN)
 #elif GR_OP == GR_OP_ADD && GR_A_FLOAT && (defined(GR_ITEMS) || (defined(GR_NEG0) && GR_NEG0))
 #define GR_IDENT_V ((GR_A)(-0.0))
@@ -196,6 +214,8 @@ typedef struct {
 #define GR_IDENT_X ((long)LONG_MAX)
 #elif GR_PTP
 #define GR_IDENT_X GR_A_MAXV
+#elif GR_OP == GR_OP_USER
+#define GR_IDENT_X ((GR_X)(GR_USER_IDENT_X))
 #else
 #define GR_IDENT_X ((GR_X)0)
 #endif
@@ -327,6 +347,9 @@ typedef struct {
 #elif GR_OP == GR_OP_MAX
 #define GR_FOLD(v, x, y, i, VT, XT, MT)                                      \
     ((v) = GR_SEL((v), (y), ((y) >= (v)) || GR_ISNAN(y)))
+#elif GR_OP == GR_OP_USER
+/* kernels/custom.cl folds elements through gr_merge only */
+#define GR_FOLD(v, x, y, i, VT, XT, MT) ((void)0)
 #elif GR_OP == GR_OP_ALL
 #define GR_FOLD(v, x, y, i, VT, XT, MT) ((v) &= (y))
 #elif GR_OP == GR_OP_ANY
@@ -345,14 +368,25 @@ typedef struct {
         (x) = GR_SEL((x), i_, xm_);                                          \
     } while (0)
 #endif
-#if !GR_VAR
+#if GR_OP == GR_OP_USER
+/* a user operator folds an element as the merge of its state */
+#define GR_FOLD_S(s, y, i)                                                   \
+    do {                                                                     \
+        gr_state e_;                                                         \
+        e_.v = (y);                                                          \
+        e_.x = (GR_X)(GR_USER_ELEM_X);                                       \
+        GR_USER_MERGE(&(s), e_);                                             \
+    } while (0)
+#elif !GR_VAR
 #define GR_FOLD_S(s, y, i) GR_FOLD((s).v, (s).x, y, i, GR_A, GR_X, GR_AM)
 #endif
 
 /* Merge state b into state a (both scalar); order-independent. */
 inline void gr_merge(gr_state *a, gr_state b)
 {
-#if GR_VAR
+#if GR_OP == GR_OP_USER
+    GR_USER_MERGE(a, b);
+#elif GR_VAR
     a->v += b.v;
     a->x += b.x;
 #elif GR_PTP

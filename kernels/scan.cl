@@ -691,6 +691,17 @@ __kernel void gr_scan_reduce(__global const GR_T *in, ulong in_base, ulong L,
     for (ulong i = c0; i < c1; ++i) {
         grs_fold(&a, rin[i]);
     }
+#elif GR_OP == GR_OP_USER
+    /* A user operator need not commute: work-item l folds the l-th
+     * contiguous run of the chunk, in order. */
+    {
+        const ulong per = (c1 - c0 + GR_WG - 1) / GR_WG;
+        const ulong lo = min(c1, c0 + get_local_id(0) * per);
+        const ulong hi = min(c1, lo + per);
+        for (ulong i = lo; i < hi; ++i) {
+            grs_fold(&a, rin[i]);
+        }
+    }
 #else
     /* Coalesced: work-item l folds elements l, l + WG, ... of the chunk
      * (all our operators are commutative). */

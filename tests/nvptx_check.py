@@ -95,6 +95,43 @@ def bykey_defs(t, op, key="int", ksize=4, lookback=0, items=0, atomics=1,
         % (atomics, key, ksize, atomics, atomics, lookback, items))
 
 
+def custom_defs(a, x, vw=4, combine=4, two=0, elem_x="0", merge=None,
+                post="y = a"):
+    """csrc/custom.c's block and gpured/_kernels.py's GR_USER_* text for a
+    one-input map x -> (GR_A)x (kernels/custom.cl), sub-group combine."""
+    asz = 8 if a == "double" else 4
+    merge = merge or ("do { gr_state *gr_p_ = (gr_pa); const gr_state gr_q_ "
+                      "= (gr_pb); { const GR_A a = gr_p_->v; const GR_A b = "
+                      "gr_q_.v; gr_p_->v = (GR_A)(a + b); } } while (0)")
+    return ("#define GR_NEED_FP64 %d\n#define GR_T %s\n#define GR_A %s\n"
+            "#define GR_R float\n#define GR_AM %s\n#define GR_A_SIZE %d\n"
+            "#define GR_X_SIZE %d\n#define GR_A_FLOAT 1\n#define GR_OP 8\n"
+            "#define GR_A_MINV 0\n#define GR_A_MAXV 0\n#define GR_VW %d\n"
+            "#define GR_WG 256\n#define GR_ILP 2\n#define GR_LOAD 0\n"
+            "#define GR_COMBINE %d\n#define GR_SG 1\n#define GR_SG_NATIVE 0\n"
+            "#define GR_IN_PARTIAL 0\n#define GR_FINAL %d\n"
+            "#define GR_USER_PARAMS __global const float *restrict gr_in0, "
+            "ulong gr_o0,\n#define GR_USER_ARGS gr_in0, gr_o0,\n"
+            "#define GR_USER_LOADS(gr_i_) const float x = gr_in0[gr_o0 + (gr_i_)];\n"
+            "#define GR_USER_VLOADS(gr_i_) float gr_l0[GR_VW]; GR_CAT(vstore, "
+            "GR_VW)(GR_VLOAD(gr_in0 + gr_o0 + (gr_i_)), 0, gr_l0);\n"
+            "#define GR_USER_LANE(gr_l_) const float x = gr_l0[gr_l_];\n"
+            "#define GR_USER_MAP (x)\n#define GR_USER_OUT y\n"
+            "#define GR_USER_X %d\n#define GR_USER_IDENT (0)\n"
+            "#define GR_USER_IDENT_X 0\n#define GR_USER_ELEM_X %s\n"
+            "#define GR_USER_MERGE(gr_pa, gr_pb) %s\n"
+            "#define GR_USER_POST { const GR_A a = gr_s.v; %s; }\n"
+            % (int(a == "double"), "float", a, "long" if asz == 8 else "int",
+               asz, asz, vw, combine, 1 - two, x, elem_x, merge, post))
+
+
+LSE_MERGE = ("do { gr_state *p_ = (gr_pa); const gr_state q_ = (gr_pb); "
+             "const GR_A m1_ = p_->v, m2_ = q_.v; const int f_ = m1_ >= m2_; "
+             "const GR_A hi_ = f_ ? m1_ : m2_; const GR_A lo_ = f_ ? m2_ : m1_; "
+             "const GR_A e_ = m1_ == m2_ ? (GR_A)1 : exp(lo_ - hi_); "
+             "p_->x = f_ ? p_->x + q_.x * e_ : p_->x * e_ + q_.x; "
+             "p_->v = GR_ISNAN(m1_) ? m1_ : hi_; } while (0)")
+
 # name -> (family, defines): the NVIDIA-only paths of every family.
 CONFIGS = {
     "reduce-subgroup-argmax-bool": ("reduce", reduce_defs("bool", "argmax", 4, vw=16)),
@@ -109,6 +146,11 @@ CONFIGS = {
     "scan-lookback-sum-f32": ("scan", scan_defs("float32", "add", 4, 1, 16, a="double", cvt=1)),
     "scan-lookback-sum-f64-comp": ("scan", scan_defs("float64", "add", 4, 1, 8, comp=1)),
     "scan-lookback-blelloch-i32": ("scan", scan_defs("int32", "add", 2, 1, 8, sg=0)),
+    "custom-subgroup-sum-f32": ("custom", custom_defs("float", 0)),
+    "custom-subgroup-sum-f64acc-2pass": ("custom", custom_defs("double", 0, two=1)),
+    "custom-unroll-last-logsumexp-f32": ("custom", custom_defs(
+        "float", 1, vw=1, combine=3, elem_x="1", merge=LSE_MERGE,
+        post="y = (GR_R)(gr_s.v + log(gr_s.x))")),
     "bykey-atomics-sum-f32": ("bykey", bykey_defs("float32", "add")),
     "bykey-atomics-sum-f64-long": ("bykey", bykey_defs("float64", "add", key="long", ksize=8)),
     "bykey-lookback-sum-f32": ("bykey", bykey_defs("float32", "add", lookback=1, items=8, atomics=0)),

@@ -1,0 +1,652 @@
+"""User-defined reductions (CuPy's ReductionKernel, in OpenCL C) and the
+fused built-ins on them: :func:`dot`, :func:`vdot`, :func:`logsumexp`.
+
+The Python face: parse the parameters, resolve their types from the
+arguments, broadcast and lay the inputs out as M segments of L elements
+(the same layout for every input), and write the user's expressions into
+kernels/custom.cl's GR_USER_* defines (deterministic text: the program
+cache keys on it).  The plan and the passes are the C core's
+(csrc/api_custom.c, plan_custom.c, custom.c).
+"""
+import re
+
+import numpy as np
+
+from . import _core
+from . import _elementwise as _ew  # its bound empty()
+
+_CL = {"bool": "uchar", "int8": "char", "uint8": "uchar", "int16": "short",
+       "uint16": "ushort", "int32": "int", "uint32": "uint", "int64": "long",
+       "uint64": "ulong", "float32": "float", "float64": "double"}
+_C_NAMES = {"float": "float32", "double": "float64", "int": "int32",
+            "uint": "uint32", "long": "int64", "ulong": "uint64",
+            "short": "int16", "ushort": "uint16", "char": "int8",
+            "uchar": "uint8", "bool": "bool"}
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_RESERVED = {"a", "b", "gr_s", "gr_i", "gr_L", "gr_M", "outv", "outx", "at"}
+
+
+def _dtype_name(word):
+    """The dtype a parameter's TYPE names (a NumPy name such as float32 or
+    an OpenCL C one such as float), or None: a type placeholder."""
+    if word in _C_NAMES:
+        return np.dtype(_C_NAMES[word])
+    if word in _CL:
+        return np.dtype(word)
+    return None
+
+
+class _Param:
+    __slots__ = ("name", "type", "dtype")
+
+    def __init__(self, text):
+        words = text.split()
+        if len(words) != 2 or not all(_IDENT.match(w) for w in words):
+            raise ValueError("bad parameter %r: expected 'TYPE name' (no "
+                             "'raw' parameters)" % text.strip())
+        self.type, self.name = words
+        if self.name in _RESERVED or self.name.startswith("gr_") or \
+                self.name.startswith("GR_"):
+            raise ValueError("parameter name %r is reserved" % self.name)
+        self.dtype = _dtype_name(self.type)
+
+
+def _params(text):
+    ps = [_Param(t) for t in text.split(",") if t.strip()]
+    if len({p.name for p in ps}) != len(ps):
+        raise ValueError("duplicate parameter names in %r" % text)
+    return ps
+
+
+def _one_line(expr):
+    return " ".join(str(expr).split())
+
+
+def _is_array(x):
+    return isinstance(x, _core.ArrayBase)
+
+
+def _is_scalar(x):
+    return not _is_array(x) and np.ndim(x) == 0 and not isinstance(x, np.ndarray)
+
+
+def _axes(axis, nd):
+    if axis is None:
+        return tuple(range(nd))
+    axs = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for a in axs:
+        a = int(a)
+        if not -nd <= a < nd:
+            raise np.exceptions.AxisError(a, nd)
+        out.append(a % nd)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _device_of(args):
+    for x in args:
+        if _is_array(x):
+            return x.device_index
+    return None
+
+
+class _Layout:
+    """The broadcast shape, the reduced (R) and kept (K) axes, and whether
+    the inputs lie as rows (reduced axes last: seg_stride L, elem_stride
+    1) or columns (reduced axes first: seg_stride 1, elem_stride M)."""
+
+    def __init__(self, shape, axis):
+        self.shape = tuple(shape)
+        nd = len(self.shape)
+        self.R = _axes(axis, nd)
+        self.K = tuple(i for i in range(nd) if i not in self.R)
+        self.M = int(np.prod([self.shape[i] for i in self.K], dtype=np.int64))
+        self.L = int(np.prod([self.shape[i] for i in self.R], dtype=np.int64))
+        self.cols = bool(self.K) and bool(self.R) and \
+            self.R == tuple(range(len(self.R)))
+        self.perm = tuple(range(nd)) if self.cols else self.K + self.R
+
+    def strides(self):
+        if self.cols:
+            return (1, self.M)
+        return (self.L, 1)
+
+    def out_shape(self, keepdims):
+        if keepdims:
+            return tuple(1 if i in self.R else n
+                         for i, n in enumerate(self.shape))
+        return tuple(self.shape[i] for i in self.K)
+
+
+def _place(x, dt, lay, dev):
+    """Input x as a device Array of dtype dt whose elements lie as lay
+    says (C-contiguous in lay.perm's order of the broadcast shape)."""
+    if _is_array(x) and x.dtype == dt and x.shape == lay.shape and \
+            x.is_c_contiguous and (lay.cols or lay.R == tuple(
+                range(len(lay.K), len(lay.shape)))):
+        return x  # already laid out (the common case: nothing to do)
+    if not _is_array(x):
+        h = np.broadcast_to(np.asarray(x, dtype=dt), lay.shape)
+        h = np.ascontiguousarray(h.transpose(lay.perm))
+        return _core.to_device(h, None, dev)
+    if x.dtype != dt:
+        x = x.astype(dt)
+    if x.shape != lay.shape:
+        # a broadcast view (0 strides), copied below
+        x = x._from_shadow(np.broadcast_to(x._sh(), lay.shape))
+    if lay.perm != tuple(range(len(lay.shape))):
+        x = x.transpose(lay.perm)
+    if not x.is_c_contiguous:
+        x = x.copy()
+    return x
+
+
+class ReductionKernel:
+    """A user-defined reduction, CuPy's ``ReductionKernel`` in OpenCL C::
+
+        l2 = gpured.ReductionKernel("T x", "T y", "x * x", "a + b",
+                                    "y = sqrt(a)", "0", "l2norm")
+        l2(a)                 # a NumPy array or a gpured.Array
+        l2(a, axis=1, keepdims=True)
+
+    ``in_params``/``out_params``: ``"TYPE name"`` lists; a TYPE that is no
+    dtype name (``T``, ``U``...) is a placeholder bound from the arguments'
+    dtypes.  ``map_expr`` reads the inputs' elements by name, ``reduce_expr``
+    merges ``a`` and ``b``, ``post_map_expr`` writes the output from ``a``
+    (``_in_ind.size()``, ``_out_ind.size()``: elements per result and
+    results), ``identity`` starts a reduction.  ``reduce_type``: the
+    accumulator's type (default the output's).  The operator must be
+    associative; it runs on every variant of the ladder that is legal for
+    any associative operator (:meth:`variants`).
+    """
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr,
+                 post_map_expr, identity, name="reduce_kernel",
+                 reduce_type=None, preamble="", options=None, *,
+                 _state=None):
+        self.in_params = _params(in_params)
+        self.out_params = _params(out_params)
+        if len(self.out_params) != 1:
+            raise ValueError("a ReductionKernel has one output parameter")
+        if not self.in_params:
+            raise ValueError("a ReductionKernel needs an input parameter")
+        if identity is None:
+            raise ValueError("a ReductionKernel needs an identity")
+        self.map_expr = _one_line(map_expr)
+        self.reduce_expr = _one_line(reduce_expr)
+        self.post_map_expr = _one_line(post_map_expr)
+        self.identity = _one_line(identity)
+        self.name = name
+        self.reduce_type = reduce_type
+        self.preamble = preamble or ""
+        if options:
+            raise ValueError("options= (OpenCL build options) are not "
+                             "supported yet")
+        self._state = _state  # built-ins: a two-part state (logsumexp)
+        self._variant = None  # tune()'s winner
+        self._memo = {}  # _source's, by the arguments' dtypes
+
+    def _knobs(self, knobs):
+        if self._variant is not None and "variant" not in knobs:
+            knobs = dict(knobs, variant=self._variant)
+        return knobs or None
+
+    # -------------------------------------------------------- types
+    def _bind(self, args, out):
+        if len(args) != len(self.in_params):
+            raise TypeError("%s takes %d inputs (%d given)"
+                            % (self.name, len(self.in_params), len(args)))
+        tmap = {}
+        for p, x in zip(self.in_params, args):
+            if p.dtype is None and not _is_scalar(x):
+                dt = np.dtype(x.dtype) if _is_array(x) else np.asarray(x).dtype
+                if tmap.setdefault(p.type, dt) != dt:
+                    raise TypeError("type mismatch for %s: %s and %s"
+                                    % (p.type, tmap[p.type], dt))
+        for p, x in zip(self.in_params, args):
+            if p.dtype is None and p.type not in tmap:
+                tmap[p.type] = np.asarray(x).dtype
+        o = self.out_params[0]
+        if o.dtype is None and o.type not in tmap:
+            if out is None:
+                raise TypeError("cannot resolve the output type %s" % o.type)
+            tmap[o.type] = np.dtype(out.dtype)
+        for dt in tmap.values():
+            if dt.name not in _CL:
+                raise TypeError("user kernels take bool, integer, float32 "
+                                "and float64 types (not %s)" % dt)
+        ins = [p.dtype if p.dtype is not None else tmap[p.type]
+               for p in self.in_params]
+        rt = o.dtype if o.dtype is not None else tmap[o.type]
+        if self.reduce_type is None:
+            at = rt
+        else:
+            at = _dtype_name(self.reduce_type) or tmap.get(self.reduce_type)
+            if at is None:
+                raise TypeError("cannot resolve reduce_type %s"
+                                % self.reduce_type)
+        return tmap, ins, rt, np.dtype(at)
+
+    # -------------------------------------------------------- source
+    def _user(self, tmap, ins, rt, at, scal):
+        """kernels/custom.cl's GR_USER_* defines for these types."""
+        fp64 = any(dt == np.float64 for dt in list(ins) + [rt, at]) or \
+            "double" in self.preamble
+        lines = []
+        if fp64:
+            lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        for k in sorted(tmap):
+            lines.append("typedef %s %s;" % (_CL[tmap[k].name], k))
+        if self.preamble:
+            lines.append(self.preamble)
+        params, argn, loads, vloads, lanes = [], [], [], [], []
+        for j, (p, dt) in enumerate(zip(self.in_params, ins)):
+            cl = _CL[dt.name]
+            if scal[j]:
+                # by value, under a name no kernel local has
+                params.append("const %s gr_s%d," % (cl, j))
+                argn.append("gr_s%d," % j)
+                loads.append("const %s %s = gr_s%d;" % (cl, p.name, j))
+                vloads.append("const %s %s = gr_s%d;" % (cl, p.name, j))
+                continue
+            params.append("__global const %s *restrict gr_in%d, ulong gr_o%d,"
+                          % (cl, j, j))
+            argn.append("gr_in%d, gr_o%d," % (j, j))
+            loads.append("const %s %s = gr_in%d[gr_o%d + (gr_i_)];"
+                         % (cl, p.name, j, j))
+            vloads.append("%s gr_l%d[GR_VW]; GR_CAT(vstore, GR_VW)(GR_VLOAD("
+                          "gr_in%d + gr_o%d + (gr_i_)), 0, gr_l%d);"
+                          % (cl, j, j, j, j))
+            lanes.append("const %s %s = gr_l%d[gr_l_];" % (cl, p.name, j))
+        o = self.out_params[0].name
+        post = self.post_map_expr.replace("_in_ind.size()", "gr_L") \
+            .replace("_out_ind.size()", "gr_M")
+        d = ["#define GR_USER_PARAMS " + " ".join(params),
+             "#define GR_USER_ARGS " + " ".join(argn),
+             "#define GR_USER_LOADS(gr_i_) " + " ".join(loads),
+             "#define GR_USER_VLOADS(gr_i_) " + " ".join(vloads),
+             "#define GR_USER_LANE(gr_l_) " + " ".join(lanes),
+             "#define GR_USER_MAP (%s)" % self.map_expr,
+             "#define GR_USER_OUT %s" % o]
+        if self._state is None:
+            d += ["#define GR_USER_X 0",
+                  "#define GR_USER_IDENT (%s)" % self.identity,
+                  "#define GR_USER_IDENT_X 0",
+                  "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *gr_p_ "
+                  "= (gr_pa); const gr_state gr_q_ = (gr_pb); { const GR_A a "
+                  "= gr_p_->v; const GR_A b = gr_q_.v; gr_p_->v = (GR_A)(%s);"
+                  " } } while (0)" % self.reduce_expr,
+                  "#define GR_USER_POST { const GR_A a = gr_s.v; %s; }"
+                  % post]
+        else:
+            d += self._state
+        return "\n".join(lines + d) + "\n", fp64
+
+    # -------------------------------------------------------- calls
+    def _source(self, args, out):
+        """(user text, types, input dtypes, result dtype, scalar flags),
+        memoised by the arguments' dtypes (the per-call cost)."""
+        scal = tuple(_is_scalar(x) for x in args)
+        key = (tuple(None if s else np.dtype(getattr(x, "dtype", None) or
+                                             np.asarray(x).dtype)
+                     for x, s in zip(args, scal)), scal,
+               None if out is None else np.dtype(out.dtype))
+        hit = self._memo.get(key) if None not in key[0] or all(scal) else None
+        if hit is not None:
+            return hit
+        tmap, ins, rt, at = self._bind(args, out)
+        user, fp64 = self._user(tmap, ins, rt, at, scal)
+        a_size = at.itemsize
+        x_size = a_size if self._state is not None else 0
+        in_size = max([dt.itemsize for dt, s in zip(ins, scal) if not s] or [4])
+        types = (_CL[at.name], _CL[rt.name], a_size, x_size,
+                 int(at.kind == "f"), in_size, int(fp64))
+        hit = (user, types, ins, rt, scal)
+        if len(self._memo) < 64:
+            self._memo[key] = hit
+        return hit
+
+    def _prepare(self, args, axis, keepdims, out):
+        user, types, ins, rt, scal = self._source(args, out)
+        shapes = [np.shape(x) if not _is_array(x) else x.shape
+                  for x, s in zip(args, scal) if not s]
+        shape = np.broadcast_shapes(*shapes) if shapes else ()
+        lay = _Layout(shape, axis)
+        dev = _device_of(args)
+        placed, uargs = [], []
+        for x, dt, s in zip(args, ins, scal):
+            if s:
+                uargs.append(np.asarray(x, dtype=dt).tobytes())
+                continue
+            a = _place(x, dt, lay, dev)
+            dev = a.device_index
+            placed.append(a)
+            uargs.append(a)
+        if dev is None:
+            dev = _core.to_device(np.zeros(1, np.uint8), None, None).device_index
+        res = _ew._bound["empty"]((lay.M,), rt, device=dev)
+        layout = (lay.M, lay.L) + lay.strides()
+        return user, tuple(uargs), res, layout, types, lay, placed
+
+    def __call__(self, *args, axis=None, keepdims=False, out=None, **knobs):
+        """Reduce the inputs (broadcast against each other) over ``axis``
+        (None: all); a device Array if any input is one, else NumPy."""
+        user, uargs, res, layout, types, lay, _ = self._prepare(
+            args, axis, keepdims, out)
+        _core.custom_reduce(user, uargs, res, layout, types, self._knobs(knobs), 0)
+        shape = lay.out_shape(keepdims)
+        res = res.reshape(shape) if shape != res.shape else res
+        if out is not None:
+            return _to_out(res, out)
+        if any(_is_array(x) for x in args):
+            return res
+        h = res.get()
+        return h[()] if h.ndim == 0 else h
+
+    def explain(self, *args, axis=None, **knobs):
+        """The plan a call would run (a dict; nothing runs)."""
+        user, uargs, res, layout, types, _, _ = self._prepare(
+            args, axis, False, None)
+        return _core.custom_reduce(user, uargs, res, layout, types,
+                                   self._knobs(knobs), 1)
+
+    def timeit(self, *args, axis=None, reps=10, **knobs):
+        """Time a call on the device (inputs placed once, one warm-up run,
+        then ``reps`` runs; OpenCL profiling events), as
+        :func:`gpured.timeit`: seconds (median), gbps (input bytes read /
+        seconds), times, plan, result."""
+        user, uargs, res, layout, types, lay, placed = self._prepare(
+            args, axis, False, None)
+        times, plan = [], None
+        for _ in range(max(1, int(reps)) + 1):
+            t, plan = _core.custom_reduce(user, uargs, res, layout, types,
+                                          self._knobs(knobs), 2)
+            times.append(t / 1e9)
+        times = times[1:]
+        sec = sorted(times)[len(times) // 2]
+        nbytes = sum(a.nbytes for a in placed)
+        return {"seconds": sec,
+                "gbps": nbytes / sec / 1e9 if sec > 0 else float("inf"),
+                "times": times, "plan": plan, "result": res}
+
+    @staticmethod
+    def variants():
+        """The variants a user-defined operator may run (``variant=``)."""
+        return _core.custom_variants()
+
+    def tune(self, *args, axis=None, reps=5):
+        """Time every variant available here on these arguments; the
+        fastest becomes this kernel's default variant (a call's own
+        ``variant=`` still wins).  Returns {variant: median seconds}
+        (unavailable ones left out)."""
+        found = {}
+        for v in self.variants():
+            if v == "auto":
+                continue
+            try:
+                found[v] = self.timeit(*args, axis=axis, reps=reps,
+                                       variant=v)["seconds"]
+            except (_core.VariantUnavailable, ValueError):
+                continue
+        if found:
+            self._variant = min(found, key=found.get)
+        return found
+
+
+class ScanKernel:
+    """A user-defined prefix scan of one input (OpenCL C expressions)::
+
+        cummax = gpured.ScanKernel("T x", "T y", "x", "max(a, b)",
+                                   "-INFINITY", "cummax")
+        cummax(a)                       # flattened, as numpy's cum* do
+        cummax(m, axis=1, exclusive=True)
+
+    ``map_expr`` reads the element by the input's name, ``scan_expr``
+    merges ``a`` (the prefix) and ``b`` (associative, the order kept),
+    ``identity`` is the exclusive scan's first value; the output is the
+    scanned state in the output's type.  ``scan_type``: the state's type
+    (default the output's).  It runs through kernels/scan.cl, the scans'
+    policy and ladder (decoupled look-back on GPUs) with the operator
+    injected; the group scans that are built-ins of add/min/max only
+    (``workgroup``, ``subgroup`` through sub_group_scan_*) are not used.
+    """
+
+    def __init__(self, in_params, out_params, map_expr, scan_expr, identity,
+                 name="scan_kernel", scan_type=None, preamble=""):
+        self.in_params = _params(in_params)
+        self.out_params = _params(out_params)
+        if len(self.in_params) != 1 or len(self.out_params) != 1:
+            raise ValueError("a ScanKernel has one input and one output "
+                             "parameter")
+        self.map_expr = _one_line(map_expr)
+        self.scan_expr = _one_line(scan_expr)
+        self.identity = _one_line(identity)
+        self.name = name
+        self.scan_type = scan_type
+        self.preamble = preamble or ""
+
+    def _types(self, x):
+        p, o = self.in_params[0], self.out_params[0]
+        dt = np.dtype(x.dtype) if _is_array(x) else np.asarray(x).dtype
+        tmap = {}
+        if p.dtype is None:
+            tmap[p.type] = dt
+        it = p.dtype if p.dtype is not None else dt
+        rt = o.dtype if o.dtype is not None else tmap.get(o.type)
+        if rt is None:
+            raise TypeError("cannot resolve the output type %s" % o.type)
+        at = rt if self.scan_type is None else \
+            (_dtype_name(self.scan_type) or tmap.get(self.scan_type))
+        if at is None:
+            raise TypeError("cannot resolve scan_type %s" % self.scan_type)
+        for d in (it, rt, at):
+            if d.name not in _CL:
+                raise TypeError("user kernels take bool, integer, float32 "
+                                "and float64 types (not %s)" % d)
+        return tmap, np.dtype(it), np.dtype(rt), np.dtype(at)
+
+    def _user(self, tmap, it, rt, at):
+        lines = []
+        if np.float64 in (it, rt, at) or "double" in self.preamble:
+            lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        for k in sorted(tmap):
+            lines.append("typedef %s %s;" % (_CL[tmap[k].name], k))
+        if self.preamble:
+            lines.append(self.preamble)
+        lines += [
+            "inline %s gr_user_map1(%s %s) { return (%s)(%s); }"
+            % (_CL[at.name], _CL[it.name], self.in_params[0].name,
+               _CL[at.name], self.map_expr),
+            "#define GR_USER_X 0",
+            "#define GR_USER_IDENT (%s)" % self.identity,
+            "#define GR_USER_IDENT_X 0",
+            "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *gr_p_ = "
+            "(gr_pa); const gr_state gr_q_ = (gr_pb); { const GR_A a = "
+            "gr_p_->v; const GR_A b = gr_q_.v; gr_p_->v = (GR_A)(%s); } } "
+            "while (0)" % self.scan_expr]
+        return "\n".join(lines) + "\n"
+
+    def _prepare(self, x, axis):
+        tmap, it, rt, at = self._types(x)
+        if axis is None:
+            x = x.reshape(-1) if _is_array(x) else np.ravel(x)
+            axis = 0
+        nd = len(x.shape) if _is_array(x) else np.ndim(x)
+        if nd == 0:
+            raise ValueError("a ScanKernel scans an array (0-d given)")
+        ax = _axes(axis, nd)[0]
+        if not _is_array(x):
+            x = _core.to_device(np.ascontiguousarray(
+                np.moveaxis(np.asarray(x, dtype=it), ax, -1)), None, None)
+        else:
+            if x.dtype != it:
+                x = x.astype(it)
+            x = x.transpose(tuple(i for i in range(nd) if i != ax) + (ax,))
+            if not x.is_c_contiguous:
+                x = x.copy()
+        L = x.shape[-1]
+        M = int(np.prod(x.shape[:-1], dtype=np.int64))
+        res = _ew._bound["empty"](x.shape, rt, device=x.device_index)
+        types = (it, rt, _CL[at.name], at.itemsize)
+        return (self._user(tmap, it, rt, at), x, res, (M, L, L, 1), (L, 1),
+                types, ax)
+
+    def __call__(self, x, axis=None, exclusive=False, out=None, **knobs):
+        """The scan of x along axis (None: flattened); a device Array for a
+        device input, else NumPy."""
+        host = not _is_array(x)
+        user, xd, res, lay, ostr, types, ax = self._prepare(x, axis)
+        if lay[0] * lay[1]:
+            _core.custom_scan(user, xd, res, lay, ostr, types,
+                              bool(exclusive), knobs or None, 0)
+        nd = len(res.shape)
+        back = list(range(nd - 1))
+        back.insert(ax, nd - 1)
+        res = res.transpose(tuple(back)) if back != list(range(nd)) else res
+        if out is not None:
+            return _to_out(res, out)
+        return res.get() if host else res
+
+    def explain(self, x, axis=None, exclusive=False, **knobs):
+        user, xd, res, lay, ostr, types, _ = self._prepare(x, axis)
+        return _core.custom_scan(user, xd, res, lay, ostr, types,
+                                 bool(exclusive), knobs or None, 1)
+
+    def timeit(self, x, axis=None, exclusive=False, reps=10, **knobs):
+        """As :meth:`ReductionKernel.timeit` (gbps: bytes read and
+        written)."""
+        user, xd, res, lay, ostr, types, _ = self._prepare(x, axis)
+        times, plan = [], None
+        for _ in range(max(1, int(reps)) + 1):
+            t, plan = _core.custom_scan(user, xd, res, lay, ostr, types,
+                                        bool(exclusive), knobs or None, 2)
+            times.append(t / 1e9)
+        times = times[1:]
+        sec = sorted(times)[len(times) // 2]
+        nbytes = xd.nbytes + res.nbytes
+        return {"seconds": sec,
+                "gbps": nbytes / sec / 1e9 if sec > 0 else float("inf"),
+                "times": times, "plan": plan, "result": res}
+
+    @staticmethod
+    def variants():
+        """The scans' variants (``workgroup`` and, off NVIDIA,
+        ``subgroup`` raise VariantUnavailable for a user operator)."""
+        return list(_core.variants("cumsum", "float32", None))
+
+
+def _to_out(res, out):
+    if _is_array(out):
+        if out.shape != res.shape:
+            raise ValueError("out has shape %s, the result %s"
+                             % (out.shape, res.shape))
+        _core.device_copy(res, out)
+        return out
+    np.copyto(out, res.get(), casting="unsafe")
+    return out
+
+
+# ------------------------------------------------------------ built-ins
+
+_KCACHE = {}
+
+
+def _builtin(key, make):
+    k = _KCACHE.get(key)
+    if k is None:
+        k = _KCACHE[key] = make()
+    return k
+
+
+def _device_fp64(args):
+    dev = _device_of(args)
+    info = _core.devices()[dev] if dev is not None else _core.get_device()
+    return bool(info.get("fp64"))
+
+
+def dot(a, b, out=None, **knobs):
+    """NumPy's ``dot`` of two 1-d arrays (NumPy's result dtype), fused: one
+    read of each, no product array.  float32 accumulates in float64 where
+    the device has it (as gpured.sum)."""
+    if np.ndim(a) != 1 or np.ndim(b) != 1:
+        raise ValueError("gpured.dot takes two 1-d arrays (got %d-d and "
+                         "%d-d)" % (np.ndim(a), np.ndim(b)))
+    if np.shape(a)[0] != np.shape(b)[0]:
+        raise ValueError("shapes %s and %s not aligned"
+                         % (np.shape(a), np.shape(b)))
+    rt = np.result_type(a.dtype if hasattr(a, "dtype") else np.asarray(a),
+                        b.dtype if hasattr(b, "dtype") else np.asarray(b))
+    if rt.kind == "c":
+        raise TypeError("gpured.dot: complex dtypes are not supported yet")
+    if rt == np.bool_:
+        k = _builtin("dot_bool", lambda: ReductionKernel(
+            "bool x, bool y", "bool z", "(x && y)", "(a || b)",
+            "z = a", "0", "gr_dot"))
+    else:
+        acc = "float64" if rt == np.float32 and _device_fp64((a, b)) else \
+            rt.name
+        k = _builtin(("dot", rt.name, acc), lambda: ReductionKernel(
+            "%s x, %s y" % (rt.name, rt.name), "%s z" % rt.name,
+            "(%s)x * (%s)y" % (_CL[acc], _CL[acc]), "a + b", "z = a", "0",
+            "gr_dot", reduce_type=acc))
+    res = k(a, b, **knobs)
+    if out is not None:
+        return _to_out(res, out)
+    return res
+
+
+def vdot(a, b, **knobs):
+    """NumPy's ``vdot`` of two 1-d arrays: ``dot`` for real dtypes (the
+    conjugate of ``a`` once gpured has complex dtypes; TypeError for them
+    until then)."""
+    for x in (a, b):
+        if np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype).kind == "c":
+            raise TypeError("gpured.vdot: complex dtypes are not supported yet")
+    return dot(_flat(a), _flat(b), **knobs)
+
+
+def _flat(x):
+    if _is_array(x):
+        return x.reshape(-1) if x.is_c_contiguous else x.copy().reshape(-1)
+    return np.ravel(x)
+
+
+# logsumexp's state: (m, s), the running maximum and the sum of
+# exp(element - m).  Merge: one exp of the smaller maximum minus the larger
+# (1 where they are equal: both infinite of one sign); a NaN maximum stays.
+_LSE_STATE = [
+    "#define GR_USER_X 1",
+    "#define GR_USER_IDENT (-INFINITY)",
+    "#define GR_USER_IDENT_X 0",
+    "#define GR_USER_ELEM_X 1",
+    "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *p_ = (gr_pa); "
+    "const gr_state q_ = (gr_pb); const GR_A m1_ = p_->v, m2_ = q_.v; "
+    "const int f_ = m1_ >= m2_; const GR_A hi_ = f_ ? m1_ : m2_; "
+    "const GR_A lo_ = f_ ? m2_ : m1_; "
+    "const GR_A e_ = m1_ == m2_ ? (GR_A)1 : exp(lo_ - hi_); "
+    "p_->x = f_ ? p_->x + q_.x * e_ : p_->x * e_ + q_.x; "
+    "p_->v = GR_ISNAN(m1_) ? m1_ : hi_; } while (0)",
+    "#define GR_USER_POST { z = (GR_R)(gr_s.v + log(gr_s.x)); }",
+]
+
+
+def logsumexp(a, axis=None, keepdims=False, out=None, **knobs):
+    """scipy.special.logsumexp(a, axis, keepdims): log(sum(exp(a))) without
+    overflow, in one pass (the running maximum rides in the state).  -inf
+    for an all -inf (or empty) slice, inf where an element is inf, NaN
+    where one is NaN.  Float inputs keep their dtype, others give float64."""
+    dt = np.dtype(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype)
+    if dt.kind == "c":
+        raise TypeError("gpured.logsumexp: complex dtypes are not "
+                        "supported yet")
+    rt = dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
+    k = _builtin(("lse", rt.name), lambda: ReductionKernel(
+        "%s x" % rt.name, "%s z" % rt.name, "x", "a", "z = a", "0",
+        "gr_logsumexp", _state=_LSE_STATE))
+    if not _is_array(a):
+        a = np.asarray(a, dtype=rt)
+    elif a.dtype != rt:
+        a = a.astype(rt)
+    return k(a, axis=axis, keepdims=keepdims, out=out, **knobs)
