@@ -583,6 +583,13 @@ int call_begin(api_call *c, PyObject *a, PyObject *out)
     }
     c->device_in = c->req.in.blk != NULL;
     c->dev = c->req.dev;
+    if (GR_IS_HALF(c->req.in.t) &&
+        (c->f->fam != GR_FAM_REDUCE || c->f->func == GR_F_REDUCEAT)) {
+        PyErr_Format(PyExc_TypeError, "gpured: %s input is widened to "
+                     "float32 by the public functions (internal call)",
+                     gr_dtypes[c->req.in.t].name);
+        return -1;
+    }
     return 0;
 }
 
@@ -615,7 +622,7 @@ int call_empty_mode(api_call *c, const char *family)
 int out_operand(PyObject *out, gr_operand *o)
 {
     int d2 = -1;
-    return gr_array_operand(gr_array_of(out), o, &d2);
+    return gr_array_compute_operand(gr_array_of(out), o, &d2);
 }
 
 /* Run the request (timed runs set up); hold: work an interrupt left

@@ -302,7 +302,7 @@ PyObject *upload(PyArrayObject *host, int dev)
     if (c == NULL) {
         return NULL;
     }
-    int t = gr_dtype_of(PyArray_DESCR(c), "array");
+    int t = gr_dtype_of_store(PyArray_DESCR(c), "array");
     if (t < 0) {
         Py_DECREF(c);
         return NULL;

@@ -50,6 +50,9 @@ from ._place import (host_threads, measure_rates, measure_split, placement,
                      rates, remeasure, set_host_threads, set_rates,
                      set_remeasure, set_split_rates, split_rates)
 
+from . import _half  # noqa: E402
+_half.wrap_all(globals(), _half._KINDS)  # float16/bfloat16 via float32
+
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
 

@@ -165,7 +165,7 @@ except ImportError as _e:  # pragma: no cover - exercised in a child process
         "(gpured itself does not depend on it)") from _e
 
 import gpured
-from . import _core
+from . import _core, _half
 from ._array import Array
 from ._reduce import _at_op, _bool_check, _like, _weights_check
 
@@ -408,10 +408,12 @@ _SUPPORTED = ("b", "i", "u")
 
 def _check_dtype(dt, what):
     dt = np.dtype(dt)
-    if dt.kind in _SUPPORTED or (dt.kind == "f" and dt.itemsize in (4, 8)):
+    if dt.kind in _SUPPORTED or (dt.kind == "f" and dt.itemsize in (4, 8)) \
+            or _half.is_half(dt):  # float16/bfloat16: through float32
         return dt
     raise TypeError("gpured does not support %s dtype %s (supported: bool, "
-                    "int8-int64, uint8-uint64, float32, float64)" % (what, dt))
+                    "int8-int64, uint8-uint64, float16, bfloat16, float32, "
+                    "float64)" % (what, dt))
 
 
 def _np_result(fn, xdt, dtype):
