@@ -93,9 +93,8 @@ def _narrow(r, dt):
         return r
     if isinstance(r, _core.ArrayBase):
         return r.astype(dt)
-    if isinstance(r, np.ndarray):
-        return r.astype(dt)
-    return dt.type(r)
+    with np.errstate(over="ignore"):  # NumPy's float16 sums overflow quietly
+        return r.astype(dt) if isinstance(r, np.ndarray) else dt.type(r)
 
 
 def _into(out, r):
@@ -138,6 +137,22 @@ def _narrow_bykey(name, r, kdt, vdt):
     return r if vdt is None else _narrow(r, vdt)
 
 
+# Read natively by the reduce kernels from device Arrays (common.cl
+# GR_ELT: vload_half / bfloat16 bits), into a float32/float64 result
+# narrowed once: no widening pass.  Their other calls (where=, initial=,
+# out=, host input) and every other function widen.
+NATIVE = frozenset("sum mean min max argmin argmax".split())
+_NoValue = np._NoValue
+
+
+def _native(f, b, arg, has_dtype, dt, tgt):
+    """f on the half Array itself (csrc/api_reduce.c red_half_check)."""
+    if has_dtype:
+        arg["dtype"] = np.float64 if _fp64(arg["a"]) else None
+    r = f(*b.args, **b.kwargs)
+    return r if f.__name__.startswith("arg") else _narrow(r, tgt)
+
+
 def wrap(name, f):
     """f, taking float16/bfloat16 data through float32 (module doc)."""
     sig = inspect.signature(f)
@@ -161,6 +176,13 @@ def wrap(name, f):
         half_out, half_want = is_half(_dt(out)), is_half(want)
         if not (halves or half_out or half_want):
             return f(*args, **kw)
+        if name in NATIVE and halves == ["a"] and not half_out and \
+                out is None and isinstance(arg["a"], _core.ArrayBase) and \
+                (want is None or half_want) and \
+                arg.get("where", True) is True and \
+                arg.get("initial", _NoValue) is _NoValue:
+            return _native(f, b, arg, has_dtype, dts["a"],
+                           want if half_want else dts["a"])
         for k in halves:
             arg[k] = _widen(arg[k])
         if want is not None and not half_want:
