@@ -35,7 +35,9 @@ static int accum_reduce(const gr_device *d, gr_op op, gr_dtype t,
             } else {
                 acc->a_cl = ri->cl;
                 acc->a_size = ri->size;
-                acc->comp = op == GR_ADD;
+                /* halves into double: 42 spare bits, no TwoSum needed */
+                acc->comp = op == GR_ADD &&
+                            !(GR_IS_HALF(t) && r == GR_FLOAT64);
             }
             acc->cvt = (t == r && !(op == GR_ADD && acc->a_size != ri->size))
                            ? CVT_NONE

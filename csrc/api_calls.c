@@ -279,7 +279,8 @@ int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
             return -1;
         }
     }
-    int t = gr_dtype_of(PyArray_DESCR(arr), what);
+    /* halves: only the reductions that read them (call_begin) */
+    int t = gr_dtype_of_store(PyArray_DESCR(arr), what);
     if (t < 0) {
         Py_DECREF(arr);
         return -1;

@@ -229,27 +229,29 @@ static int red_result_dtype(red_call *r)
     return call_fp64(c);
 }
 
-/* float16/bfloat16 device Arrays (issue 40): the first pass reads them
- * itself (kernels/common.cl GR_ELT) for the plain sum, mean, min, max,
+/* float16/bfloat16 inputs (issue 40), device Arrays and NumPy arrays
+ * alike (never the host C loops: dispatch_reduce.c): the first pass reads
+ * them itself (kernels/common.cl GR_ELT) for the plain sum, mean, min, max,
  * argmin and argmax, into float32/float64 results (red_result_dtype); the
  * Python face widens every other call to float32 first (gpured/_half.py),
  * so anything else reaching here is refused. */
 static int red_half_check(const red_call *r)
 {
     const gr_request *q = &r->c.req;
+    const fdef *f = r->c.f;
     if (!GR_IS_HALF(q->in.t)) {
         return 0;
     }
-    if (r->c.device_in && !q->count && !q->nan && !q->var && !q->ptp &&
-        !q->mask.present && !q->exact && is_none(r->out) &&
+    if (!f->count && !f->nan && !f->var && !f->ptp &&
+        !q->mask.present && !r->c.k.exact && is_none(r->out) &&
         (no_value(r->initial) || r->initial == Py_None) &&
-        (q->op == GR_ADD || q->op == GR_MIN || q->op == GR_MAX ||
-         q->op == GR_ARGMIN || q->op == GR_ARGMAX)) {
+        (f->op == GR_ADD || f->op == GR_MIN || f->op == GR_MAX ||
+         f->op == GR_ARGMIN || f->op == GR_ARGMAX)) {
         return 0;
     }
     PyErr_Format(PyExc_TypeError, "gpured: %s input is read natively only "
-                 "by sum, mean, min, max, argmin and argmax of device "
-                 "Arrays; the public functions widen it to float32 first",
+                 "by sum, mean, min, max, argmin and argmax; the public "
+                 "functions widen it to float32 first",
                  gr_dtypes[q->in.t].name);
     return -1;
 }

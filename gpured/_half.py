@@ -137,11 +137,13 @@ def _narrow_bykey(name, r, kdt, vdt):
     return r if vdt is None else _narrow(r, vdt)
 
 
-# Read natively by the reduce kernels from device Arrays (common.cl
-# GR_ELT: vload_half / bfloat16 bits), into a float32/float64 result
-# narrowed once: no widening pass.  Their other calls (where=, initial=,
-# out=, host input) and every other function widen.
+# Read natively by the reduce kernels (common.cl GR_ELT: vload_half /
+# bfloat16 bits), from device Arrays and NumPy arrays alike (NumPy input
+# always runs on the device: the host C loops take no halves), into a
+# float32/float64 result narrowed once: no widening pass.  Their other
+# calls (where=, initial=, out=) and every other function widen.
 NATIVE = frozenset("sum mean min max argmin argmax".split())
+_NATIVE_IN = (_core.ArrayBase, np.ndarray)
 _NoValue = np._NoValue
 
 
@@ -177,7 +179,7 @@ def wrap(name, f):
         if not (halves or half_out or half_want):
             return f(*args, **kw)
         if name in NATIVE and halves == ["a"] and not half_out and \
-                out is None and isinstance(arg["a"], _core.ArrayBase) and \
+                out is None and isinstance(arg["a"], _NATIVE_IN) and \
                 (want is None or half_want) and \
                 arg.get("where", True) is True and \
                 arg.get("initial", _NoValue) is _NoValue:

@@ -431,7 +431,8 @@ def _fp64(pos):
 def _acc(res, pos):
     """Partial dtype of a sum whose result is res: float64 for float
     results where the device has it (one rounding at the end)."""
-    return np.dtype(np.float64) if res.kind == "f" and _fp64(pos) else res
+    flt = res.kind == "f" or _half.is_half(res)
+    return np.dtype(np.float64) if flt and _fp64(pos) else res
 
 
 # ------------------------------------------------------------ reductions

@@ -261,7 +261,10 @@ def test_result_dtypes_match_numpy_float16():
     for name in EXACT + ULP1 + INDEX + SCANS + ["count_nonzero", "all"]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            want = np.asarray(getattr(np, name)(a)).dtype
+            want = np.asarray(
+                np.minimum.accumulate(a) if name == "cummin" else
+                np.maximum.accumulate(a) if name == "cummax" else
+                getattr(np, name)(a)).dtype
         assert np.asarray(getattr(gpured, name)(a)).dtype == want, name
 
 
@@ -275,5 +278,46 @@ def test_dask(tmp_path):
             gpured.dask, "sum") else None
         if got is None:
             pytest.skip("gpured.dask has no sum")
-        check(np.asarray(got), round_once(np.sum(a.astype(np.float64),
-                                                 axis=0), dt), dt, 1)
+        a64 = a.astype(np.float64)
+        check(np.asarray(got), round_once(np.sum(a64, axis=0), dt), dt)
+        check(np.asarray(gpured.dask.mean(x, axis=1).compute()),
+              round_once(np.mean(a64, axis=1), dt), dt)
+        check(np.asarray(gpured.dask.max(x).compute()),
+              round_once(np.max(a64), dt), dt)
+
+
+@pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])
+def test_native_reads(dt, monkeypatch):
+    """Device Arrays' sum/mean/min/max/argmin/argmax read the halves in
+    the kernels (no widening pass), every variant of the ladder runs them
+    (or names why not), and the answers are the rounded-once oracle's."""
+    import gpured._half as half
+
+    def no_widen(x):
+        raise AssertionError("widened")
+    monkeypatch.setattr(half, "_widen", no_widen)
+    for shape, axis in DEV_CASES:  # test_reductions' layouts: its kernels
+        a = data(dt, shape)
+        d = gpured.to_device(a)
+        a64 = a.astype(np.float64)
+        for name in ("sum", "mean", "min", "max", "argmin", "argmax"):
+            got = getattr(gpured, name)(d, axis=axis)
+            want = getattr(np, name)(a64, axis=axis)
+            check(got, np.asarray(want) if name.startswith("arg")
+                  else round_once(want, dt), dt)
+    # the ladder (a few rungs here; tests/oclgrind_half.py runs more; all
+    # of them run float16 sum, max and argmax on PoCL)
+    for v in ("naive", "atomic", "segment_per_item"):
+        name = "sum" if dt == F16 else "argmax"
+        try:
+            got = getattr(gpured, name)(d, variant=v)
+        except gpured.VariantUnavailable as e:
+            assert v == "atomic" and name == "argmax", e
+            assert "4-byte" in str(e)
+            continue
+        want = getattr(np, name)(a64)
+        check(got, np.asarray(want) if name == "argmax"
+              else round_once(want, dt), dt)
+    with pytest.raises(TypeError, match="widen"):
+        gpured._core.reduce("prod", d, None, None, None, False,
+                            np._NoValue, {})
