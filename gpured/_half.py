@@ -57,13 +57,16 @@ def is_half(dt):
     if dt is None:
         return False
     dt = np.dtype(dt)
-    return dt == F16 or (dt.itemsize == 2 and dt.kind == "V"
-                         and dt.name == "bfloat16")
+    return dt.itemsize == 2 and (dt.kind == "f" or (
+        dt.kind == "V" and dt.name == "bfloat16"))  # either byte order
 
 
 def _dt(x):
+    """x's dtype in native byte order (NumPy's results are), or None."""
     d = getattr(x, "dtype", None)
-    return d if isinstance(d, np.dtype) else None
+    if not isinstance(d, np.dtype):
+        return None
+    return d if d.isnative else d.newbyteorder("=")
 
 
 def _fp64(x):
@@ -107,6 +110,29 @@ def _into(out, r):
     else:
         np.copyto(out, np.asarray(r).astype(out.dtype), casting="unsafe")
     return out
+
+
+def _maybe_half(v):
+    d = getattr(v, "dtype", None)
+    if isinstance(d, np.dtype):
+        return d.itemsize == 2 and d.kind in "fV"
+    if isinstance(v, (np.dtype, type, str)):  # a dtype= argument
+        try:
+            return is_half(v)
+        except TypeError:
+            return False
+    return False
+
+
+def _any_half(args, kw):
+    """Whether any argument is a half array or dtype (before binding)."""
+    for v in args:
+        if _maybe_half(v):
+            return True
+    for v in kw.values():
+        if _maybe_half(v):
+            return True
+    return False
 
 
 # name -> (accumulates: asks for float64, float result narrowed)
@@ -165,6 +191,8 @@ def wrap(name, f):
 
     @functools.wraps(f)
     def g(*args, **kw):
+        if not _any_half(args, kw):
+            return f(*args, **kw)  # the common case: one cheap scan
         try:
             b = sig.bind(*args, **kw)
         except TypeError:

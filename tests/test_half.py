@@ -205,6 +205,11 @@ def test_arguments(dt):
     check(gpured.average(a, axis=1, weights=wt),
           round_once(np.average(a64, axis=1, weights=wt.astype(np.float64)),
                      dt), dt, 1)
+    sw = a.astype(a.dtype.newbyteorder(">"))  # byte-swapped input / out
+    check(gpured.sum(sw, axis=1), round_once(np.sum(a64, axis=1), dt), dt)
+    osw = np.zeros(23, sw.dtype)
+    gpured.mean(a, axis=1, out=osw)
+    check(osw.astype(dt), round_once(np.mean(a64, axis=1), dt), dt)
     idx = np.array([0, 5, 6, 20])
     check(gpured.reduceat(a, idx, axis=1),
           round_once(np.add.reduceat(a64, idx, axis=1), dt), dt)
@@ -305,6 +310,14 @@ def test_native_reads(dt, monkeypatch):
             want = getattr(np, name)(a64, axis=axis)
             check(got, np.asarray(want) if name.startswith("arg")
                   else round_once(want, dt), dt)
+        # NaN: propagated by min/max, found first by argmin/argmax
+        a.flat[3::17] = np.nan
+        for x in (a, gpured.to_device(a)):
+            for name in ("max", "argmin"):
+                got = getattr(gpured, name)(x, axis=axis)
+                want = getattr(np, name)(a.astype(np.float64), axis=axis)
+                check(got, np.asarray(want) if name == "argmin"
+                      else round_once(want, dt), dt)
     # the ladder (a few rungs here; tests/oclgrind_half.py runs more; all
     # of them run float16 sum, max and argmax on PoCL)
     for v in ("naive", "atomic", "segment_per_item"):
