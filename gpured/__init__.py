@@ -52,6 +52,7 @@ from ._place import (host_threads, measure_rates, measure_split, placement,
 
 from . import _half  # noqa: E402
 _half.wrap_all(globals(), _half._KINDS)  # float16/bfloat16 via float32
+explain, timeit = _half.wrap_explain(explain), _half.wrap_explain(timeit)
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable

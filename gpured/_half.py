@@ -240,3 +240,23 @@ def wrap_all(ns, names):
     """Replace ns[name] (functions of gpured's namespace) by wrap's."""
     for n in names:
         ns[n] = wrap(n, ns[n])
+
+
+def wrap_explain(f):
+    """explain/timeit: a half input of a call that widens is shown (or
+    timed) as the float32 call it becomes, with a "widened" note; the
+    native calls are explained as they are."""
+    @functools.wraps(f)
+    def g(op, a, *args, **kw):
+        dt = _dt(a)
+        if not is_half(dt) or (op in NATIVE and not args and not (
+                {"where", "initial", "out"} & set(kw))):
+            return f(op, a, *args, **kw)
+        r = f(op, _widen(a), *args, **kw)
+        if isinstance(r, dict):
+            r = dict(r, widened="%s -> float32 on %s first, the result "
+                     "narrowed once (gpured/_half.py)" % (
+                         dt.name, "the device" if isinstance(
+                             a, _core.ArrayBase) else "the host"))
+        return r
+    return g

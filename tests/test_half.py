@@ -334,3 +334,13 @@ def test_native_reads(dt, monkeypatch):
     with pytest.raises(TypeError, match="widen"):
         gpured._core.reduce("prod", d, None, None, None, False,
                             np._NoValue, {})
+
+
+def test_explain_names_the_path():
+    a = data(F16, (100,))
+    native = gpured.explain("sum", a)
+    assert "widened" not in native and native["accumulator"] in (
+        "double", "float")
+    assert "float16 -> float32" in gpured.explain("var", a)["widened"]
+    assert "device" in gpured.explain("cumsum", gpured.to_device(a))[
+        "widened"]
