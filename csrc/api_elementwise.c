@@ -43,6 +43,22 @@ bad:
     return -1;
 }
 
+/* take's table: a contiguous 1-D Array read at its offset plus each
+ * index (strides 0: no broadcast against the indices' shape). */
+static int take_table(const gr_operand *o, gr_ew_operand *e)
+{
+    const ptrdiff_t isz = gr_dtypes[o->t].size;
+    if (o->nd != 1 || o->off % (size_t)isz != 0 ||
+        (o->shape[0] > 1 && o->strides[0] != isz)) {
+        PyErr_SetString(PyExc_ValueError, "take: the table must be a "
+                        "contiguous 1-D Array");
+        return -1;
+    }
+    e->off = o->off / (size_t)isz;
+    memset(e->str, 0, sizeof e->str);
+    return 0;
+}
+
 static int loop_type(PyObject *loop, Py_ssize_t i, gr_dtype *t)
 {
     PyArray_Descr *descr = NULL;
@@ -112,6 +128,12 @@ static int operands(PyObject *ins, PyObject *loop, const gr_operand *out,
         e->kind = GR_EW_STRIDED;
         e->s = o.t;
         e->mem = o.blk->mem;
+        if (c->op == 91 && i == 1) {
+            if (take_table(&o, e) != 0) {
+                return -1;
+            }
+            continue;
+        }
         if (broadcast(&o, out, e) != 0) {
             return -1;
         }
@@ -123,7 +145,7 @@ static int type_checks(const char *name, int float_only, const gr_ew_call *c,
                        int dev)
 {
     const gr_device *d = gr_device_get(dev);
-    const gr_dtype arith = c->op == 90 ? c->in[1].t : c->in[0].t;
+    const gr_dtype arith = c->op >= 90 ? c->in[1].t : c->in[0].t;
     if (float_only && !gr_dtypes[arith].is_float) {
         PyErr_Format(PyExc_TypeError, "np.%s of %s runs on gpured Arrays "
                      "in float32 or float64 only: astype() first, or "

@@ -302,8 +302,7 @@ PyObject *upload(PyArrayObject *host, int dev)
     if (c == NULL) {
         return NULL;
     }
-    int t = gr_dtype_of_store(PyArray_DESCR(c), "array");
-    if (t < 0) {
+    if (gr_storage_ok(PyArray_DESCR(c), "array") != 0) {
         Py_DECREF(c);
         return NULL;
     }

@@ -91,7 +91,8 @@ static int dtype_error(PyArray_Descr *descr, const char *what)
     PyErr_Format(PyExc_TypeError,
                  "gpured does not support %s dtype %S (supported: bool, "
                  "int8-int64, uint8-uint64, float16, bfloat16, float32, "
-                 "float64)",
+                 "float64; complex64 and complex128 through gpured's Python "
+                 "functions)",
                  what, name ? name : Py_None);
     Py_XDECREF(name);
     return -1;
@@ -119,6 +120,17 @@ int gr_dtype_of_store(PyArray_Descr *descr, const char *what)
 {
     const int t = dtype_lookup(descr);
     return t < 0 ? dtype_error(descr, what) : t;
+}
+
+/* What an Array may hold: gr_dtype_of_store's types, and complex64 /
+ * complex128 (storage: gpured/_complex.py computes on their real views). */
+int gr_storage_ok(PyArray_Descr *descr, const char *what)
+{
+    if (descr->kind == 'c' && !PyDataType_HASFIELDS(descr) &&
+        (PyDataType_ELSIZE(descr) == 8 || PyDataType_ELSIZE(descr) == 16)) {
+        return 0;
+    }
+    return gr_dtype_of_store(descr, what) < 0 ? -1 : 0;
 }
 
 PyArray_Descr *gr_descr_of(gr_dtype t)
@@ -384,7 +396,7 @@ static int array_init(gr_array *a, PyObject *args, PyObject *kw)
         }
         goto done;
     }
-    if (gr_dtype_of_store(descr, "array") < 0) {
+    if (gr_storage_ok(descr, "array") != 0) {
         goto done;
     }
     {

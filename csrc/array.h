@@ -37,6 +37,9 @@ extern PyTypeObject gr_ArrayType;
 int gr_dtype_of(struct _PyArray_Descr *descr, const char *what);
 int gr_dtype_of_store(struct _PyArray_Descr *descr, const char *what);
 struct _PyArray_Descr *gr_descr_of(gr_dtype t);       /* new reference  */
+/* gr_dtype_of, and complex64/complex128: what an Array may hold (complex
+ * Arrays are storage: gpured/_complex.py computes on their real views). */
+int gr_storage_ok(struct _PyArray_Descr *descr, const char *what);
 
 /* The live Buffer of obj, or NULL with ValueError (released) or TypeError
  * set.  GIL held. */

@@ -93,6 +93,8 @@ cl_mem gr_output_host(gr_device *d, void *ptr, size_t nbytes, size_t itemsize,
 typedef struct {
     int s, m, d, epi, eop, enan, fp64, fdouble;
 } ckey;
+_Static_assert(sizeof(ckey) <= GR_MEMO_KEY,
+               "ckey outgrew the kernel memo's key (every call would miss)");
 
 static void copy_defines(const void *ctx, char *buf, size_t n)
 {

@@ -42,6 +42,8 @@ typedef struct {
     int fxw;        /* seg 5 (fixed_point): windows a key (FX_WMAX)     */
     unsigned xdefs; /* hash of GPURED_BYKEY_XDEFS (0: unset) */
 } bkey;
+_Static_assert(sizeof(bkey) <= GR_MEMO_KEY,
+               "bkey outgrew the kernel memo's key (every call would miss)");
 
 /* Developer knobs for benchmarks/exp/bykey_lb.py: GPURED_BYKEY_XDEFS
  * appends #define lines to every by-key program (as GPURED_SCAN_XDEFS),

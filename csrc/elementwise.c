@@ -57,7 +57,7 @@ static const struct {
     {"trunc", 68, 1, 0}, {"isnan", 69, 1, 0}, {"isinf", 70, 1, 0},
     {"isfinite", 71, 1, 0}, {"signbit", 72, 1, 1}, {"square", 73, 1, 0},
     {"sign", 74, 1, 0}, {"cbrt", 75, 1, 1}, {"reciprocal", 76, 1, 1},
-    {"where", 90, 3, 0},
+    {"where", 90, 3, 0}, {"take", 91, 2, 0},
 };
 
 int gr_ew_find(const char *name, int *nin, int *float_only)
@@ -77,6 +77,8 @@ int gr_ew_find(const char *name, int *nin, int *float_only)
 typedef struct {
     int op, nin, s[3], t[3], k[3], o, d, kd, nd, fp64;
 } ewkey;
+_Static_assert(sizeof(ewkey) <= GR_MEMO_KEY,
+               "ewkey outgrew the kernel memo's key (every call would miss)");
 
 /* storage -> loop type: a nonzero test into bool (where's condition),
  * else a C conversion (NumPy's loops only ever cast safely) */
@@ -93,8 +95,9 @@ static void ew_defines(const void *ctx, char *buf, size_t n)
 {
     const ewkey *k = ctx;
     const gr_dtype_info *i0 = &gr_dtypes[k->t[0]];
-    /* where's loop is (bool, T, T): its arithmetic type is x's */
-    const gr_dtype_info *ar = k->op == 90 ? &gr_dtypes[k->t[1]] : i0;
+    /* where's loop is (bool, T, T), take's (long, T, T): the arithmetic
+     * type is operand 1's */
+    const gr_dtype_info *ar = k->op >= 90 ? &gr_dtypes[k->t[1]] : i0;
     int mixed = 0;
     if (k->nin == 2 && k->t[0] != k->t[1]) {
         mixed = gr_dtypes[k->t[0]].is_signed ? 1 : 2;

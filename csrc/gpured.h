@@ -273,7 +273,10 @@ cl_kernel gr_kernel_get(gr_device *d, const char *family, const char *defines,
                         const char *options, const char *name, gr_status *st);
 /* The same, found first by a compact binary key (the fields that decide
  * the defines): the defines text is built (by `defs`) only on a miss.
- * Repeated calls cost a hash of a few dozen bytes. */
+ * Repeated calls cost a hash of a few dozen bytes.  A key longer than
+ * GR_MEMO_KEY would always miss (the defines text built and hashed on
+ * every call): each caller asserts its key type fits. */
+#define GR_MEMO_KEY 192
 typedef void (*gr_defines_fn)(const void *ctx, char *buf, size_t n);
 cl_kernel gr_kernel_memo(gr_device *d, const char *family, const void *key,
                          size_t keylen, const char *name, gr_defines_fn defs,

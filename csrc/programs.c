@@ -322,7 +322,7 @@ typedef struct {
 } kc_entry;
 
 #define MEMO_SIZE 4096
-#define MEMO_KEY 96
+#define MEMO_KEY GR_MEMO_KEY
 
 typedef struct {
     const gr_device *d;

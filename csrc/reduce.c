@@ -32,6 +32,8 @@ typedef struct {
     char a_cl[8];
     pass_cfg c;
 } kkey;
+_Static_assert(sizeof(kkey) <= GR_MEMO_KEY,
+               "kkey outgrew the kernel memo's key (every call would miss)");
 
 static const char *result_cl(int op, gr_dtype r)
 {

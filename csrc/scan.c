@@ -34,6 +34,8 @@ typedef struct {
     int wg, ilp, sg, items, local, spin, cpu_tile, nvidia, tsum, wide;
     kcfg k;
 } skey;
+_Static_assert(sizeof(skey) <= GR_MEMO_KEY,
+               "skey outgrew the kernel memo's key (every call would miss)");
 
 static int vec_width(int items, int size)
 {

@@ -43,6 +43,7 @@ from ._bykey import (explain_by_key, reduce_by_key, scan_by_key, sum_by_key,
                      timeit_by_key, variants_by_key)
 from ._tune import tune
 from ._elementwise import where
+from ._aggregate import aggregate, explain_aggregate
 from . import _tune
 from ._scan import (cummax, cummin, cumprod, cumsum, cumulative_prod,
                     cumulative_sum, nancumprod, nancumsum)
@@ -74,6 +75,7 @@ __all__ = [
     "set_remeasure",
     "split_rates", "set_split_rates", "measure_split",
     "host_threads", "set_host_threads", "where",
+    "aggregate", "explain_aggregate",
 ]
 
 

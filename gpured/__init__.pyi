@@ -3,7 +3,7 @@
 # ``device`` (an index into ``gpured.devices()``, a "platform:device" string
 # or part of a device/platform name; None: the current device).
 from types import TracebackType
-from typing import Any, Literal, Sequence, TypedDict
+from typing import Any, Callable, Literal, Sequence, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -453,6 +453,21 @@ def cache_dir() -> str: ...
 
 def where(condition: _Operand, x: _Operand, y: _Operand,
           device: _Device = None) -> Array: ...
+def aggregate(group_idx: npt.ArrayLike | Array, a: npt.ArrayLike | Array,
+              func: str | Callable[..., Any] = "sum",
+              size: int | Sequence[int] | None = None,
+              fill_value: Any = ..., order: Literal["C", "F"] = "C",
+              dtype: _DType = None, axis: int | None = None, *,
+              device: _Device = None, deterministic: bool = False,
+              ddof: int = 0) -> Any: ...
+def explain_aggregate(group_idx: npt.ArrayLike | Array,
+                      a: npt.ArrayLike | Array,
+                      func: str | Callable[..., Any] = "sum",
+                      size: int | Sequence[int] | None = None,
+                      fill_value: Any = ..., order: Literal["C", "F"] = "C",
+                      dtype: _DType = None, axis: int | None = None, *,
+                      device: _Device = None, deterministic: bool = False,
+                      ddof: int = 0) -> dict[str, Any]: ...
 def to_device(a: npt.ArrayLike | Array, dtype: _DType = None, *,
               device: _Device = None) -> Array: ...
 def asnumpy(a: npt.ArrayLike | Array) -> npt.NDArray[Any]: ...

@@ -33,6 +33,7 @@ import operator
 
 import numpy as np
 
+from . import _complex as _cx
 from . import _core
 from . import _elementwise as _ew
 
@@ -137,7 +138,10 @@ class Array(_core.ArrayBase):
     # ------------------------------------------------------- host transfer
     def get(self, out=None):
         """Copy to host memory: a new NumPy array (or into ``out``)."""
-        host = _core.get(self)
+        if self.dtype.kind == "c":  # through its real view (_complex.py)
+            host = _cx.cx(_core.get(_cx.real(self._live())), False)
+        else:
+            host = _core.get(self)
         if out is not None:
             np.copyto(out, host)
             return out
@@ -266,7 +270,10 @@ class Array(_core.ArrayBase):
         if not copy and dt == self.dtype and self.is_c_contiguous:
             return self
         out = empty(self.shape, dt, device=self.device_index)
-        _core.device_copy(self, out)
+        if self.dtype.kind == "c" or dt.kind == "c":
+            _cx_copy(self, out)
+        else:
+            _core.device_copy(self, out)
         return out
 
     # ------------------------------------------------- OpenCL neighbours
@@ -361,6 +368,24 @@ def _any(it):
 
 
 # ------------------------------------------------------------------- public
+
+def _cx_copy(src, dst):
+    """astype with a complex side, on the real views: complex -> complex
+    part by part, complex -> real the real part (NumPy's ComplexWarning),
+    real -> complex into the real part, the imaginary part zero."""
+    if src.dtype.kind == "c" and dst.dtype.kind == "c":
+        _core.device_copy(_cx.real(src), _cx.real(dst))
+    elif src.dtype.kind == "c":
+        import warnings
+        warnings.warn("Casting complex values to real discards the "
+                      "imaginary part", _cx._ComplexWarning, stacklevel=3)
+        _core.device_copy(_cx.real(src)[..., 0], dst)
+    else:
+        v = _cx.real(dst)
+        if dst.nbytes:
+            _core.buffer_fill(dst.buffer, 0, dst.nbytes, b"\0")
+        _core.device_copy(src, v[..., 0])
+
 
 def to_device(a, dtype=None, device=None):
     """Copy a NumPy array (or anything np.asarray takes) to the current

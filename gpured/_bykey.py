@@ -16,7 +16,7 @@ check) and reduce_by_key's run count (the result's length).
 """
 import numpy as np
 
-from . import _core
+from . import _complex as _cx, _core
 
 KEY_DTYPES = ("int32", "int64", "uint32", "uint64")
 VALUE_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
@@ -50,6 +50,10 @@ def reduce_by_key(keys, values, op="sum", *, deterministic=False,
     bitwise reproducible on a device.  float32 sums accumulate in float64
     where the device has it.  The call waits for the run count (8 bytes).
     """
+    if values is not None and _cx.is_cx(values):
+        return _cx.by_key(lambda v: reduce_by_key(
+            keys, v, op, deterministic=deterministic, variant=variant,
+            wg_size=wg_size, items=items, **kw), "reduce_by_key", values, op)
     return _core.bykey("reduce_by_key", keys, values, op, None, False,
                        deterministic, None, _kw(variant, wg_size, items, kw))
 
@@ -63,6 +67,10 @@ def scan_by_key(keys, values, op="sum", exclusive=False, *, variant=None,
     op's identity (0, 1, the dtype's extreme or +-inf).  Result dtypes as
     ``np.cumsum``/``np.cumprod`` (int32 -> int64), values' dtype for min/max.
     """
+    if values is not None and _cx.is_cx(values):
+        return _cx.by_key(lambda v: scan_by_key(
+            keys, v, op, exclusive, variant=variant, wg_size=wg_size,
+            items=items, **kw), "scan_by_key", values, op)
     return _core.bykey("scan_by_key", keys, values, op, None, exclusive,
                        False, None, _kw(variant, wg_size, items, kw))
 
@@ -109,6 +117,11 @@ def sum_by_key(keys, values, num_keys=None, op="sum", *, deterministic=False,
     threads); ``variant="fixed_point"`` or ``"host"`` asks for one.
     Integer values are exact already: ``exact=True`` changes nothing there.
     """
+    if values is not None and _cx.is_cx(values):
+        return _cx.by_key(lambda v: sum_by_key(
+            keys, v, num_keys, op, deterministic=deterministic, sorted=sorted,
+            exact=exact, variant=variant, wg_size=wg_size, items=items, **kw),
+            "sum_by_key", values, op)
     if exact:
         kw["exact"] = True
     return _core.bykey("sum_by_key", keys, values, op, num_keys, False,

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from . import _core, _split
+from . import _complex as _cx, _core, _split
 
 _NoValue = np._NoValue
 _reduce = _core.reduce
@@ -92,6 +92,9 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
     beside the elements and fold a masked-out element as the identity, in
     the same pass (every reduction with ``where=`` works this way).
     """
+    if _cx.is_cx(a):
+        return _cx.reduce(sum, a, axis, dtype, out, keepdims, initial, where,
+                          kw)
     return _where_reduce("sum", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -99,6 +102,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
          where=True, **kw):
     """Product of array elements over the given axes, as :func:`numpy.prod`."""
+    if _cx.is_cx(a):
+        return _cx.numpy_call("prod", a, dict(
+            axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+            initial=initial, where=where), kw, _beside)
     return _where_reduce("prod", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -111,6 +118,9 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False,
     same kernels, accuracy and knobs as :func:`sum`.  All-NaN and empty
     slices give 0; integer and bool inputs are summed as by :func:`sum`.
     """
+    if _cx.is_cx(a):
+        return _cx.reduce(sum, a, axis, dtype, out, keepdims, initial,
+                          _cx.valid(a, where), kw)
     return _where_reduce("nansum", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -119,6 +129,10 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False,
             initial=_NoValue, where=True, **kw):
     """Product treating NaNs as one, as :func:`numpy.nanprod` (the NaN test
     fused into the loads, as :func:`nansum`)."""
+    if _cx.is_cx(a):
+        return _cx.numpy_call("nanprod", a, dict(
+            axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+            initial=initial, where=where), kw, _beside)
     return _where_reduce("nanprod", a, axis, dtype, out, keepdims, initial,
                          kw, _mask(a, where))
 
@@ -127,6 +141,12 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue,
         where=True, **kw):
     """Minimum over the given axes, as :func:`numpy.min` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
+    if _cx.is_cx(a):
+        r = _cx.lexi(_lexi_fns(), "min", a, axis, out, keepdims, kw) if \
+            initial is _NoValue and where is True else None
+        return r if r is not None else _cx.numpy_call("min", a, dict(
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw, _beside)
     return _extreme("min", "minimum", a, axis, out, keepdims, initial, where,
                     kw)
 
@@ -135,8 +155,19 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
         where=True, **kw):
     """Maximum over the given axes, as :func:`numpy.max` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
+    if _cx.is_cx(a):
+        r = _cx.lexi(_lexi_fns(), "max", a, axis, out, keepdims, kw) if \
+            initial is _NoValue and where is True else None
+        return r if r is not None else _cx.numpy_call("max", a, dict(
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw, _beside)
     return _extreme("max", "maximum", a, axis, out, keepdims, initial, where,
                     kw)
+
+
+def _lexi_fns():
+    """The real functions _complex.lexi runs on (this module's)."""
+    return (min, max, any, argmax)
 
 
 def _beside(a, host):
@@ -158,6 +189,10 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     reduction): fused into the kernels (NaN is the fold's identity, no
     masking pass).  A slice of NaNs only gives NaN with NumPy's
     RuntimeWarning (host results); empty slices raise ValueError."""
+    if _cx.is_cx(a):
+        return _cx.numpy_call("nanmin", a, dict(
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw, _beside)
     return _warn_all_nan(_extreme("nanmin", "fmin", a, axis, out, keepdims,
                                   initial, where, kw))
 
@@ -165,6 +200,10 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue,
 def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue,
            where=True, **kw):
     """Maximum ignoring NaNs, as :func:`numpy.nanmax` (see :func:`nanmin`)."""
+    if _cx.is_cx(a):
+        return _cx.numpy_call("nanmax", a, dict(
+            axis=axis, out=out, keepdims=keepdims, initial=initial,
+            where=where), kw, _beside)
     return _warn_all_nan(_extreme("nanmax", "fmax", a, axis, out, keepdims,
                                   initial, where, kw))
 
@@ -218,12 +257,20 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False, **kw):
     """Index of the first minimum ignoring NaNs, as :func:`numpy.nanargmin`:
     NaN reads as +inf in the kernels' loads (as NumPy replaces it), and a
     slice of NaNs only raises ValueError."""
+    if _cx.is_cx(a):
+        r = _cx.nanarg(_lexi_fns(), "nanargmin", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("nanargmin", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _nanarg("nanargmin", a, axis, out, keepdims, kw)
 
 
 def nanargmax(a, axis=None, out=None, *, keepdims=False, **kw):
     """Index of the first maximum ignoring NaNs, as :func:`numpy.nanargmax`
     (NaN reads as -inf; see :func:`nanargmin`)."""
+    if _cx.is_cx(a):
+        r = _cx.nanarg(_lexi_fns(), "nanargmax", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("nanargmax", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _nanarg("nanargmax", a, axis, out, keepdims, kw)
 
 
@@ -235,6 +282,10 @@ def ptp(a, axis=None, out=None, keepdims=False, **kw):
     array on its device.  An ``out`` of another dtype follows NumPy's own
     steps (the maximum cast into ``out``, then the minimum subtracted; a
     device ``out``: that subtraction on the host, its result copied in)."""
+    if _cx.is_cx(a):
+        r = _cx.lexi(_lexi_fns(), "ptp", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("ptp", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     if out is not None and isinstance(out, (np.ndarray, _core.ArrayBase)) \
             and out.dtype != (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype):
         mx = max(a, axis=axis, out=out, keepdims=keepdims, **kw)
@@ -254,6 +305,9 @@ def count_nonzero(a, axis=None, *, keepdims=False, **kw):
     """Number of nonzero elements (NaN counts, -0.0 does not), as
     :func:`numpy.count_nonzero`: one sum into intp with the test fused into
     the kernels' loads; intp results as NumPy's."""
+    if _cx.is_cx(a):
+        return _cx.numpy_call("count_nonzero", a, dict(
+            axis=axis, keepdims=keepdims), kw, _beside)
     if isinstance(a, _core.ArrayBase):
         if a.size == 0:  # zeros, on the array's device
             return _beside(a, np.count_nonzero(
@@ -287,6 +341,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *,
     Integer and bool inputs are averaged by :func:`mean`.  A slice of NaNs
     only gives NaN with NumPy's "Mean of empty slice" RuntimeWarning
     (NumPy inputs)."""
+    if _cx.is_cx(a) and (dtype is None or _cx.dtype_is_cx(dtype)):
+        return _cx.reduce(mean, a, axis, dtype, out, keepdims, _NoValue,
+                          _cx.valid(a, where), kw, sum)
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if x.dtype.kind not in "fc":
@@ -425,6 +482,13 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, correction, where, kw):
             raise ValueError("ddof and correction can't be provided "
                              "simultaneously.")
         ddof = correction
+    if _cx.is_cx(a) and (dtype is None or _cx.dtype_is_cx(dtype)):
+        # var(re) + var(im) (see _complex.py); nan*: NaN in either part
+        # drops the element
+        if name.startswith("nan"):
+            where = _cx.valid(a, where)
+        return _cx.var(var, sum, name, a, axis, dtype, out, ddof, keepdims,
+                       where, _NoValue, kw, mean)
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact) \
@@ -498,12 +562,18 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
 def all(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     """Whether all elements are nonzero (NaN counts as nonzero), as
     :func:`numpy.all`."""
+    if _cx.is_cx(a):
+        return _cx.numpy_call("all", a, dict(
+            axis=axis, out=out, keepdims=keepdims, where=where), kw, _beside)
     return _where_reduce("all", a, axis, None, out, keepdims, _NoValue, kw,
                          _mask(a, where))
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=True, **kw):
     """Whether any element is nonzero, as :func:`numpy.any`."""
+    if _cx.is_cx(a):
+        return _cx.numpy_call("any", a, dict(
+            axis=axis, out=out, keepdims=keepdims, where=where), kw, _beside)
     return _where_reduce("any", a, axis, None, out, keepdims, _NoValue, kw,
                          _mask(a, where))
 
@@ -558,6 +628,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True,
     there, as NumPy does.  ``where``: NumPy's mask; the masked sum is one
     pass, divided by each slice's count of the mask.
     """
+    if _cx.is_cx(a):
+        return _cx.reduce(mean, a, axis, dtype, out, keepdims, _NoValue,
+                          where, kw, sum)
     m = _mask(a, where)
     if m is None:
         return _reduce("mean", a, axis, dtype, out, keepdims, _NoValue, kw)
@@ -583,6 +656,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True,
 def argmin(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first minimum (of the first NaN, if any), as
     :func:`numpy.argmin`."""
+    if _cx.is_cx(a):
+        r = _cx.lexi(_lexi_fns(), "argmin", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("argmin", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _where_reduce("argmin", a, axis, None, out, keepdims, _NoValue, kw,
                          None)
 
@@ -590,6 +667,10 @@ def argmin(a, axis=None, out=None, keepdims=False, **kw):
 def argmax(a, axis=None, out=None, keepdims=False, **kw):
     """Index of the first maximum (of the first NaN, if any), as
     :func:`numpy.argmax`."""
+    if _cx.is_cx(a):
+        r = _cx.lexi(_lexi_fns(), "argmax", a, axis, out, keepdims, kw)
+        return r if r is not None else _cx.numpy_call("argmax", a, dict(
+            axis=axis, out=out, keepdims=keepdims), kw, _beside)
     return _where_reduce("argmax", a, axis, None, out, keepdims, _NoValue, kw,
                          None)
 
@@ -634,6 +715,9 @@ def reduceat(a, indices, axis=0, dtype=None, out=None, op="add", **kw):
     name = _at_op(op)
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]  # NumPy's ufunc form, out=(array,)
+    if _cx.is_cx(a):
+        return _cx.reduceat(reduceat, name, a, indices, axis, dtype, out, kw,
+                            _beside)
     if dtype is not None and name not in ("add", "multiply"):
         # NumPy computes in dtype: cast first (min/max/logical keep theirs)
         a = a.astype(dtype) if isinstance(a, _core.ArrayBase) else \
@@ -651,7 +735,13 @@ def variants(op="sum", dtype="float32", device=None):
     """Names of the variants of ``op`` (a reduction or a scan) the current
     device (or ``device``) can run on ``dtype`` input ("auto" first).
     Asking for a variant not listed raises :class:`gpured.VariantUnavailable`
-    with the reason."""
+    with the reason.  complex64/complex128: the real dtype's variants for
+    the functions that run on the real view (sum, mean, cumsum, var, ...),
+    none for those NumPy computes (prod, min, max, argmin, ...)."""
+    if _cx.dtype_kind(dtype) == "c":
+        dtype = _cx.real_dtype(dtype)
+        if op not in _cx.VIEW_OPS:
+            return []
     return _core.variants(op, dtype, device)
 
 
@@ -678,6 +768,9 @@ def explain(op, a, axis=None, dtype=None, **kw):
     ``explain("sum_by_key", keys, values, ...)`` is :func:`explain_by_key`
     (``exact=True``: variant "fixed_point" or "host", and why).
     """
+    if op not in ("sum_by_key", "reduce_by_key", "scan_by_key") and \
+            _cx.is_cx(a):
+        return _cx.explain(explain, op, a, axis, dtype, kw)
     if op in ("sum_by_key", "reduce_by_key", "scan_by_key"):
         # explain("sum_by_key", keys, values, num_keys=..., exact=True):
         # the second positional is the values
@@ -714,7 +807,15 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     profiling events.  Returns a dict: ``seconds`` (median device time),
     ``gbps`` (bytes read, and written for scans, / seconds / 1e9), ``times``
     (every run), ``plan`` (as :func:`explain`) and ``result``.
+
+    complex64/complex128: the real view's one call (the (..., 2) plan over
+    the same axes; a full sum's two-stage columns and device cumsum's
+    row layout are not what this times), its result viewed as complex
+    (var/std: the two parts' variances); the functions NumPy computes raise
+    VariantUnavailable.
     """
+    if _cx.is_cx(a):
+        return _cx.timeit(timeit, op, a, axis, dtype, reps, kw)
     if op in _SCANS:
         exclusive = kw.pop("exclusive", False)
         res, (ns, plan) = _core.scan(op, a, axis, dtype, None, exclusive, kw,

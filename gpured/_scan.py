@@ -40,9 +40,38 @@ Accuracy of floating-point scans (what the tests check):
 * cummin/cummax are exact; a NaN propagates to every later prefix, as in
   numpy.maximum.accumulate.
 """
-from . import _core
+import numpy as np
+
+from . import _complex as _cx, _core
 
 _scan = _core.scan
+
+
+def _beside(a, host):
+    return _core.to_device(np.asarray(host), None, a.device_index)
+
+
+def _cx_numpy(name, a, axis, dtype, out, exclusive, kw):
+    """Complex scans other than cumsum: NumPy's (see _complex.py)."""
+    if exclusive:
+        raise _core.VariantUnavailable(
+            f"{name} of a complex array runs on NumPy, which has no "
+            "exclusive scans")
+    fn = _accumulate(name) if name in ("cummin", "cummax") else None
+    return _cx.numpy_call(name, a, dict(axis=axis, dtype=dtype, out=out), kw,
+                          _beside, fn)
+
+
+def _accumulate(name):
+    """cummin / cummax as NumPy's minimum / maximum.accumulate (axis None:
+    the flattened array)."""
+    uf = np.minimum if name == "cummin" else np.maximum
+
+    def fn(h, axis, dtype, out=None):
+        if axis is None:
+            h, axis = np.ravel(h), 0
+        return uf.accumulate(h, axis=axis, dtype=dtype, out=out)
+    return fn
 
 
 def cumsum(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
@@ -56,12 +85,16 @@ def cumsum(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     ``gpured.variants("cumsum")``), ``wg_size``, ``items``, ``groups``,
     ``ilp``, ``spins``, ``device``.
     """
+    if _cx.is_cx(a):
+        return _cx.scan(cumsum, a, axis, dtype, out, exclusive, kw)
     return _scan("cumsum", a, axis, dtype, out, exclusive, kw)
 
 
 def cumprod(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative product along an axis, as :func:`numpy.cumprod`
     (exclusive scans start from 1)."""
+    if _cx.is_cx(a):
+        return _cx_numpy("cumprod", a, axis, dtype, out, exclusive, kw)
     return _scan("cumprod", a, axis, dtype, out, exclusive, kw)
 
 
@@ -69,12 +102,17 @@ def nancumsum(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative sum treating NaNs as zero, as :func:`numpy.nancumsum`
     (leading NaNs give zeros; the NaN test is fused into the scan's loads).
     Knobs as :func:`cumsum`."""
+    if _cx.is_cx(a):
+        return _cx.scan(cumsum, _cx.nan_zeroed(a), axis, dtype, out,
+                        exclusive, kw)
     return _scan("nancumsum", a, axis, dtype, out, exclusive, kw)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative product treating NaNs as one, as
     :func:`numpy.nancumprod`.  Knobs as :func:`cumprod`."""
+    if _cx.is_cx(a):
+        return _cx_numpy("nancumprod", a, axis, dtype, out, exclusive, kw)
     return _scan("nancumprod", a, axis, dtype, out, exclusive, kw)
 
 
@@ -82,12 +120,16 @@ def cummin(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative minimum along an axis: ``numpy.minimum.accumulate`` of the
     flattened array for ``axis=None``; NaN propagates (exclusive scans
     start from the dtype's largest value / +inf)."""
+    if _cx.is_cx(a):
+        return _cx_numpy("cummin", a, axis, dtype, out, exclusive, kw)
     return _scan("cummin", a, axis, dtype, out, exclusive, kw)
 
 
 def cummax(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative maximum along an axis, as ``numpy.maximum.accumulate``
     (NaN propagates; exclusive scans start from the smallest value / -inf)."""
+    if _cx.is_cx(a):
+        return _cx_numpy("cummax", a, axis, dtype, out, exclusive, kw)
     return _scan("cummax", a, axis, dtype, out, exclusive, kw)
 
 
@@ -108,6 +150,15 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None,
                        kw)
 
 
+def _cx_scan(fname):
+    """_core.scan's signature over the complex-aware cumsum / cumprod."""
+    f = cumsum if fname == "cumsum" else cumprod
+
+    def scan(fname, x, ax, dtype, out, excl, kw):
+        return f(x, ax, dtype, out, excl, **kw)
+    return scan
+
+
 def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
     import numpy as np
     from numpy.lib.array_utils import normalize_axis_index
@@ -120,8 +171,9 @@ def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
     if x.ndim == 0:
         x = x.reshape(1)
     ax = normalize_axis_index(0 if axis is None else axis, x.ndim)
+    scan = _cx_scan(fname) if _cx.is_cx(x) else _scan
     if not include_initial:
-        return _scan(fname, x, ax, dtype, out, False, kw)
+        return scan(fname, x, ax, dtype, out, False, kw)
     shape = list(x.shape)
     shape[ax] += 1
     # NumPy's result dtype for this input dtype and dtype=
@@ -137,9 +189,14 @@ def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
         raise ValueError("out has shape %s, the result %s"
                          % (tuple(res.shape), tuple(shape)))
     lead = (slice(None),) * ax
-    _scan(fname, x, ax, dtype, res[lead + (slice(1, None),)], False, kw)
+    scan(fname, x, ax, dtype, res[lead + (slice(1, None),)], False, kw)
     head = res[lead + (slice(0, 1),)]
-    if isinstance(res, _core.ArrayBase):
+    if isinstance(res, _core.ArrayBase) and res.dtype.kind == "c":
+        # complex: the identity copied in through the real views
+        _core.device_copy(_cx.real(_core.to_device(
+            np.full(head.shape, ident, res.dtype), None, res.device_index)),
+            _cx.real(head))
+    elif isinstance(res, _core.ArrayBase):
         from ._array import zeros
         # the identity written in place on the device (elementwise add)
         np.add(zeros(head.shape, head.dtype, device=res.device_index),

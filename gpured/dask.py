@@ -14,6 +14,8 @@ take gpured's ``exclusive=``); ``nansum, nanprod, nanmin, nanmax,
 nanargmin, nanargmax, nanmean, var, std, nanvar, nanstd, count_nonzero,
 ptp, nancumsum, nancumprod``;
 ``where=`` on ``sum, prod, min, max, all, any, mean`` and their nan forms;
+complex64/complex128 chunks in ``sum, mean, var, std`` and their nan
+forms (each chunk's real view with a trailing axis of 2, gpured/_complex.py);
 ``average`` (``weights=``, ``returned=``) and ``reduceat`` (NumPy's
 ``ufunc.reduceat`` over one axis).  Results equal NumPy's on the whole array
 (dtypes, integer wraparound, NaN propagation, first index of the min/max or
@@ -165,7 +167,7 @@ except ImportError as _e:  # pragma: no cover - exercised in a child process
         "(gpured itself does not depend on it)") from _e
 
 import gpured
-from . import _core, _half
+from . import _complex as _cx, _core, _half
 from ._array import Array
 from ._reduce import _at_op, _bool_check, _like, _weights_check
 
@@ -831,10 +833,58 @@ def _where_mask(where, x):
     return _align(where, x)
 
 
+_CX_ROWS = ("sum", "mean", "nansum", "nanmean", "var", "std", "nanvar",
+            "nanstd")
+
+
+def _cx_reduce(row, x, axis, dtype, keepdims, split_every, out, initial,
+               devices, policy, rates, ddof, where):
+    """Complex chunks (gpured/_complex.py's views, chunk by chunk): the
+    blocks viewed as their real dtype with a trailing axis of 2, reduced
+    by the real row over the other axes, viewed back as complex (var/std:
+    the parts' variances summed, std its root).  The nan forms drop an
+    element with a NaN in either part (the mask as where=)."""
+    if row.name not in _CX_ROWS or out is not None or initial is not _NoValue:
+        raise TypeError("gpured.dask: %s of complex chunks%s is not supported "
+                        "(sum, mean, var, std and their nan forms are)" % (
+                            row.name, "" if row.name in _CX_ROWS
+                            else " with out=/initial="))
+    rt = np.dtype(np.float32 if x.dtype == np.complex64 else np.float64)
+    if x.dtype not in (np.complex64, np.complex128) or (
+            dtype is not None and np.dtype(dtype).kind != "c"):
+        _check_dtype(dtype if dtype is not None else x.dtype, "input")
+    rd = None if dtype is None else _cx._rdtype(dtype)
+    name = row.name
+    w = None if where is True else _align(
+        where if isinstance(where, _DaskArray) else np.asarray(where, bool), x)
+    ax = _norm_axis(axis, x.ndim)
+    # nan forms: both parts NaN wherever either is, so that the real nan*
+    # rows drop whole elements
+    xr = x.map_blocks(_cx.nan_spread if name.startswith("nan") else _cx.real,
+                      new_axis=x.ndim, chunks=x.chunks + ((2,),), dtype=rt)
+    kw = {} if w is None else {"where": w.map_blocks(
+        lambda b: np.broadcast_to(np.asarray(b)[..., None], b.shape + (2,)),
+        new_axis=x.ndim, chunks=w.chunks + ((2,),), dtype=bool)}
+    base = name[:-3] + "var" if name.endswith(("var", "std")) else name
+    args = {"ddof": ddof} if base.endswith("var") else {}
+    r = globals()[base](xr, axis=ax, dtype=rd, keepdims=keepdims,
+                        split_every=split_every, devices=devices,
+                        policy=policy, rates=rates, **args, **kw)
+    if base.endswith("var"):
+        r = r.sum(axis=-1)
+        return da.sqrt(r) if name.endswith("std") else r
+    ct = np.dtype(np.complex64 if r.dtype == np.float32 else np.complex128)
+    return r.map_blocks(lambda b: _cx.cx(np.asarray(b), False),
+                        drop_axis=r.ndim - 1, dtype=ct)
+
+
 def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
             out=None, initial=_NoValue, devices=None, policy="rate",
             rates=None, ddof=0, where=True):
     x = _as_dask(a)
+    if x.dtype.kind == "c":
+        return _cx_reduce(row, x, axis, dtype, keepdims, split_every, out,
+                          initial, devices, policy, rates, ddof, where)
     _check_dtype(x.dtype, "input")
     if dtype is not None:
         dtype = _check_dtype(dtype, "result")
@@ -1617,7 +1667,8 @@ def to_device(a, devices=None, policy="rate", rates=None):
     computed or persisted: ``x = gpured.dask.to_device(x).persist()`` keeps
     the chunks on their devices for later calls."""
     x = _as_dask(a)
-    _check_dtype(x.dtype, "input")
+    if x.dtype not in (np.complex64, np.complex128):  # complex: storage
+        _check_dtype(x.dtype, "input")
     placer = _Placer(devices, policy, rates)  # validates the arguments
     meta = gpured.empty((0,) * x.ndim, x.dtype)
     return x.map_blocks(
@@ -1762,3 +1813,6 @@ for _name in _SCANS:
         "exclusive scans")
 
 del _name, _row, _v, _is_min, _ext
+
+from ._dask_aggregate import aggregate  # noqa: E402  (issue 41)
+__all__.append("aggregate")

@@ -106,6 +106,7 @@
 #define GR_EW_CBRT 75
 #define GR_EW_RECIP 76
 #define GR_EW_WHERE 90
+#define GR_EW_TAKE 91 /* out[i] = table[idx[i]] (gpured.aggregate's gather) */
 
 typedef GR_IT gr_t; /* the loop's input type (where: x's and y's) */
 
@@ -479,6 +480,10 @@ inline gr_t gr_shift(gr_t a, gr_t b, int left)
 #elif GR_EOP == GR_EW_WHERE
 /* where(cond, x, y): the condition is operand 0 (bool), x and y 1 and 2 */
 #define GR_F(a, b, c) ((a) ? (b) : (c))
+#elif GR_EOP == GR_EW_TAKE
+/* take(idx, table): operand 0 the indices (long), 1 a contiguous 1-D
+ * table read at o1 + idx; the caller keeps every index in range */
+#define GR_F(a, b, c) (b)
 #endif
 
 #if GR_D_BOOL
@@ -530,7 +535,9 @@ __kernel void gr_elementwise(__global const GR_S0 *p0, ulong o0, long8 s0,
     }
 #endif
     const GR_I0 a = GR_LOAD(GR_K0, GR_C0, p0, o0, s0, v0);
-#if GR_NIN > 1
+#if GR_EOP == GR_EW_TAKE
+    const GR_I1 b = GR_C1(p1[(long)o1 + (long)a]);
+#elif GR_NIN > 1
     const GR_I1 b = GR_LOAD(GR_K1, GR_C1, p1, o1, s1, v1);
 #else
     const GR_I1 b = v1;

@@ -9,7 +9,8 @@ The cases cover each way an operand is read (contiguous, strided through
 merged dimensions, one element broadcast, a scalar by value), offsets and
 negative strides of views, broadcasting on both sides, writes into a
 strided `out` (in place), where's three inputs, a mixed int64/uint64
-comparison and NumPy's integer floor division edges.
+comparison, NumPy's integer floor division edges and take (the gather of
+gpured.aggregate: indices into an offset table).
 """
 import os
 import sys
@@ -44,6 +45,14 @@ def cases(gpured):
     w = a.copy()
     w[::2, 1:] += b[1:]
     yield o, w
+    # take (gpured.aggregate's gather): int32 indices into an offset table
+    tab = db[2:]
+    idx = rng.integers(0, 5, 11).astype(np.int32)
+    out = gpured.empty(11, np.float32)
+    gpured._core.elementwise("take", (gpured.to_device(idx), tab),
+                             (np.dtype(np.int64), np.dtype(np.float32),
+                              np.dtype(np.float32)), out)
+    yield out, b[2:][idx]
 
 
 def child(job):

@@ -264,7 +264,7 @@ def test_out_and_errors():
     with pytest.raises(np.exceptions.AxisError):
         gpured.cumsum(a, axis=2)
     with pytest.raises(TypeError, match="does not support"):
-        gpured.cumsum(np.ones(4, np.complex64))
+        gpured.cumsum(np.ones(4, np.clongdouble))
     with pytest.raises(TypeError, match="does not support"):
         gpured.cumsum(np.zeros(4, "M8[s]"))
     with pytest.raises(TypeError, match="unexpected keyword"):
