@@ -176,7 +176,8 @@
     } while (0)
 #else
 #define GR_FOLD_ELEM(s, in, inx, cnt, wp, off, idx)                          \
-    GR_FOLD_S(s, GR_WSEL_S(GR_CVTN_S(GR_LD(in, off)), (wp) + GR_WIDX(off, idx)), \
+    GR_FOLD_S(s,                                                             \
+              GR_WSEL_S(GR_CVTN_S(GR_LD(in, off)), (wp) + GR_WIDX(off, idx)),  \
               (long)(idx0 + (idx)))
 #endif
 
@@ -248,7 +249,8 @@ inline GR_A gr_var_shift_w(__global const GR_T *p, __global const GR_WT *q,
 {
     GR_A k = 0;
     for (long i = (long)min(L, (ulong)8) - 1; i >= 0; --i) {
-        const GR_A y = GR_WSEL_S(GR_CVT_S(GR_LD(p, i * stride)), q + i * stride);
+        const GR_A y =
+            GR_WSEL_S(GR_CVT_S(GR_LD(p, i * stride)), q + i * stride);
         k = isfinite(y) ? y : k;
     }
     return k;
