@@ -35,7 +35,9 @@ static int accum_reduce(const gr_device *d, gr_op op, gr_dtype t,
             } else {
                 acc->a_cl = ri->cl;
                 acc->a_size = ri->size;
-                acc->comp = op == GR_ADD;
+                /* halves into double: 42 spare bits, no TwoSum needed */
+                acc->comp = op == GR_ADD &&
+                            !(GR_IS_HALF(t) && r == GR_FLOAT64);
             }
             acc->cvt = (t == r && !(op == GR_ADD && acc->a_size != ri->size))
                            ? CVT_NONE
@@ -54,8 +56,9 @@ static int accum_reduce(const gr_device *d, gr_op op, gr_dtype t,
     case GR_MAX:
     case GR_ARGMIN:
     case GR_ARGMAX:
-        acc->a_cl = ti->cl;
-        acc->a_size = ti->size;
+        /* float16/bfloat16 elements arrive as float (common.cl GR_LD) */
+        acc->a_cl = GR_IS_HALF(t) ? "float" : ti->cl;
+        acc->a_size = GR_IS_HALF(t) ? 4 : ti->size;
         acc->a_min = ti->minv;
         acc->a_max = ti->maxv;
         acc->cvt = CVT_NONE;

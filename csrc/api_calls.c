@@ -279,7 +279,8 @@ int operand_of(PyObject *obj, gr_operand *o, PyObject **keep, int *dev,
             return -1;
         }
     }
-    int t = gr_dtype_of(PyArray_DESCR(arr), what);
+    /* halves: only the reductions that read them (call_begin) */
+    int t = gr_dtype_of_store(PyArray_DESCR(arr), what);
     if (t < 0) {
         Py_DECREF(arr);
         return -1;
@@ -583,6 +584,13 @@ int call_begin(api_call *c, PyObject *a, PyObject *out)
     }
     c->device_in = c->req.in.blk != NULL;
     c->dev = c->req.dev;
+    if (GR_IS_HALF(c->req.in.t) &&
+        (c->f->fam != GR_FAM_REDUCE || c->f->func == GR_F_REDUCEAT)) {
+        PyErr_Format(PyExc_TypeError, "gpured: %s input is widened to "
+                     "float32 by the public functions (internal call)",
+                     gr_dtypes[c->req.in.t].name);
+        return -1;
+    }
     return 0;
 }
 
@@ -615,7 +623,7 @@ int call_empty_mode(api_call *c, const char *family)
 int out_operand(PyObject *out, gr_operand *o)
 {
     int d2 = -1;
-    return gr_array_operand(gr_array_of(out), o, &d2);
+    return gr_array_compute_operand(gr_array_of(out), o, &d2);
 }
 
 /* Run the request (timed runs set up); hold: work an interrupt left

@@ -118,7 +118,7 @@ static int operands(PyObject *ins, PyObject *loop, const gr_operand *out,
             continue;
         }
         gr_operand o;
-        if (gr_array_operand(a, &o, &odev) != 0) {
+        if (gr_array_compute_operand(a, &o, &odev) != 0) {
             return -1;
         }
         blk[i] = o.blk;
@@ -195,7 +195,7 @@ PyObject *py_elementwise(PyObject *self, PyObject *args)
         PyErr_Format(PyExc_TypeError, "elementwise: bad call of '%s'", name);
         return NULL;
     }
-    if (gr_array_operand(oa, &out, &dev) != 0) {
+    if (gr_array_compute_operand(oa, &out, &dev) != 0) {
         return NULL;
     }
     blk[3] = out.blk;

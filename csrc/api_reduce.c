@@ -218,12 +218,42 @@ static int red_result_dtype(red_call *r)
     default:
         c->rt = in_t;
     }
+    if (GR_IS_HALF(c->rt)) {
+        c->rt = GR_FLOAT32; /* halves compute into float32 (red_half_check) */
+    }
     if (!is_none(r->out) && c->rt_i < 0 && f->out_kind &&
         (gr_array_of(r->out) != NULL || PyArray_Check(r->out)) &&
         out_dtype_rule(r->out, in_t, &c->rt) != 0) {
         return -1;
     }
     return call_fp64(c);
+}
+
+/* float16/bfloat16 inputs (issue 40), device Arrays and NumPy arrays
+ * alike (never the host C loops: dispatch_reduce.c): the first pass reads
+ * them itself (kernels/common.cl GR_ELT) for the plain sum, mean, min, max,
+ * argmin and argmax, into float32/float64 results (red_result_dtype); the
+ * Python face widens every other call to float32 first (gpured/_half.py),
+ * so anything else reaching here is refused. */
+static int red_half_check(const red_call *r)
+{
+    const gr_request *q = &r->c.req;
+    const fdef *f = r->c.f;
+    if (!GR_IS_HALF(q->in.t)) {
+        return 0;
+    }
+    if (!f->count && !f->nan && !f->var && !f->ptp &&
+        !q->mask.present && !r->c.k.exact && is_none(r->out) &&
+        (no_value(r->initial) || r->initial == Py_None) &&
+        (f->op == GR_ADD || f->op == GR_MIN || f->op == GR_MAX ||
+         f->op == GR_ARGMIN || f->op == GR_ARGMAX)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "gpured: %s input is read natively only "
+                 "by sum, mean, min, max, argmin and argmax; the public "
+                 "functions widen it to float32 first",
+                 gr_dtypes[q->in.t].name);
+    return -1;
 }
 
 /* min/max into an out= whose cast is not monotone (into bool from
@@ -866,7 +896,8 @@ static PyObject *reduce_impl(const fdef *f, PyObject *a, PyObject *axis,
     }
     if (call_begin(&r.c, a, out) != 0 || red_axes(&r) != 0 ||
         red_where(&r) != 0 || red_result_dtype(&r) != 0 ||
-        red_dtype_checks(&r) != 0 || red_exact(&r) != 0) {
+        red_dtype_checks(&r) != 0 || red_exact(&r) != 0 ||
+        red_half_check(&r) != 0) {
         goto done;
     }
     red_request_dtypes(&r);

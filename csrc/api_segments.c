@@ -92,7 +92,8 @@ static int seg_device_indices(seg_call *s, size_t L)
 {
     gr_request *req = &s->c.req;
     int di = -1;
-    if (gr_array_operand(gr_array_of(s->indices), &req->vals, &di) != 0) {
+    if (gr_array_compute_operand(gr_array_of(s->indices), &req->vals,
+                                 &di) != 0) {
         return -1;
     }
     if (di != req->dev) {

@@ -29,9 +29,32 @@
 
 static const int npy_types[GR_NDTYPES] = {
     NPY_BOOL,  NPY_INT8,   NPY_UINT8, NPY_INT16,   NPY_UINT16, NPY_INT32,
-    NPY_UINT32, NPY_INT64, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64};
+    NPY_UINT32, NPY_INT64, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64, NPY_HALF,
+    -1 /* bfloat16: ml_dtypes registers it at run time (bf16_descr) */};
 
-int gr_dtype_of(PyArray_Descr *descr, const char *what)
+/* ml_dtypes.bfloat16's descriptor (new reference), or NULL with
+ * ImportError naming the extra when ml_dtypes is absent. */
+static PyArray_Descr *bf16_descr(void)
+{
+    PyObject *m = PyImport_ImportModule("ml_dtypes");
+    if (m == NULL) {
+        PyErr_SetString(PyExc_ImportError, "bfloat16 needs the ml_dtypes "
+                        "package: pip install gpured[ml]");
+        return NULL;
+    }
+    PyObject *ty = PyObject_GetAttrString(m, "bfloat16");
+    Py_DECREF(m);
+    PyArray_Descr *d = NULL;
+    if (ty != NULL && !PyArray_DescrConverter(ty, &d)) {
+        d = NULL;
+    }
+    Py_XDECREF(ty);
+    return d;
+}
+
+/* gpured's type of descr, the storage-only halves included; -1 without
+ * an exception when it has none. */
+static int dtype_lookup(PyArray_Descr *descr)
 {
     static const struct {
         char kind;
@@ -41,36 +64,80 @@ int gr_dtype_of(PyArray_Descr *descr, const char *what)
         {'b', 1, GR_BOOL},   {'i', 1, GR_INT8},    {'u', 1, GR_UINT8},
         {'i', 2, GR_INT16},  {'u', 2, GR_UINT16},  {'i', 4, GR_INT32},
         {'u', 4, GR_UINT32}, {'i', 8, GR_INT64},   {'u', 8, GR_UINT64},
-        {'f', 4, GR_FLOAT32}, {'f', 8, GR_FLOAT64},
+        {'f', 4, GR_FLOAT32}, {'f', 8, GR_FLOAT64}, {'f', 2, GR_FLOAT16},
     };
+    if (PyDataType_HASFIELDS(descr)) {
+        return -1;
+    }
     for (size_t i = 0; i < sizeof table / sizeof *table; ++i) {
         if (descr->kind == table[i].kind &&
-            PyDataType_ELSIZE(descr) == table[i].size &&
-            !PyDataType_HASFIELDS(descr)) {
+            PyDataType_ELSIZE(descr) == table[i].size) {
             return table[i].t;
         }
     }
+    /* ml_dtypes' bfloat16: kind 'V', 2 bytes, its own scalar type */
+    const char *tn = descr->typeobj ? descr->typeobj->tp_name : "";
+    const char *dot = strrchr(tn, '.');
+    if (PyDataType_ELSIZE(descr) == 2 &&
+        strcmp(dot ? dot + 1 : tn, "bfloat16") == 0) {
+        return GR_BFLOAT16;
+    }
+    return -1;
+}
+
+static int dtype_error(PyArray_Descr *descr, const char *what)
+{
     PyObject *name = PyObject_Str((PyObject *)descr);
     PyErr_Format(PyExc_TypeError,
                  "gpured does not support %s dtype %S (supported: bool, "
-                 "int8-int64, uint8-uint64, float32, float64; complex64 and "
-                 "complex128 through gpured's Python functions)",
+                 "int8-int64, uint8-uint64, float16, bfloat16, float32, "
+                 "float64; complex64 and complex128 through gpured's Python "
+                 "functions)",
                  what, name ? name : Py_None);
     Py_XDECREF(name);
     return -1;
 }
 
+/* Types the kernels compute in: float16/bfloat16 are refused here (the
+ * Python face widens them first: gpured/_half.py). */
+int gr_dtype_of(PyArray_Descr *descr, const char *what)
+{
+    const int t = dtype_lookup(descr);
+    if (t < 0) {
+        return dtype_error(descr, what);
+    }
+    if (GR_IS_HALF(t)) {
+        PyErr_Format(PyExc_TypeError, "gpured: %s dtype %s is computed "
+                     "through float32 by the public functions (internal "
+                     "call without widening)", what, gr_dtypes[t].name);
+        return -1;
+    }
+    return t;
+}
+
+/* Types an Array may hold: gr_dtype_of's and the halves. */
+int gr_dtype_of_store(PyArray_Descr *descr, const char *what)
+{
+    const int t = dtype_lookup(descr);
+    return t < 0 ? dtype_error(descr, what) : t;
+}
+
+/* What an Array may hold: gr_dtype_of_store's types, and complex64 /
+ * complex128 (storage: gpured/_complex.py computes on their real views). */
 int gr_storage_ok(PyArray_Descr *descr, const char *what)
 {
     if (descr->kind == 'c' && !PyDataType_HASFIELDS(descr) &&
         (PyDataType_ELSIZE(descr) == 8 || PyDataType_ELSIZE(descr) == 16)) {
         return 0;
     }
-    return gr_dtype_of(descr, what) < 0 ? -1 : 0;
+    return gr_dtype_of_store(descr, what) < 0 ? -1 : 0;
 }
 
 PyArray_Descr *gr_descr_of(gr_dtype t)
 {
+    if (t == GR_BFLOAT16) {
+        return bf16_descr();
+    }
     return PyArray_DescrFromType(npy_types[t]);
 }
 
@@ -492,7 +559,7 @@ typedef struct DLManagedTensor {
     void (*deleter)(struct DLManagedTensor *self);
 } DLManagedTensor;
 enum { kDLCPU = 1, kDLOpenCL = 4 };
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
 typedef struct {
     DLManagedTensor t;
@@ -557,7 +624,7 @@ static PyObject *array_dlpack(gr_array *a, PyObject *args, PyObject *kw)
                         "supported (use get())");
         return NULL;
     }
-    const int t = gr_dtype_of(a->descr, "array");
+    const int t = gr_dtype_of_store(a->descr, "array");
     if (t < 0) {
         return NULL;
     }
@@ -584,6 +651,7 @@ static PyObject *array_dlpack(gr_array *a, PyObject *args, PyObject *kw)
     e->t.dl_tensor.device.device_id = 0;
     e->t.dl_tensor.ndim = a->nd;
     e->t.dl_tensor.dtype.code = t == GR_BOOL ? kDLBool
+                                : t == GR_BFLOAT16 ? kDLBfloat
                                 : ti->is_float ? kDLFloat
                                 : ti->is_signed ? kDLInt
                                                 : kDLUInt;
@@ -635,6 +703,7 @@ PyObject *gr_array_from_dlpack(PyObject *obj, int dev)
     for (int i = 0; i < GR_NDTYPES; ++i) {
         const gr_dtype_info *ti = &gr_dtypes[i];
         const int code = i == GR_BOOL ? kDLBool
+                         : i == GR_BFLOAT16 ? kDLBfloat
                          : ti->is_float ? kDLFloat
                          : ti->is_signed ? kDLInt
                                          : kDLUInt;
@@ -717,12 +786,30 @@ gr_array *gr_array_of(PyObject *obj)
     return PyObject_TypeCheck(obj, &gr_ArrayType) ? (gr_array *)obj : NULL;
 }
 
+/* gr_array_operand for the computing families: float16/bfloat16 Arrays
+ * are refused (the Python face widens them first: gpured/_half.py). */
+int gr_array_compute_operand(gr_array *a, gr_operand *o, int *dev)
+{
+    if (gr_array_operand(a, o, dev) != 0) {
+        return -1;
+    }
+    if (GR_IS_HALF(o->t)) {
+        gr_block_put(o->blk);
+        o->blk = NULL;
+        PyErr_Format(PyExc_TypeError, "gpured: %s Arrays are computed "
+                     "through float32 by the public functions (internal "
+                     "call without widening)", gr_dtypes[o->t].name);
+        return -1;
+    }
+    return 0;
+}
+
 /* A device operand of a (one block reference taken: the request's). */
 int gr_array_operand(gr_array *a, gr_operand *o, int *dev)
 {
     gr_buffer *b = gr_buffer_check(a->buf);
     int t;
-    if (b == NULL || (t = gr_dtype_of(a->descr, "array")) < 0) {
+    if (b == NULL || (t = gr_dtype_of_store(a->descr, "array")) < 0) {
         return -1;
     }
     memset(o, 0, sizeof *o);

@@ -35,6 +35,7 @@ extern PyTypeObject gr_ArrayType;
 
 /* NumPy descr -> gr_dtype, or -1 with TypeError naming `what`. */
 int gr_dtype_of(struct _PyArray_Descr *descr, const char *what);
+int gr_dtype_of_store(struct _PyArray_Descr *descr, const char *what);
 struct _PyArray_Descr *gr_descr_of(gr_dtype t);       /* new reference  */
 /* gr_dtype_of, and complex64/complex128: what an Array may hold (complex
  * Arrays are storage: gpured/_complex.py computes on their real views). */
@@ -57,6 +58,7 @@ gr_array *gr_array_of(PyObject *obj);   /* NULL: not a device array     */
 /* The operand of a device array (takes a block reference); -1 with an
  * exception (released, unsupported dtype, view outside its buffer). */
 int gr_array_operand(gr_array *a, gr_operand *o, int *dev);
+int gr_array_compute_operand(gr_array *a, gr_operand *o, int *dev);
 
 /* DLPack import: host memory of obj as an Array of CPU device dev (in
  * place); NULL without an exception when dev is a GPU (copy instead). */

@@ -106,14 +106,17 @@ static void copy_defines(const void *ctx, char *buf, size_t n)
              "#define GR_MU %s\n#define GR_S_BOOL %d\n#define GR_M_BOOL %d\n"
              "#define GR_D_BOOL %d\n#define GR_M_FLOAT %d\n#define GR_F %s\n"
              "#define GR_EPI %d\n#define GR_EOP %d\n#define GR_ENAN %d\n"
-             "#define GR_M_NARROW %d\n#define GR_D_NARROW %d\n",
+             "#define GR_M_NARROW %d\n#define GR_D_NARROW %d\n"
+             "#define GR_S_HALF %d\n#define GR_D_HALF %d\n",
              k->fp64, gr_dtypes[k->s].cl, mi->cl, gr_dtypes[k->d].cl,
              mi->is_float ? mi->cl : mi->cl_uns, k->s == GR_BOOL,
              k->m == GR_BOOL, k->d == GR_BOOL, mi->is_float,
              k->fdouble ? "double" : "float", k->epi, k->eop, k->enan,
              !mi->is_float && k->m != GR_BOOL && mi->size < 8,
              !gr_dtypes[k->d].is_float && k->d != GR_BOOL &&
-                 gr_dtypes[k->d].size < 8);
+                 gr_dtypes[k->d].size < 8,
+             k->s == GR_FLOAT16 ? 1 : k->s == GR_BFLOAT16 ? 2 : 0,
+             k->d == GR_FLOAT16 ? 1 : k->d == GR_BFLOAT16 ? 2 : 0);
 }
 
 /* Merge dimensions that are contiguous in both operands, drop those of
@@ -165,6 +168,14 @@ int gr_copy_nd(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
         return -1;
     }
     const int mode = epi ? epi->mode : GR_EPI_CAST;
+    if (s == t && GR_IS_HALF(s) && mode == GR_EPI_CAST) {
+        s = t = GR_UINT16; /* a half into itself: its bits, NaNs included */
+    }
+    if ((GR_IS_HALF(s) || GR_IS_HALF(t)) && mode != GR_EPI_CAST) {
+        gr_status_kind(st, GR_E_VALUE, "device copy: float16/bfloat16 "
+                       "take plain casts only");
+        return -1;
+    }
     ckey k;
     memset(&k, 0, sizeof k);
     k.s = (int)s;
@@ -174,6 +185,9 @@ int gr_copy_nd(gr_device *d, cl_mem src, gr_dtype s, size_t soff,
     k.m = mode == GR_EPI_CAST ? (int)s
           : mode == GR_EPI_DIV ? (epi->via_dst ? (int)t : (int)s)
                                : (int)t;
+    if (GR_IS_HALF(k.m)) {
+        k.m = GR_FLOAT32; /* casts: M is only the unused value argument */
+    }
     k.epi = mode;
     k.eop = mode == GR_EPI_OP ? (int)epi->op : 0;
     k.enan = mode == GR_EPI_OP && epi->nan;

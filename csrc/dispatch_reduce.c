@@ -508,7 +508,7 @@ static int red_start(red_call *c, gr_request *req, gr_result *res,
      * compare in it: device inputs are cast by the copy below (host
      * inputs come cast by api.c) */
     c->ct = ((req->op == GR_MIN || req->op == GR_MAX) &&
-             in->t != req->rt) ? req->rt : in->t;
+             in->t != req->rt && !GR_IS_HALF(in->t)) ? req->rt : in->t;
     return 0;
 }
 
@@ -521,6 +521,7 @@ static int red_on_host(red_call *c)
     const gr_operand *in = c->in, *mk = c->mk;
     const red_view *v = &c->v;
     if (!(req->host_ok && in->host != NULL && c->ct == in->t &&
+          !GR_IS_HALF(in->t) &&
           (!req->out.present || req->out.blk == NULL) &&
           gr_place(&req->dev, req->roam, GR_FAM_REDUCE, req->op, &v->lay,
                    v->lay.M * v->lay.L * c->isz,

@@ -65,8 +65,17 @@
 /* Element types gpured knows; one row each in gr_dtypes[] (policy.c). */
 typedef enum {
     GR_BOOL, GR_INT8, GR_UINT8, GR_INT16, GR_UINT16, GR_INT32, GR_UINT32,
-    GR_INT64, GR_UINT64, GR_FLOAT32, GR_FLOAT64, GR_NDTYPES
+    GR_INT64, GR_UINT64, GR_FLOAT32, GR_FLOAT64,
+    /* Storage-only halves (issue 40): device Arrays hold them and the copy
+     * kernel converts them (vload_half/vstore_half_rte; bfloat16 by
+     * integer arithmetic); every reduction, scan and by-key call widens
+     * them to float32 first (gpured/_half.py) and narrows the result once.
+     * gr_dtype_of refuses them; gr_dtype_of_store accepts them. */
+    GR_FLOAT16, GR_BFLOAT16, GR_NDTYPES
 } gr_dtype;
+
+/* GR_FLOAT16 / GR_BFLOAT16: computed through float32 (see above). */
+#define GR_IS_HALF(t) ((t) == GR_FLOAT16 || (t) == GR_BFLOAT16)
 
 typedef struct {
     const char *name;    /* NumPy's name                                   */

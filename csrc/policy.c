@@ -69,6 +69,9 @@ const gr_dtype_info gr_dtypes[GR_NDTYPES] = {
     {"uint64",  "ulong",  "ulong",  "long",  "0",           "ULONG_MAX", 8, 0, 0},
     {"float32", "float",  "float",  "int",   "(-INFINITY)", "INFINITY",  4, 1, 1},
     {"float64", "double", "double", "long",  "(-INFINITY)", "INFINITY",  8, 1, 1},
+    /* storage only: copy.cl reads/writes them as half / ushort bits */
+    {"float16", "half",   "half",   "short", "(-INFINITY)", "INFINITY",  2, 1, 1},
+    {"bfloat16", "ushort", "ushort", "short", "(-INFINITY)", "INFINITY", 2, 1, 1},
 };
 
 const char *const gr_op_names[GR_NOPS] = {"add",    "multiply", "minimum",

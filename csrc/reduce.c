@@ -84,6 +84,12 @@ static void defines(const void *ctx, char *buf, size_t n)
              a_max, c->vw, c->wg, c->ilp, c->load, c->combine, c->sg,
              c->sg_native, c->atomic, c->in_partial, c->final, k->neg0,
              k->nan, k->var, k->ptp);
+    if (GR_IS_HALF(k->t)) {
+        /* float16 / bfloat16 storage (common.cl GR_ELT): only theirs */
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "#define GR_ELT %d\n",
+                 k->t == GR_FLOAT16 ? 1 : 2);
+    }
     if (c->lanes) {
         /* only reduceat's programs: the others' sources stay as they were
          * (their disk cache with them) */

@@ -53,6 +53,10 @@ from ._place import (host_threads, measure_rates, measure_split, placement,
                      rates, remeasure, set_host_threads, set_rates,
                      set_remeasure, set_split_rates, split_rates)
 
+from . import _half  # noqa: E402
+_half.wrap_all(globals(), _half._KINDS)  # float16/bfloat16 via float32
+explain, timeit = _half.wrap_explain(explain), _half.wrap_explain(timeit)
+
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable
 

@@ -138,8 +138,9 @@ def _inputs(ufunc, ops, dev):
     for dt in loop:
         if dt not in _DEVICE_DTYPES:
             raise TypeError(
-                "np.%s of these operands computes in %s, which gpured "
-                "Arrays do not hold: astype() first, or copy to the host "
+                "np.%s of these operands computes in %s, which gpured's "
+                "elementwise kernels do not: astype() first, or copy to the "
+                "host "
                 "explicitly with np.asarray(d)" % (name, dt))
     ins = []
     try:

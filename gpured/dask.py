@@ -167,7 +167,7 @@ except ImportError as _e:  # pragma: no cover - exercised in a child process
         "(gpured itself does not depend on it)") from _e
 
 import gpured
-from . import _complex as _cx, _core
+from . import _complex as _cx, _core, _half
 from ._array import Array
 from ._reduce import _at_op, _bool_check, _like, _weights_check
 
@@ -410,10 +410,12 @@ _SUPPORTED = ("b", "i", "u")
 
 def _check_dtype(dt, what):
     dt = np.dtype(dt)
-    if dt.kind in _SUPPORTED or (dt.kind == "f" and dt.itemsize in (4, 8)):
+    if dt.kind in _SUPPORTED or (dt.kind == "f" and dt.itemsize in (4, 8)) \
+            or _half.is_half(dt):  # float16/bfloat16: through float32
         return dt
     raise TypeError("gpured does not support %s dtype %s (supported: bool, "
-                    "int8-int64, uint8-uint64, float32, float64)" % (what, dt))
+                    "int8-int64, uint8-uint64, float16, bfloat16, float32, "
+                    "float64)" % (what, dt))
 
 
 def _np_result(fn, xdt, dtype):
@@ -431,7 +433,8 @@ def _fp64(pos):
 def _acc(res, pos):
     """Partial dtype of a sum whose result is res: float64 for float
     results where the device has it (one rounding at the end)."""
-    return np.dtype(np.float64) if res.kind == "f" and _fp64(pos) else res
+    flt = res.kind == "f" or _half.is_half(res)
+    return np.dtype(np.float64) if flt and _fp64(pos) else res
 
 
 # ------------------------------------------------------------ reductions

@@ -23,6 +23,7 @@
  *   GR_VAR   1 var, 2 std: var/std's state (see below); 3 nanmean;
  *            4 mean(where=) / average(weights): a ratio of two sums
  *   GR_PTP   1: ptp, a max whose auxiliary state is the minimum
+ *   GR_ELT   1 / 2: GR_T is float16 / bfloat16 storage (see GR_LD below)
  */
 #if GR_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -76,6 +77,37 @@
 #endif
 #define GR_CONVERT(t, x) GR_CAT(convert_, t)(x)
 #define GR_AS(t, x) GR_CAT(as_, t)(x)
+
+/* Element reads of the first pass (GR_ELT, issue 40): 0 plain GR_T; 1
+ * float16 stored as half, read with vload_half(N) (core OpenCL C 1.2, no
+ * cl_khr_fp16); 2 bfloat16 stored as ushort bits, the upper half of a
+ * float.  Both arrive as float (GR_TV, the value type): the accumulator is
+ * float32 or wider and the result is never a half (csrc/accum.c). */
+#ifndef GR_ELT
+#define GR_ELT 0
+#endif
+#if GR_ELT == 1
+#define GR_TV float
+#define GR_LD(p, i) vload_half((i), (p))
+#if GR_VW == 1
+#define GR_VLOAD_T(p) vload_half(0, (p))
+#else
+#define GR_VLOAD_T(p) GR_CAT(vload_half, GR_VW)(0, (p))
+#endif
+#elif GR_ELT == 2
+#define GR_TV float
+#define GR_LD(p, i) as_float((uint)(p)[i] << 16)
+#if GR_VW == 1
+#define GR_VLOAD_T(p) as_float((uint)(*(p)) << 16)
+#else
+#define GR_VLOAD_T(p)                                                       \
+    GR_AS(GR_VEC(float), GR_CONVERT(GR_VEC(uint), GR_VLOAD(p)) << 16)
+#endif
+#else
+#define GR_TV GR_T
+#define GR_LD(p, i) ((p)[i])
+#define GR_VLOAD_T(p) GR_VLOAD(p)
+#endif
 
 #define GR_VA GR_VEC(GR_A)
 #define GR_VM GR_VEC(GR_AM)

@@ -176,7 +176,8 @@
     } while (0)
 #else
 #define GR_FOLD_ELEM(s, in, inx, cnt, wp, off, idx)                          \
-    GR_FOLD_S(s, GR_WSEL_S(GR_CVTN_S((in)[off]), (wp) + GR_WIDX(off, idx)),  \
+    GR_FOLD_S(s,                                                             \
+              GR_WSEL_S(GR_CVTN_S(GR_LD(in, off)), (wp) + GR_WIDX(off, idx)),  \
               (long)(idx0 + (idx)))
 #endif
 
@@ -228,10 +229,10 @@
  * first 8 that is not NaN, else 0). */
 inline GR_A gr_var_shift(__global const GR_T *p, ulong stride, ulong L)
 {
-    GR_A k = GR_CVT_S(p[0]);
+    GR_A k = GR_CVT_S(GR_LD(p, 0));
 #if GR_NAN
     for (ulong i = 1; i < min(L, (ulong)8) && GR_ISNAN(k); ++i) {
-        k = GR_CVT_S(p[i * stride]);
+        k = GR_CVT_S(GR_LD(p, i * stride));
     }
     k = GR_ISNAN(k) ? (GR_A)0 : k;
 #endif
@@ -248,7 +249,8 @@ inline GR_A gr_var_shift_w(__global const GR_T *p, __global const GR_WT *q,
 {
     GR_A k = 0;
     for (long i = (long)min(L, (ulong)8) - 1; i >= 0; --i) {
-        const GR_A y = GR_WSEL_S(GR_CVT_S(p[i * stride]), q + i * stride);
+        const GR_A y =
+            GR_WSEL_S(GR_CVT_S(GR_LD(p, i * stride)), q + i * stride);
         k = isfinite(y) ? y : k;
     }
     return k;
@@ -417,14 +419,14 @@ void gr_reduce_group(__global const GR_IN *restrict in,
             for (int u = 0; u < GR_ILP; ++u) {
                 const ulong at = start + (k + u) * step;
                 GR_FOLD_MAIN(av[u], ax[u],
-                             GR_WSEL_V(GR_CVTN_V(GR_VLOAD(p + at)), wq + at),
+                             GR_WSEL_V(GR_CVTN_V(GR_VLOAD_T(p + at)), wq + at),
                              at, k + u);
             }
         }
         for (; k < nv; ++k) {
             const ulong at = start + k * step;
             GR_FOLD_MAIN(av[0], ax[0],
-                         GR_WSEL_V(GR_CVTN_V(GR_VLOAD(p + at)), wq + at), at,
+                         GR_WSEL_V(GR_CVTN_V(GR_VLOAD_T(p + at)), wq + at), at,
                          k);
         }
         /* Accumulators and lanes -> one state. */
@@ -546,13 +548,13 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
             gr_kv = (GR_VA)0;
             for (long i = (long)min(L, (ulong)8) - 1; i >= 0; --i) {
                 const GR_VA y_ = GR_WSEL_V(
-                    GR_CVT_V(GR_VLOAD(p + i * elem_stride)),
+                    GR_CVT_V(GR_VLOAD_T(p + i * elem_stride)),
                     q0 + i * elem_stride);
                 gr_kv = GR_SEL(gr_kv, y_, isfinite(y_));
             }
         }
 #else
-        GR_VA gr_kv = var_self ? GR_CVT_V(GR_VLOAD(p)) : (GR_VA)var_k;
+        GR_VA gr_kv = var_self ? GR_CVT_V(GR_VLOAD_T(p)) : (GR_VA)var_k;
 #if GR_NAN
         gr_kv = GR_SEL(gr_kv, (GR_VA)0, GR_ISNAN(gr_kv));
 #endif
@@ -570,7 +572,7 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
 #endif
         for (ulong i = lo; i < hi; ++i) {
             GR_FOLD(av, ax,
-                    GR_WCOL(GR_CVTN_V(GR_VLOAD(p + i * elem_stride)), i),
+                    GR_WCOL(GR_CVTN_V(GR_VLOAD_T(p + i * elem_stride)), i),
                     (GR_VX)((long)(idx0 + i)), GR_VA, GR_VX, GR_VM);
         }
         GR_A lanes_v[GR_VW];
@@ -671,7 +673,7 @@ __kernel void gr_nanarg_check(__global const GR_T *in, ulong base,
     const ulong m = get_global_id(0);
     if (m < M) {
         const ulong i = (ulong)res[res0 + m];
-        const GR_T y = in[base + m * seg_stride + i * elem_stride];
+        const GR_TV y = GR_LD(in, base + m * seg_stride + i * elem_stride);
         flag[m] = (uchar)(GR_ISNAN(y) != 0);
     }
 }

@@ -409,7 +409,7 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match="keys"):
         gpured.reduce_by_key(np.array([0, 1, 2], np.bool_), v)
     with pytest.raises(TypeError, match="values"):
-        gpured.reduce_by_key(k, np.ones(3, np.float16))
+        gpured.reduce_by_key(k, np.zeros(3, "M8[s]"))
     with pytest.raises(ValueError, match="1-D"):
         gpured.scan_by_key(k.reshape(1, 3), v.reshape(1, 3))
     with pytest.raises(ValueError, match="unknown op"):

@@ -394,8 +394,8 @@ def test_argument_errors():
     x = da.from_array(np.arange(12.0).reshape(3, 4), chunks=2)
     with pytest.raises(ValueError, match="policy"):
         gd.sum(x, policy="fastest")
-    with pytest.raises(TypeError, match="float16"):
-        gd.sum(x.astype(np.float16))
+    with pytest.raises(TypeError, match="object"):
+        gd.sum(x.astype(object))
     with pytest.raises(TypeError):
         gd.sum(x, bogus=1)
     with pytest.raises(TypeError):

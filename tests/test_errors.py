@@ -50,7 +50,6 @@ UNSUPPORTED = {
     # complex64/complex128 are supported (tests/test_complex.py)
     "clongdouble": lambda shape: (np.arange(int(np.prod(shape))) + 1j).astype(np.clongdouble).reshape(shape),
     "datetime64": lambda shape: np.arange(int(np.prod(shape))).astype("M8[s]").reshape(shape),
-    "float16": lambda shape: np.arange(int(np.prod(shape))).astype(np.float16).reshape(shape),
 }
 
 

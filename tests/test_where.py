@@ -35,8 +35,9 @@ bound (products: a 4*sqrt(n) random-walk bound), whichever is larger --
 gpured accumulates float32 in float64, NumPy in float32.  Non-finite
 results must be NumPy's, position by position.
 
-float16 is not a gpured dtype: where ``gpured.sum`` refuses it without a
-mask (TypeError), a masked call must refuse it the same way.
+float16 goes through gpured/_half.py (widened to float32 where a mask is
+given): a masked call must give NumPy's answer (or refuse it as the
+unmasked call would).
 """
 import contextlib
 import functools
