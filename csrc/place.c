@@ -417,11 +417,15 @@ int gr_place(int *dev, int roam, gr_family fam, gr_op op,
  * ms (2.4 GB/s against the host sum's 16 default: BK_HOST 3 is within
  * 2x), PoCL 136-174 ms (PoCL's sum rate 8 GB/s / 6 = 1.3 GB/s: 145 ms
  * modelled).  1 Mi keys (8 MiB of bins): 16 ns a pair against 5 in cache
- * (BK_HOST_BIG). */
+ * (BK_HOST_BIG).  H200 host (16 threads), the same 16 Mi pairs into 16
+ * to 4096 keys (benchmarks/exp/hbk_h200.py, 2026-11-28): host path 7.3-7.5
+ * ms (modelled 4.7), the GPU with the upload 3.9-4.3 ms (modelled 12.1 at
+ * BK_GPU 1.5: the H200's dense kernels read as fast as its sums do, the
+ * upload is what costs), so BK_GPU 0.5. */
 #define BK_HOST 3.0
 #define BK_HOST_BIG 9.0
 #define BK_CACHE_BINS (1u << 20)
-#define BK_GPU 1.5
+#define BK_GPU 0.5
 #define BK_CPU 6.0
 
 int gr_place_bykey(int dev, size_t nbytes, size_t nk, int *threads, char *why,

@@ -25,12 +25,13 @@ typedef struct {
 enum { ER_GPU, ER_CPU };
 
 static const ew_row ew_rows[] = {
-    /* H200, `d * 2 + 1` on a 1 GiB float32 Array (two launches, a
-     * temporary between): 1.588 ms at wg 256, one element a work-item;
-     * CuPy 2.552 ms, torch 1.024 (commit 5541c2b, 2026-11-28; docs/
-     * benchmarks.md).  Other wg / items not measured yet:
-     * benchmarks/exp/ew_plan_h200.py times them. */
-    [ER_GPU] = {.row = "gpu one element a work-item", .wg = 256, .items = 1},
+    /* H200, one launch of d * 2 on a 1 GiB float32 Array, wall clock
+     * (benchmarks/exp/ew_plan_h200.py, commit e980740+, 2026-11-28):
+     * wg 256 x 1 element 0.823 ms (2.61 TB/s), 256 x 8 0.673, 128 x 2
+     * 0.698, 128 x 4 0.658, 128 x 8 0.656 (3.27 TB/s), 128 x 16 0.657;
+     * CuPy 1.279, torch 0.516.  Several elements a work-item (grid
+     * stride) hide the loads' latency. */
+    [ER_GPU] = {.row = "gpu 8 elements a work-item", .wg = 128, .items = 8},
     /* PoCL 5 on the 2-core CI-class machine (shared, noisy), one launch
      * of d * 2 on 4 MiB float32 (benchmarks/exp/ew_plan_h200.py,
      * EW_LOG2=20, 2026-11-28): 0.62-1.6 ms for wg 128-1024 x items 1-8
