@@ -9,6 +9,7 @@ out on its device (histogram's ``bin_edges`` stay a NumPy array: NumPy
 computes them on the host from two numbers, and so does gpured).
 """
 import operator
+import functools
 import warnings
 
 import numpy as np
@@ -19,6 +20,19 @@ from ._bykey import explain_by_key, sum_by_key
 from ._reduce import max as _max, min as _min
 
 _NEG = "'list' argument must have no negative elements"
+
+
+@functools.cache
+def _float_lists_taken():
+    """Whether this NumPy's bincount still takes a list of floats (with a
+    DeprecationWarning, NumPy 2.1-2.4) or refuses it (TypeError, later)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            np.bincount([0.0])
+    except TypeError:
+        return False
+    return True
 
 
 def _dev_of(*xs):
@@ -54,6 +68,8 @@ def _bincount_keys(x):
         a = np.asarray(x)
         if a.size == 0:
             a = a.astype(np.intp)
+        elif a.dtype.kind == "f" and not _float_lists_taken():
+            raise _cast_error(a.dtype, np.intp)
         elif a.dtype.kind == "f":
             warnings.warn("Non-integer input passed to bincount. In a future "
                           "version of NumPy, this will be an error. "

@@ -36,18 +36,20 @@ def test_small_keys_every_variant(kdt):
     want = np.bincount(k, v, 45).astype(np.float32)
     variants = gpured.variants_by_key("sum_by_key", kdt, "float32")
     assert "private_bins" in variants and "sorted_segments" in variants
+    # small groups (4) where the device takes them; whole warps on NVIDIA
+    wg = 64 if gpured.get_device()["type"] == "GPU" else 4
     for var in variants:
-        got = gpured.sum_by_key(k, v, 45, variant=var, wg_size=4, items=3)
+        got = gpured.sum_by_key(k, v, 45, variant=var, wg_size=wg, items=3)
         assert np.array_equal(got, want), var
-    got = gpured.sum_by_key(k, v, 45, deterministic=True, wg_size=4, items=3)
+    got = gpured.sum_by_key(k, v, 45, deterministic=True, wg_size=wg, items=3)
     assert np.array_equal(got, want)
     ks = np.sort(k)
     st = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
     for var in gpured.variants_by_key("reduce_by_key", kdt, "float32"):
-        uk, s = gpured.reduce_by_key(ks, v, variant=var, wg_size=4, items=3)
+        uk, s = gpured.reduce_by_key(ks, v, variant=var, wg_size=wg, items=3)
         assert uk.dtype == np.dtype(kdt) and np.array_equal(uk, ks[st])
         assert np.array_equal(s, np.add.reduceat(v, st)), var
-    got = gpured.scan_by_key(ks, v.astype(np.int32), wg_size=4, items=3)
+    got = gpured.scan_by_key(ks, v.astype(np.int32), wg_size=wg, items=3)
     want_s = np.concatenate([np.cumsum(v[a:b].astype(np.int64))
                              for a, b in zip(st, np.r_[st[1:], ks.size])])
     assert np.array_equal(got, want_s)
@@ -190,7 +192,13 @@ def test_bincount_edges():
     assert np.array_equal(gpured.bincount(np.array([7])), np.bincount([7]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        assert np.array_equal(gpured.bincount([1.5, 2.0]), np.bincount([1.5, 2.0]))
+        try:   # a list of floats: deprecated in NumPy 2.1, refused later
+            want = np.bincount([1.5, 2.0])
+        except TypeError:
+            with pytest.raises(TypeError):
+                gpured.bincount([1.5, 2.0])
+        else:
+            assert np.array_equal(gpured.bincount([1.5, 2.0]), want)
     d = gpured.to_device(np.array([], np.int32))
     got = gpured.bincount(d, minlength=4)
     assert isinstance(got, gpured.Array) and np.array_equal(got.get(), np.zeros(4))

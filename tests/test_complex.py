@@ -84,6 +84,7 @@ def test_full_sum_columns(dtype, cols, monkeypatch):
     the rows left over); 8192 is GPU Arrays' width, forced here."""
     from gpured import _complex
     monkeypatch.setattr(_complex, "_COLS_HOST", cols)
+    monkeypatch.setattr(_complex, "_COLS_GPU", cols)   # a GPU's Arrays too
     k = cols // 2
     for n in (4 * k, 6 * k, 4 * k + 1, 5 * k + k // 2 + 3, 4 * k - 1):
         a = data(dtype, (n,), seed=n)

@@ -271,11 +271,11 @@ CPU = {"gpu": 0, "compute_units": 2, "max_work_group_size": 4096,
 
 def test_ew_plan_rows():
     g = gpured._core.ew_plan_for(GPU, 1 << 28)
-    assert (g["wg_size"], g["items"]) == (256, 1)
-    assert g["groups"] == (1 << 28) // 256 and g["row"].startswith("gpu")
+    assert (g["wg_size"], g["items"]) == (128, 8)   # plan_elementwise.c's H200 row
+    assert g["groups"] == (1 << 28) // (128 * 8) and g["row"].startswith("gpu")
     c = gpured._core.ew_plan_for(CPU, 1000)
     assert c["row"].startswith("cpu") and c["groups"] * c["wg_size"] >= 1000
-    small = dict(GPU, max_work_group_size=64)   # the table's 256 clamped
+    small = dict(GPU, max_work_group_size=64)   # the table's 128 clamped
     assert gpured._core.ew_plan_for(small, 1000)["wg_size"] == 64
     k = gpured._core.ew_plan_for(GPU, 1000, wg_size=64, items=4)
     assert (k["wg_size"], k["items"], k["groups"]) == (64, 4, 4)
