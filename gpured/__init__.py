@@ -15,6 +15,8 @@ Extra keyword arguments pick the algorithm: ``variant=`` (see
 :func:`variants`) and the knobs ``wg_size``, ``groups``, ``items``, ``ilp``
 and ``vw``; :func:`explain` shows what would run and why.
 """
+import sys
+
 from . import _loader
 _loader.setup()  # the OpenCL loader and wheels' runtimes, before _core loads
 try:
@@ -56,6 +58,8 @@ from ._place import (host_threads, measure_rates, measure_split, placement,
 from . import _half  # noqa: E402
 _half.wrap_all(globals(), _half._KINDS)  # float16/bfloat16 via float32
 explain, timeit = _half.wrap_explain(explain), _half.wrap_explain(timeit)
+from . import _elementwise  # noqa: E402
+_elementwise.bind_family(sys.modules[__name__])  # ufunc.reduce -> gpured.sum ...
 
 OpenCLError = _core.OpenCLError
 VariantUnavailable = _core.VariantUnavailable

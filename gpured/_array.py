@@ -547,3 +547,4 @@ def set_memory_limit(nbytes, device=None):
 
 
 _ew.bind(empty)  # _elementwise.py makes its results with empty()
+_numpy.bind(to_device, empty, zeros)  # np.asarray(..., like=d) and kin

@@ -34,14 +34,23 @@ def _np(x):
     return x.get() if isinstance(x, Array) else np.asarray(x)
 
 
+# gpured.dask's placement (its _Placer and _on_device), handed over by
+# gpured/dask.py when it imports this module (bind): no import back up.
+_gd = {}
+
+
+def bind(placer_cls, on_device):
+    """gpured/dask.py gives its chunk placement (at its import)."""
+    _gd.update(Placer=placer_cls, on_device=on_device)
+
+
 def _chunk(g, x, name, size, offset, axis=None, order="C", placer=None):
     """The chunk's partial fields on the chunk's device: its own for a
     device-resident chunk, else the one gpured.dask's placer picks
     (devices=, policy=, rates=; counted in gpured.dask.stats())."""
-    from . import dask as _gd
     if placer is None:
         return _fields(g, x, name, size, offset, axis, order, None)
-    return _gd._on_device(x, placer, lambda call, dev: _fields(
+    return _gd["on_device"](x, placer, lambda call, dev: _fields(
         g, x, name, size, offset, axis, order,
         None if isinstance(x, Array) else dev))
 
@@ -235,8 +244,7 @@ def aggregate(group_idx, a, func="sum", size=None,
                         a.dtype, int(np.prod(a.shape)))
     fill = _ag._fill(name, fill_value, dt)
     offsets = np.cumsum((0,) + a.chunks[ax])[:-1]
-    from . import dask as _gd
-    placer = _gd._Placer(devices, policy, rates)
+    placer = _gd["Placer"](devices, policy, rates)
     chunk = dask.delayed(_chunk, pure=True)
     parts = [chunk(gb, ab, name, size, int(off), axis, order, placer)
              for gb, ab, off in zip(g.to_delayed().ravel(),

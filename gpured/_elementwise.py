@@ -47,6 +47,19 @@ _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod", "minimum": "cummin",
 _bound = {}
 
 
+# The package's functions that ufunc.reduce / accumulate / reduceat and
+# the power check route to (gpured.min, sum, reduceat, cumsum, ...):
+# handed over by gpured/__init__.py (bind_family), never imported from
+# here -- this module sits below the families it serves.
+_family = None
+
+
+def bind_family(ns):
+    """gpured/__init__.py gives the package's namespace (at its import)."""
+    global _family
+    _family = ns
+
+
 def bind(empty):
     _bound["empty"] = empty
 
@@ -166,8 +179,7 @@ def _check_power(loop, ins):
     b = ins[1]
     if _is_array(b):
         # as NumPy, which checks every exponent: one bool read back
-        from ._reduce import min as _min
-        neg = b.size and _core.get(_min(b)).item() < 0
+        neg = b.size and _core.get(_family.min(b)).item() < 0
     else:
         neg = b < 0
     if neg:
@@ -291,7 +303,7 @@ def _reduceat(name, what, inputs, kw):
     """ufunc.reduceat(a, indices, axis=0, dtype=None, out=None) through
     gpured.reduceat, on the device of the Array among a and indices (the
     other uploaded there, as gpured.reduceat does)."""
-    import gpured
+    gpured = _family
     if len(inputs) != 2 or not (_is_array(inputs[0]) or _is_array(inputs[1])):
         raise host_hint(what + " of a non-Array")
     kw = dict(kw)
@@ -322,7 +334,7 @@ def _first_array(what, inputs):
 
 
 def _reduce(fname, what, inputs, kw):
-    import gpured
+    gpured = _family
     a = _first_array(what, inputs)
     kw = dict(kw)
     kw.setdefault("axis", 0)   # ufunc.reduce's default, not sum's None
@@ -339,7 +351,7 @@ def _reduce(fname, what, inputs, kw):
 
 
 def _accumulate(fname, what, inputs, kw):
-    import gpured
+    gpured = _family
     a = _first_array(what, inputs)
     kw = dict(kw)
     kw.setdefault("axis", 0)

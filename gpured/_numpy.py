@@ -72,8 +72,18 @@ def _round(a, decimals, out):
 # NumPy's creation functions called with like=<an Array> (NEP 35, as
 # dask's meta arrays do): the new array on that Array's device -- host
 # data moving toward the device on request, as CuPy's like= does
+# _array.py's creators, handed over by bind() (this module sits below
+# _array.py: no import back up)
+_made = {}
+
+
+def bind(to_device, empty, zeros):
+    """_array.py gives its creators (at its import)."""
+    _made.update(to_device=to_device, empty=empty, zeros=zeros)
+
+
 def _like_asarray(like, a, dtype=None, order=None, *, copy=None, **kw):
-    from ._array import to_device
+    to_device = _made["to_device"]
     if kw:
         raise host_hint("np.asarray(..., %s, like=d)" % ", ".join(kw))
     return to_device(np.asarray(a, dtype=dtype) if not isinstance(
@@ -81,14 +91,14 @@ def _like_asarray(like, a, dtype=None, order=None, *, copy=None, **kw):
 
 
 def _like_empty(like, shape, dtype=float, order="C", **kw):
-    from ._array import empty
+    empty = _made["empty"]
     if kw:
         raise host_hint("np.empty(..., %s, like=d)" % ", ".join(kw))
     return empty(shape, dtype, device=like.device_index)
 
 
 def _like_zeros(like, shape, dtype=float, order="C", **kw):
-    from ._array import zeros
+    zeros = _made["zeros"]
     if kw:
         raise host_hint("np.zeros(..., %s, like=d)" % ", ".join(kw))
     return zeros(shape, dtype, device=like.device_index)

@@ -1814,5 +1814,7 @@ for _name in _SCANS:
 
 del _name, _row, _v, _is_min, _ext
 
-from ._dask_aggregate import aggregate  # noqa: E402  (issue 41)
+from . import _dask_aggregate  # noqa: E402  (issue 41)
+_dask_aggregate.bind(_Placer, _on_device)
+aggregate = _dask_aggregate.aggregate
 __all__.append("aggregate")
