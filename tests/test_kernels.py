@@ -185,10 +185,37 @@ def test_dot_errors():
         gpured.dot(np.ones((2, 2)), np.ones(2))
     with pytest.raises(ValueError):
         gpured.dot(np.ones(3), np.ones(2))
-    with pytest.raises(TypeError):
-        gpured.vdot(np.ones(2, np.complex64), np.ones(2, np.complex64))
+    with pytest.raises(ValueError):
+        gpured.vdot(np.ones(2, np.complex64), np.ones(3, np.complex64))
     assert gpured.dot(np.zeros(0, np.float32), np.zeros(0, np.float32)) == 0
     _close(gpured.vdot(np.ones((2, 3)), np.ones((2, 3))), 6.0, np.float64)
+
+
+@pytest.mark.parametrize("da,db", [(np.complex64, np.complex64),
+                                   (np.complex128, np.complex128),
+                                   (np.float32, np.complex64),
+                                   (np.complex128, np.float64)])
+def test_dot_complex(da, db):
+    """dot / vdot of complex (and mixed) vectors: NumPy's dtype, within a
+    few ulps of the products' magnitudes; vdot conjugates a; device Arrays
+    give 0-d Arrays."""
+    rng = np.random.default_rng(7)
+
+    def vec(dt):
+        x = rng.standard_normal(4001)
+        if np.dtype(dt).kind == "c":
+            x = x + 1j * rng.standard_normal(4001)
+        return x.astype(dt)
+    a, b = vec(da), vec(db)
+    eps = np.finfo(np.result_type(da, db)).eps
+    scale = float(np.sum(np.abs(a.astype(complex)) * np.abs(b.astype(complex))))
+    for f in ("dot", "vdot"):
+        want = getattr(np, f)(a, b)
+        for x, y in ((a, b), (gpured.to_device(a), gpured.to_device(b))):
+            got = getattr(gpured, f)(x, y)
+            g = got.get() if isinstance(got, gpured.Array) else got
+            assert np.asarray(g).dtype == np.asarray(want).dtype, f
+            assert abs(complex(g) - complex(want)) <= 16 * eps * scale, f
 
 
 # ---------------------------------------------------------- logsumexp
