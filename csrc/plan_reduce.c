@@ -173,7 +173,8 @@ typedef struct {
 
 enum {
     RR_WARP, RR_WARP_ARG, RR_ITEMS_GPU, RR_ITEMS_CPU, RR_ITEMS_COLS,
-    RR_CHUNKED, RR_LADDER, RR_SCALAR, RR_VECTOR, RR_VECTOR_WIDE, RR_GPU_8B,
+    RR_CHUNKED, RR_LADDER, RR_SCALAR, RR_VECTOR, RR_VECTOR_WIDE, RR_GPU_2B_SUM,
+    RR_GPU_8B,
     RR_GPU_8B_ARG, RR_ALL_ANY, RR_GPU_ROWS, RR_COUNT_8B, RR_FILL_GPU,
     RR_FILL_CPU, RR_FILL_CPU_BIG
 };
@@ -243,6 +244,13 @@ static const reduce_row reduce_rows[] = {
      * 0.361 -> 0.356; argmin/argmax keep 2 accumulators (0.3585 against
      * 0.3620 with 4).  nanmean keeps vw 2, ilp 2: 0.357 ms against 0.415
      * in loops of calls (benchmarks/exp/nanmean8.py) */
+    /* H200, 1 GiB float16 sum, wall (benchmarks/exp/f16_knobs.py,
+     * 2026-11-28): 16-byte loads of halves (vw 8) 0.328 ms at ilp 2,
+     * 0.284 at ilp 1; 8-byte loads (vw 4) 0.277 at ilp 2, 0.280 at ilp 1;
+     * vw 16 0.54-0.68; float32's own sum 0.243, torch's float16 0.255.
+     * Measured for sums only (min/max/argmax keep the 16-byte row). */
+    [RR_GPU_2B_SUM] = {.row = "gpu 2-byte floats, 8-byte vectors",
+                       .vec_bytes = 8, .ilp = 2},
     [RR_GPU_8B] = {.row = "gpu 8-byte values", .vw = 4, .ilp = 4},
     [RR_GPU_8B_ARG] = {.row = "gpu 8-byte values, argmin/argmax", .vw = 4,
                        .ilp = 2},
@@ -501,6 +509,9 @@ static void group_defaults(const gr_device *d, gr_op op, const gr_accum *acc,
               tsize);
     if (v->vector && tsize == 8 && d->is_gpu && acc->var != 3) {
         apply_row(plan, &reduce_rows[arg ? RR_GPU_8B_ARG : RR_GPU_8B], tsize);
+    }
+    if (v->vector && d->is_gpu && GR_IS_HALF(acc->t) && op == GR_ADD) {
+        apply_row(plan, &reduce_rows[RR_GPU_2B_SUM], tsize);
     }
     if (v->vector && (op == GR_ALL || op == GR_ANY)) {
         apply_row(plan, &reduce_rows[RR_ALL_ANY], tsize);
