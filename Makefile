@@ -31,6 +31,7 @@ INTEL_RT := intel-opencl-rt intel-cmplr-lib-rt
 INTEL_DEVICE := Intel(R) OpenCL
 PYTEST_ARGS ?= -q --durations=25
 SECOND_PASS := tests/test_variants.py tests/test_scan.py tests/test_exact_bykey.py
+INTEL_VARIANTS := auto,subgroup,workgroup,segment_per_warp,decoupled_lookback
 
 .PHONY: all setup sysdeps venv install build demo test quick test-py test-second test-intel \
         test-oclgrind test-wheel test-huge test-array-api wheel sdist bench clean distclean
@@ -203,6 +204,9 @@ $(STAMPS)-intel: $(STAMPS)-install
 # The variant, scan and exact sum_by_key tests again on Intel's CPU runtime (the
 # exact sums: the same bits on a second device); sub-groups of 8
 # and work-group collectives, so the subgroup and workgroup code paths run.
+# The every-variant tests re-run only the variants this pass adds
+# (INTEL_VARIANTS; tests/conftest.py pass_variants): the others are PoCL's
+# main pass's, and re-running them cost ~10 of the pass's 15 cold minutes.
 # gpured registers the runtime from .venv itself (gpured/_loader.py).
 test-intel: build $(STAMPS)-intel
 	@echo "==> pytest $(SECOND_PASS) on Intel's CPU runtime (GPURED_DEVICE='$(INTEL_DEVICE)')"
@@ -210,7 +214,7 @@ test-intel: build $(STAMPS)-intel
 	env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES GPURED_DEVICE='$(INTEL_DEVICE)' \
 	  $(VPY) -c 'import gpured; d = gpured.get_device(); print("    device: %s | %s | %s | sub-groups %s, work-group collectives %s" % (d["name"], d["platform"], d["opencl_c"], d["subgroups"], d["wg_collectives"])); assert d["platform"].startswith("Intel")' && \
 	env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES GPURED_DEVICE='$(INTEL_DEVICE)' \
-	  $(PYTEST) $(PYTEST_ARGS) -rx $(SECOND_PASS); rc=$$?; \
+	  GPURED_TEST_VARIANTS='$(INTEL_VARIANTS)' $(PYTEST) $(PYTEST_ARGS) -rx $(SECOND_PASS); rc=$$?; \
 	echo "==> Intel pass: $$(( $$(date +%s) - t0 )) s"; exit $$rc
 
 # Every kernel on small inputs under Oclgrind's race, barrier-divergence

@@ -56,6 +56,19 @@ ARG_OPS = ("argmin", "argmax")
 EXACT_OPS = ("min", "max", "all", "any", "argmin", "argmax")
 
 
+# A second pass on another device (the Makefile's Intel pass) re-runs only
+# the variants it adds to the main pass: GPURED_TEST_VARIANTS, a comma list
+# (e.g. "auto,subgroup,workgroup": the sub-group and work-group collective
+# paths PoCL lacks); unset, every variant runs.
+PASS_VARIANTS = tuple(v for v in os.environ.get("GPURED_TEST_VARIANTS",
+                                                "").split(",") if v)
+
+
+def pass_variants(names):
+    """names, less those this pass leaves to the main pass."""
+    return [v for v in names if not PASS_VARIANTS or v in PASS_VARIANTS]
+
+
 def dtype_id(dt):
     return np.dtype(dt).name
 
