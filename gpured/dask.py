@@ -223,10 +223,10 @@ def _resolve(devices):
     return tuple(out)
 
 
-def _count(pos, nbytes):
+def _count(pos, nbytes, chunks=1):
     with _lock:
         s = _STATS.setdefault(pos, {"chunks": 0, "bytes": 0})
-        s["chunks"] += 1
+        s["chunks"] += chunks
         s["bytes"] += int(nbytes)
 
 
@@ -499,6 +499,13 @@ def _w(kw):
     return {} if m is None else {"where": m}
 
 
+# gpured functions that are one core call (no warnings, no host work of
+# their own): a device-resident chunk's partial may go straight to
+# _core.reduce, into its slot of the device's partials buffer
+_DIRECT = frozenset(("sum", "prod", "min", "max", "all", "any", "nansum",
+                     "nanprod"))
+
+
 def _one(fname, dtype_of=None):
     """fields for a reduction that is one gpured call per chunk."""
     def fields(call, x, axis, res, pos, kw):
@@ -507,6 +514,8 @@ def _one(fname, dtype_of=None):
         if extra.get("where") is not None and fname in _NO_IDENTITY:
             extra["initial"] = kw["initial"]  # applies again at the end
         return {"v": call(fname, x, axis=axis, keepdims=True, **extra)}
+    if fname in _DIRECT:
+        fields.direct = (fname, dtype_of)
     return fields
 
 
@@ -944,39 +953,93 @@ class _Partials:
     """One output block's partials, enqueued on the blocks' devices when
     the reduction is built (opaque to Dask: its task depends on none of
     x's keys, and the devices work while Dask schedules)."""
-    __slots__ = ("at",)
+    __slots__ = ("at", "slots")
 
-    def __init__(self, at):
+    def __init__(self, at, slots=()):
         self.at = at  # {reduced block index: {field: Array or ndarray}}
+        # [(buffer Array, [reduced block index of each row])]: partials
+        # written into rows of one device buffer (_enqueue_direct)
+        self.slots = slots
+
+
+def _turns(items):
+    """items [(ridx, block)] grouped by device, the devices in turn:
+    [(k, ridx, block)] with k the block's place in its device's queue,
+    and {device: its blocks}."""
+    by_dev = {}
+    for ridx, b in items:
+        by_dev.setdefault(b.device_index, []).append((ridx, b))
+    queues = [by_dev[d] for d in sorted(by_dev)]
+    order = []
+    for k in range(builtins.max(len(q) for q in queues)):
+        for q in queues:
+            if k < len(q):
+                order.append((k,) + q[k])
+    return order, by_dev
 
 
 def _resident_enqueue(items, *, row, res, kw, axis):
     """Every block's partial enqueued on its own device, the devices taken
     in turn (each starts at once); no wait."""
-    by_dev = {}
-    for ridx, b in items:
-        by_dev.setdefault(b.device_index, []).append((ridx, b))
-    queues = [by_dev[d] for d in sorted(by_dev)]
+    order, by_dev = _turns(items)
+    direct = getattr(row.fields, "direct", None)
+    dt = items[0][1].dtype
+    if direct is not None and kw.get("where") is None and dt.kind != "c" \
+            and not _half.is_half(dt):
+        return _enqueue_direct(order, by_dev, direct, res, axis)
     at = {}
-    for k in range(builtins.max(len(q) for q in queues)):
-        for q in queues:
-            if k < len(q):
-                ridx, b = q[k]
-                at[ridx] = _on_device(b, None, lambda call, pos, b=b: row.fields(
-                    call, b, axis, res, pos, kw))
+    for _, ridx, b in order:
+        at[ridx] = _on_device(b, None, lambda call, pos, b=b: row.fields(
+            call, b, axis, res, pos, kw))
     return _Partials(at)
+
+
+def _enqueue_direct(order, by_dev, direct, res, axis):
+    """_resident_enqueue for a row that is one gpured call per chunk
+    (sum, prod, min, max, all, any, nansum, nanprod; no where=): each
+    device's first partial is a core call of its own (its dtype and
+    shape, and any error, as gpured.<fname> gives them), the device's
+    other partials are written by the core straight into the rows of one
+    buffer there (out=): per chunk one core call and nothing else (no
+    Python face, no placement, no per-partial copy or read later: one
+    read per device)."""
+    fname, dtype_of = direct
+    red = _core.reduce
+    at, bufs, views = {}, {}, {}
+    for k, ridx, b in order:
+        d = b.device_index
+        if k == 0:
+            dt = None if dtype_of is None else dtype_of(res, d)
+            p = red(fname, b, axis, dt, None, True, _NoValue, {})
+            at[ridx] = {"v": p}
+            n = len(by_dev[d]) - 1
+            if n:
+                buf = gpured.empty((n,) + p.shape, p.dtype, device=d)
+                bufs[d] = (buf, dt, [r for r, _ in by_dev[d][1:]])
+                views[d] = [buf[i] for i in range(n)]
+            continue
+        buf, dt, _ = bufs[d]
+        red(fname, b, axis, dt, views[d][k - 1], True, _NoValue, {})
+    for d, q in by_dev.items():
+        _count(d, builtins.sum(b.nbytes for _, b in q), len(q))
+    return _Partials(at, [(buf, rows) for buf, _, rows in bufs.values()])
 
 
 def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):
     """One output block from its partials: all read back with one wait
-    per device (_core.get_many), nested as Dask's reduction would nest
-    them, then _red_agg (whose _gather concatenates one reduced axis
-    directly)."""
+    per device (_core.get_many; a device's partials buffer is one read),
+    nested as Dask's reduction would nest them, then _red_agg (whose
+    _gather concatenates one reduced axis directly)."""
     at = dict(held.at)
     leaves = [(r, f) for r, p in at.items() for f, v in p.items()
               if isinstance(v, Array)]
-    for (r, f), h in zip(leaves, _core.get_many([at[r][f] for r, f in leaves])):
+    got = _core.get_many([at[r][f] for r, f in leaves] +
+                         [buf for buf, _ in held.slots])
+    for (r, f), h in zip(leaves, got):
         at[r] = dict(at[r], **{f: h})
+    for (_, rows), h in zip(held.slots, got[len(leaves):]):
+        for i, r in enumerate(rows):
+            at[r] = {"v": h[i]}
 
     def nest(prefix):
         if len(prefix) == len(shape):
