@@ -29,14 +29,18 @@ How the work is split
   reduction is enqueued on its own device when the reduction is built
   (the devices in turn, so all start at once; persisted blocks are values,
   which Dask never changes in place), and one task per output block reads
-  the partials back (one wait per device, each device's partials
-  gathered there first) and combines them.  The task holds the partials,
+  the partials back (one wait and one read per device) and combines them.
+  The one-call rows (sum, prod, min, max, all, any, nansum, nanprod)
+  enqueue each chunk as one ``_core.reduce`` call writing its partial
+  into a row of one buffer per device (``out=``): no Python face, no
+  placement, no per-chunk bookkeeping (issue 43).  The task holds the partials,
   not x's keys: Dask's host time (~0.3 ms a task on the H100 host, as
   long as a GiB chunk's kernel; ~2 ms to compute any graph) is not paid
   per chunk, and overlaps the kernels.
 * **Other reductions** go through ``dask.array.reduction``: each chunk is reduced
   by gpured (keepdims) on one device, the small partials are combined on
-  the host by Dask's tree reduction (``split_every``).  ``mean`` carries a
+  the host by Dask's tree reduction (``split_every``; device-resident
+  partials read with one ``_core.get_many`` per combine).  ``mean`` carries a
   sum (float64 where the device has it) and a count; ``argmin``/``argmax``
   go through Dask's ``arg_reduction`` with (value, global index) partials
   and a combine that keeps the smallest index among equal values (or among
@@ -109,7 +113,8 @@ Schedulers
 ----------
 *Threaded* (the default for Dask arrays; one process, several devices):
 calls into gpured from several threads are safe (the C core serialises
-device work with one lock and releases the GIL while it waits), so chunk
+each device's work with that device's lock and releases the GIL while it
+waits), so chunk
 tasks on different devices run at once.  ``dask.config.set(num_workers=k)``
 bounds the chunks in flight.  Device-resident chunks return their partials
 (and scans their results) without waiting, so a thread enqueues chunk
