@@ -1043,6 +1043,53 @@ def _resident_enqueue(items, *, row, res, kw, axis):
     return _Partials(at)
 
 
+# Several devices, each with at least _THREAD_MIN chunks of one output
+# block: each device's chunks enqueued by a thread of its own (the core
+# releases the GIL in its calls: the devices' enqueues overlap), the
+# first device's in the calling thread; the caller waits for the others
+# before the graph is built (no thread is left enqueueing beside Dask's
+# scheduler, which would hold the GIL for up to its 5 ms switch
+# interval).  GPURED_DASK_THREADS=0 (or _ENQ_THREADS = False): the
+# devices in turn from the calling thread.
+_ENQ_THREADS = os.environ.get("GPURED_DASK_THREADS", "1") != "0"
+_THREAD_MIN = 4
+_POOL = [None, None]  # [executor, pid]
+
+
+def _executor(n):
+    from concurrent.futures import ThreadPoolExecutor
+    with _lock:
+        ex, pid = _POOL
+        if ex is None or pid != os.getpid() or ex._max_workers < n:
+            # (a forked child gets a pool of its own: the parent's
+            # threads are not there)
+            _POOL[:] = [ThreadPoolExecutor(
+                n, thread_name_prefix="gpured-dask-enqueue"), os.getpid()]
+        return _POOL[0]
+
+
+def _device_partials(fname, dt, q, axis):
+    """One device's chunks q [(ridx, block)] in order: the first partial a
+    core call of its own, the others written into the rows of one buffer
+    there.  Returns (ridx, first partial, buffer or None, its rows'
+    ridx)."""
+    red = _core.reduce
+    r0, b0 = q[0]
+    p = red(fname, b0, axis, dt, None, True, _NoValue, {})
+    n = len(q) - 1
+    if not n:
+        return r0, p, None, []
+    buf = gpured.empty((n,) + p.shape, p.dtype, device=b0.device_index)
+    # rows as Arrays on the buffer (buf[i] without the indexing rules:
+    # ~1 us each instead of ~5)
+    st, step, off = buf.strides[1:], buf.strides[0], buf.offset
+    for i in range(n):
+        red(fname, q[i + 1][1], axis, dt,
+            Array(buf.buffer, p.shape, p.dtype, st, off + i * step),
+            True, _NoValue, {})
+    return r0, p, buf, [r for r, _ in q[1:]]
+
+
 def _enqueue_direct(order, by_dev, direct, res, axis):
     """_resident_enqueue for a row that is one gpured call per chunk
     (sum, prod, min, max, all, any, nansum, nanprod; no where=): each
@@ -1053,29 +1100,44 @@ def _enqueue_direct(order, by_dev, direct, res, axis):
     Python face, no placement, no per-partial copy or read later: one
     read per device)."""
     fname, dtype_of = direct
+    devs = sorted(by_dev)
+    dts = {d: None if dtype_of is None else dtype_of(res, d) for d in devs}
+    if _ENQ_THREADS and len(devs) > 1 and builtins.min(
+            len(by_dev[d]) for d in devs) >= _THREAD_MIN:
+        ex = _executor(len(devs) - 1)
+        futs = [ex.submit(_device_partials, fname, dts[d], by_dev[d], axis)
+                for d in devs[1:]]
+        done = [_device_partials(fname, dts[devs[0]], by_dev[devs[0]], axis)]
+        done += [f.result() for f in futs]
+    else:
+        done = _in_turns(order, by_dev, fname, dts, axis)
+    for d, q in by_dev.items():
+        _count(d, builtins.sum(b.nbytes for _, b in q), len(q))
+    return _Partials({r0: {"v": p} for r0, p, _, _ in done},
+                     [(buf, rows) for _, _, buf, rows in done
+                      if buf is not None])
+
+
+def _in_turns(order, by_dev, fname, dts, axis):
+    """_device_partials of every device from this thread, the devices in
+    turn (each starts at once)."""
     red = _core.reduce
-    at, bufs, views = {}, {}, {}
+    first, views = {}, {}
     for k, ridx, b in order:
         d = b.device_index
         if k == 0:
-            dt = None if dtype_of is None else dtype_of(res, d)
-            p = red(fname, b, axis, dt, None, True, _NoValue, {})
-            at[ridx] = {"v": p}
+            p = red(fname, b, axis, dts[d], None, True, _NoValue, {})
             n = len(by_dev[d]) - 1
+            buf = gpured.empty((n,) + p.shape, p.dtype, device=d) if n \
+                else None
+            first[d] = (ridx, p, buf, [r for r, _ in by_dev[d][1:]])
             if n:
-                buf = gpured.empty((n,) + p.shape, p.dtype, device=d)
-                bufs[d] = (buf, dt, [r for r, _ in by_dev[d][1:]])
-                # its rows as Arrays on the buffer (buf[i] without the
-                # indexing rules: ~1 us each instead of ~5)
-                st, row_b = buf.strides[1:], buf.strides[0]
+                st, step = buf.strides[1:], buf.strides[0]
                 views[d] = [Array(buf.buffer, p.shape, p.dtype, st,
-                                  buf.offset + i * row_b) for i in range(n)]
+                                  buf.offset + i * step) for i in range(n)]
             continue
-        buf, dt, _ = bufs[d]
-        red(fname, b, axis, dt, views[d][k - 1], True, _NoValue, {})
-    for d, q in by_dev.items():
-        _count(d, builtins.sum(b.nbytes for _, b in q), len(q))
-    return _Partials(at, [(buf, rows) for buf, _, rows in bufs.values()])
+        red(fname, b, axis, dts[d], views[d][k - 1], True, _NoValue, {})
+    return [first[d] for d in sorted(first)]
 
 
 def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):

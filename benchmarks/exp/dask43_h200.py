@@ -7,7 +7,11 @@ in the same process:
                    on the first GPU in C MiB chunks: ratio to plain (>= 0.9
                    at 256 MiB is the target)
   gd N GPUs        the same chunks spread over every GPU: speed-up over one
-                   (>= 1.9 on two H200s)
+                   (>= 1.9 on two H200s); "in turns": every chunk enqueued
+                   from the calling thread, the devices in turn;
+                   "threads": each device's chunks from a thread of its own
+                   (gpured.dask's default; GPURED_DASK_THREADS=0 is the
+                   other)
   cupy             the same chunks summed by CuPy, one stream per GPU,
                    partials added after one synchronise per GPU: gd's ratio
   host-resident    gd.sum of a NumPy-backed Dask array (HOST GiB), chunks
@@ -113,9 +117,15 @@ for gib in GIBS:
             for p in gpus:
                 gpured.synchronize(p)
             check(gd.sum(xa).compute(), n, "gd all")
+            gd._ENQ_THREADS = False  # the devices in turn from one thread
+            t_turns = med(lambda: gd.sum(xa).compute())
+            gd._ENQ_THREADS = True   # a thread per device (the default)
             ta = med(lambda: gd.sum(xa).compute())
-            row("gd %d GPUs %g GiB, %g MiB chunks" % (len(gpus), gib, cm), ta,
-                h.nbytes, t1, "x one")
+            row("gd %d GPUs %g GiB, %g MiB chunks, in turns" % (
+                len(gpus), gib, cm), t_turns, h.nbytes, t1, "x one")
+            row("gd %d GPUs %g GiB, %g MiB chunks, threads" % (
+                len(gpus), gib, cm), ta, h.nbytes, t1, "x one")
+            ta = min(ta, t_turns)
             del xa
             free()
         if cp is not None:
