@@ -32,6 +32,8 @@ def pick():
     devs = gpured.devices()
     gpus = [d["position"] for d in devs if d["type"] == "GPU"]
     cpus = [d["position"] for d in devs if d["type"] != "GPU"]
+    if not gpus and len(cpus) > 1:  # a dry run: POCL_DEVICES="pthread pthread"
+        return cpus[0], cpus[1]
     if not gpus or not cpus:
         sys.exit("needs a GPU and a CPU OpenCL device (PoCL): %r"
                  % [(d["name"], d["type"]) for d in devs])
