@@ -628,7 +628,8 @@ def test_two_devices_resident(monkeypatch):
             if op != "argmin":  # (Dask's arg_reduction: a task per chunk)
                 # sum/max: a first partial and one buffer of the other five
                 # per device (issue 43); mean/var: every partial
-                n = [batches[0].count(d) for d in (0, 1)] if batches else [0, 0]
+                n = [batches[0].count(d) for d in (0, 1)] if batches \
+                    else [0, 0]
                 assert n == [2, 2] if op in ("sum", "max") else \
                     min(n) >= 6, (op, axis, batches)
 
