@@ -33,15 +33,15 @@ How the work is split
   The one-call rows (sum, prod, min, max, all, any, nansum, nanprod)
   enqueue each chunk as one ``_core.reduce`` call writing its partial
   into a row of one buffer per device (``out=``): no Python face, no
-  placement, no per-chunk bookkeeping (issue 43).  The task holds the partials,
-  not x's keys: Dask's host time (~0.3 ms a task on the H100 host, as
-  long as a GiB chunk's kernel; ~2 ms to compute any graph) is not paid
-  per chunk, and overlaps the kernels.
+  placement, no per-chunk bookkeeping (issue 43).  The task holds the
+  partials, not x's keys: Dask's host time (~0.3 ms a task on the H100
+  host, as long as a GiB chunk's kernel; ~2 ms to compute any graph) is
+  not paid per chunk, and overlaps the kernels.
 * **Other reductions** go through ``dask.array.reduction``: each chunk is reduced
   by gpured (keepdims) on one device, the small partials are combined on
   the host by Dask's tree reduction (``split_every``; device-resident
-  partials read with one ``_core.get_many`` per combine).  ``mean`` carries a
-  sum (float64 where the device has it) and a count; ``argmin``/``argmax``
+  partials read with one ``_core.get_many`` per combine).  ``mean``
+  carries a sum (float64 where the device has it) and a count; ``argmin``/``argmax``
   go through Dask's ``arg_reduction`` with (value, global index) partials
   and a combine that keeps the smallest index among equal values (or among
   NaNs), so the first-index rule holds across chunks and axes.
