@@ -757,9 +757,11 @@ def _fetch(parts):
     return put(parts)
 
 
-def _gather(parts, axis):
-    """Nested lists of partial dicts -> {field: one host array}."""
-    parts = _fetch(parts)
+def _gather(parts, axis, fetch=True):
+    """Nested lists of partial dicts -> {field: one host array} (fetch:
+    device partials among them, read here)."""
+    if fetch:
+        parts = _fetch(parts)
     if not axis:  # nothing reduced (axis=(), 0-d): one partial per block
         while isinstance(parts, list):
             parts = parts[0]
@@ -805,10 +807,10 @@ def _red_combine(parts, axis=None, keepdims=True, *, row, res, ndim,
 
 
 def _red_agg(parts, axis=None, keepdims=False, *, row, res, kw, ndim,
-             computing_meta=False):
+             computing_meta=False, fetch=True):
     if computing_meta:
         return np.empty((0,) * (ndim if keepdims else ndim - len(axis)), res)
-    f = _gather(parts, axis)
+    f = _gather(parts, axis, fetch)
     if not callable(row.merge):
         # the final ufunc.reduce sees every partial (initial applies once)
         return row.final(f, axis, keepdims, res, kw)
@@ -1161,7 +1163,7 @@ def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):
             return at[prefix]
         return [nest(prefix + (i,)) for i in range(shape[len(prefix)])]
     return _red_agg(nest(()), axis, keepdims, row=row, res=res, kw=kw,
-                    ndim=ndim)
+                    ndim=ndim, fetch=False)  # (all read above)
 
 
 def _run_resident(row, x, ax, res, keepdims, kw, blocks):
