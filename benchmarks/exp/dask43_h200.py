@@ -23,7 +23,7 @@ Every result is checked (the arrays are ones: the sum is exact).
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask43_h200.py
     env: D43_GIB=1,4,16 (device-resident sizes)  D43_CHUNKS=256,1024 (MiB)
-         D43_HOST_GIB=4  D43_REPS=5
+         D43_HOST_GIB=4  D43_REPS=15
 On kinds nvidia-h200 (one GPU: the multi-GPU rows are left out) and
 nvidia-h200-x2.  About 60-90 s (the uploads dominate).  benchmarks/
 multi_gpu.py is the long form (16-32 GiB, --chunks-mib, every row); its
@@ -49,7 +49,7 @@ T0 = time.perf_counter()
 GIBS = [float(v) for v in os.environ.get("D43_GIB", "1,4,16").split(",")]
 CHUNKS = [float(v) for v in os.environ.get("D43_CHUNKS", "256,1024").split(",")]
 HOST_GIB = float(os.environ.get("D43_HOST_GIB", "4"))
-REPS = int(os.environ.get("D43_REPS", "5"))
+REPS = int(os.environ.get("D43_REPS", "15"))
 gpus = [i for i, d in enumerate(gpured.devices()) if d["type"] == "GPU"]
 if not gpus:  # a machine without GPUs: every device, small (a dry run;
     # POCL_DEVICES="pthread pthread" gives two)
@@ -96,7 +96,7 @@ for gib in GIBS:
     d = gpured.to_device(h, device=gpus[0])
     check(gpured.sum(d), n, "plain")
     t_plain = loop_ms(lambda: gpured.sum(d), lambda: gpured.synchronize(gpus[0]),
-                      calls=5, loops=REPS)
+                      calls=5, loops=max(REPS // 3, 3))
     row("plain gpured.sum %g GiB" % gib, t_plain, h.nbytes)
     del d
     free()
@@ -146,16 +146,19 @@ for gib in GIBS:
 if HOST_GIB > 0:
     m = int(HOST_GIB * (1 << 30)) // 4
     h = host[:m]
-    cm = max(c for c in CHUNKS if int(c * (1 << 20)) // 4 <= m)
-    xh = da.from_array(h, chunks=int(cm * (1 << 20)) // 4)
-    check(gd.sum(xh, devices=[gpus[0]]).compute(), m, "host one")
-    th1 = med(lambda: gd.sum(xh, devices=[gpus[0]]).compute(), max(REPS // 2, 2))
-    row("host-resident %g GiB, %g MiB chunks, 1 GPU" % (HOST_GIB, cm), th1, h.nbytes)
-    if len(gpus) > 1:
-        check(gd.sum(xh, devices=gpus).compute(), m, "host all")
-        tha = med(lambda: gd.sum(xh, devices=gpus).compute(), max(REPS // 2, 2))
-        row("host-resident %g GiB, %g MiB chunks, %d GPUs" % (HOST_GIB, cm, len(gpus)),
-            tha, h.nbytes, th1, "x one")
+    for cm in [c for c in CHUNKS if int(c * (1 << 20)) // 4 <= m]:
+        xh = da.from_array(h, chunks=int(cm * (1 << 20)) // 4)
+        check(gd.sum(xh, devices=[gpus[0]]).compute(), m, "host one")
+        th1 = med(lambda: gd.sum(xh, devices=[gpus[0]]).compute(),
+                  max(REPS // 5, 2))
+        row("host-resident %g GiB, %g MiB chunks, 1 GPU" % (HOST_GIB, cm),
+            th1, h.nbytes)
+        if len(gpus) > 1:
+            check(gd.sum(xh, devices=gpus).compute(), m, "host all")
+            tha = med(lambda: gd.sum(xh, devices=gpus).compute(),
+                      max(REPS // 5, 2))
+            row("host-resident %g GiB, %g MiB chunks, %d GPUs" % (
+                HOST_GIB, cm, len(gpus)), tha, h.nbytes, th1, "x one")
     if cp is not None:
         blocks = [h[i:i + int(cm * (1 << 20)) // 4] for i in range(0, m, int(cm * (1 << 20)) // 4)]
         streams = []
@@ -176,8 +179,9 @@ if HOST_GIB > 0:
             return run
         for k in sorted({1, len(gpus)}):
             check(cupy_host(k)(), m, "cupy host")
-            row("cupy host-resident %g GiB, %d GPU" % (HOST_GIB, k),
-                med(cupy_host(k), max(REPS // 2, 2)), h.nbytes)
+            row("cupy host-resident %g GiB, %g MiB chunks, %d GPU" % (
+                HOST_GIB, cm, k),
+                med(cupy_host(k), max(REPS // 5, 2)), h.nbytes)
 print("\n| what | ms | GB/s | ratio |\n|---|---|---|---|")
 for what, ms, gbs, r in rows:
     print("| %s | %.3f | %.1f | %s |" % (what, ms, gbs, r))
