@@ -29,15 +29,19 @@ How the work is split
   reduction is enqueued on its own device when the reduction is built
   (the devices in turn, so all start at once; persisted blocks are values,
   which Dask never changes in place), and one task per output block reads
-  the partials back (one wait per device, each device's partials
-  gathered there first) and combines them.  The task holds the partials,
-  not x's keys: Dask's host time (~0.3 ms a task on the H100 host, as
-  long as a GiB chunk's kernel; ~2 ms to compute any graph) is not paid
-  per chunk, and overlaps the kernels.
+  the partials back (one wait and one read per device) and combines them.
+  The one-call rows (sum, prod, min, max, all, any, nansum, nanprod)
+  enqueue each chunk as one ``_core.reduce`` call writing its partial
+  into a row of one buffer per device (``out=``): no Python face, no
+  placement, no per-chunk bookkeeping (issue 43).  The task holds the
+  partials, not x's keys: Dask's host time (~0.3 ms a task on the H100
+  host, as long as a GiB chunk's kernel; ~2 ms to compute any graph) is
+  not paid per chunk, and overlaps the kernels.
 * **Other reductions** go through ``dask.array.reduction``: each chunk is reduced
   by gpured (keepdims) on one device, the small partials are combined on
-  the host by Dask's tree reduction (``split_every``).  ``mean`` carries a
-  sum (float64 where the device has it) and a count; ``argmin``/``argmax``
+  the host by Dask's tree reduction (``split_every``; device-resident
+  partials read with one ``_core.get_many`` per combine).  ``mean``
+  carries a sum (float64 where the device has it) and a count; ``argmin``/``argmax``
   go through Dask's ``arg_reduction`` with (value, global index) partials
   and a combine that keeps the smallest index among equal values (or among
   NaNs), so the first-index rule holds across chunks and axes.
@@ -109,7 +113,8 @@ Schedulers
 ----------
 *Threaded* (the default for Dask arrays; one process, several devices):
 calls into gpured from several threads are safe (the C core serialises
-device work with one lock and releases the GIL while it waits), so chunk
+each device's work with that device's lock and releases the GIL while it
+waits), so chunk
 tasks on different devices run at once.  ``dask.config.set(num_workers=k)``
 bounds the chunks in flight.  Device-resident chunks return their partials
 (and scans their results) without waiting, so a thread enqueues chunk
@@ -147,6 +152,7 @@ import operator
 import os
 import threading
 import time
+import uuid
 import warnings
 from functools import partial
 from itertools import product
@@ -223,10 +229,10 @@ def _resolve(devices):
     return tuple(out)
 
 
-def _count(pos, nbytes):
+def _count(pos, nbytes, chunks=1):
     with _lock:
         s = _STATS.setdefault(pos, {"chunks": 0, "bytes": 0})
-        s["chunks"] += 1
+        s["chunks"] += chunks
         s["bytes"] += int(nbytes)
 
 
@@ -499,6 +505,13 @@ def _w(kw):
     return {} if m is None else {"where": m}
 
 
+# gpured functions that are one core call (no warnings, no host work of
+# their own): a device-resident chunk's partial may go straight to
+# _core.reduce, into its slot of the device's partials buffer
+_DIRECT = frozenset(("sum", "prod", "min", "max", "all", "any", "nansum",
+                     "nanprod"))
+
+
 def _one(fname, dtype_of=None):
     """fields for a reduction that is one gpured call per chunk."""
     def fields(call, x, axis, res, pos, kw):
@@ -507,6 +520,8 @@ def _one(fname, dtype_of=None):
         if extra.get("where") is not None and fname in _NO_IDENTITY:
             extra["initial"] = kw["initial"]  # applies again at the end
         return {"v": call(fname, x, axis=axis, keepdims=True, **extra)}
+    if fname in _DIRECT:
+        fields.direct = (fname, dtype_of)
     return fields
 
 
@@ -714,8 +729,39 @@ def _np_call(fname, a, **kw):
     return getattr(np, fname)(a, **kw)
 
 
-def _gather(parts, axis):
-    """Nested lists of partial dicts -> {field: one host array}."""
+def _fetch(parts):
+    """Nested lists of partial dicts with every device partial read back
+    by one _core.get_many (every read enqueued first, one wait per device,
+    a device's small reads gathered there and read once) instead of one
+    blocking read each."""
+    leaves = []
+
+    def walk(p):
+        if isinstance(p, list):
+            for q in p:
+                walk(q)
+        elif isinstance(p, dict):
+            leaves.extend(v for v in p.values() if isinstance(v, Array))
+    walk(parts)
+    if len(leaves) < 2:
+        return parts
+    got = dict(zip(map(id, leaves), _core.get_many(leaves)))
+
+    def put(p):
+        if isinstance(p, list):
+            return [put(q) for q in p]
+        if isinstance(p, dict):
+            return {f: got.get(id(v), v) if isinstance(v, Array) else v
+                    for f, v in p.items()}
+        return p
+    return put(parts)
+
+
+def _gather(parts, axis, fetch=True):
+    """Nested lists of partial dicts -> {field: one host array} (fetch:
+    device partials among them, read here)."""
+    if fetch:
+        parts = _fetch(parts)
     if not axis:  # nothing reduced (axis=(), 0-d): one partial per block
         while isinstance(parts, list):
             parts = parts[0]
@@ -761,10 +807,10 @@ def _red_combine(parts, axis=None, keepdims=True, *, row, res, ndim,
 
 
 def _red_agg(parts, axis=None, keepdims=False, *, row, res, kw, ndim,
-             computing_meta=False):
+             computing_meta=False, fetch=True):
     if computing_meta:
         return np.empty((0,) * (ndim if keepdims else ndim - len(axis)), res)
-    f = _gather(parts, axis)
+    f = _gather(parts, axis, fetch)
     if not callable(row.merge):
         # the final ufunc.reduce sees every partial (initial applies once)
         return row.final(f, axis, keepdims, res, kw)
@@ -878,6 +924,20 @@ def _cx_reduce(row, x, axis, dtype, keepdims, split_every, out, initial,
                         drop_axis=r.ndim - 1, dtype=ct)
 
 
+_RESULTS = {}
+
+
+def _result(row, xdt, dtype):
+    """row.result(xdt, dtype), once per process per (row, dtypes): NumPy's
+    answer costs a call on a small array under caught warnings (~20 us,
+    before the first chunk is enqueued)."""
+    key = (row.name, xdt, dtype)
+    r = _RESULTS.get(key)
+    if r is None:
+        r = _RESULTS[key] = row.result(xdt, dtype)
+    return r
+
+
 def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
             out=None, initial=_NoValue, devices=None, policy="rate",
             rates=None, ddof=0, where=True):
@@ -888,7 +948,7 @@ def _reduce(row, a, axis=None, dtype=None, keepdims=False, split_every=None,
     _check_dtype(x.dtype, "input")
     if dtype is not None:
         dtype = _check_dtype(dtype, "result")
-    res = row.result(x.dtype, dtype)
+    res = _result(row, x.dtype, dtype)
     ax = _norm_axis(axis, x.ndim)
     m = _where_mask(where, x)
     if m is not None and row.name in _NO_IDENTITY and (
@@ -944,46 +1004,166 @@ class _Partials:
     """One output block's partials, enqueued on the blocks' devices when
     the reduction is built (opaque to Dask: its task depends on none of
     x's keys, and the devices work while Dask schedules)."""
-    __slots__ = ("at",)
+    __slots__ = ("at", "slots")
 
-    def __init__(self, at):
+    def __init__(self, at, slots=()):
         self.at = at  # {reduced block index: {field: Array or ndarray}}
+        # [(buffer Array, [reduced block index of each row])]: partials
+        # written into rows of one device buffer (_enqueue_direct)
+        self.slots = slots
+
+
+def _turns(items):
+    """items [(ridx, block)] grouped by device, the devices in turn:
+    [(k, ridx, block)] with k the block's place in its device's queue,
+    and {device: its blocks}."""
+    by_dev = {}
+    for ridx, b in items:
+        by_dev.setdefault(b.device_index, []).append((ridx, b))
+    queues = [by_dev[d] for d in sorted(by_dev)]
+    order = []
+    for k in range(builtins.max(len(q) for q in queues)):
+        for q in queues:
+            if k < len(q):
+                order.append((k,) + q[k])
+    return order, by_dev
 
 
 def _resident_enqueue(items, *, row, res, kw, axis):
     """Every block's partial enqueued on its own device, the devices taken
     in turn (each starts at once); no wait."""
-    by_dev = {}
-    for ridx, b in items:
-        by_dev.setdefault(b.device_index, []).append((ridx, b))
-    queues = [by_dev[d] for d in sorted(by_dev)]
+    order, by_dev = _turns(items)
+    direct = getattr(row.fields, "direct", None)
+    dt = items[0][1].dtype
+    if direct is not None and kw.get("where") is None and dt.kind != "c" \
+            and not _half.is_half(dt):
+        return _enqueue_direct(order, by_dev, direct, res, axis)
     at = {}
-    for k in range(builtins.max(len(q) for q in queues)):
-        for q in queues:
-            if k < len(q):
-                ridx, b = q[k]
-                at[ridx] = _on_device(b, None, lambda call, pos, b=b: row.fields(
-                    call, b, axis, res, pos, kw))
+    for _, ridx, b in order:
+        at[ridx] = _on_device(b, None, lambda call, pos, b=b: row.fields(
+            call, b, axis, res, pos, kw))
     return _Partials(at)
+
+
+# Several devices, each with at least _THREAD_MIN chunks of one output
+# block: each device's chunks enqueued by a thread of its own (the core
+# releases the GIL in its calls: the devices' enqueues overlap), the
+# first device's in the calling thread; the caller waits for the others
+# before the graph is built (no thread is left enqueueing beside Dask's
+# scheduler, which would hold the GIL for up to its 5 ms switch
+# interval).  GPURED_DASK_THREADS=0 (or _ENQ_THREADS = False): the
+# devices in turn from the calling thread.
+_ENQ_THREADS = os.environ.get("GPURED_DASK_THREADS", "1") != "0"
+_THREAD_MIN = 4
+_POOL = [None, None]  # [executor, pid]
+
+
+def _executor(n):
+    from concurrent.futures import ThreadPoolExecutor
+    with _lock:
+        ex, pid = _POOL
+        if ex is None or pid != os.getpid() or ex._max_workers < n:
+            # (a forked child gets a pool of its own: the parent's
+            # threads are not there)
+            _POOL[:] = [ThreadPoolExecutor(
+                n, thread_name_prefix="gpured-dask-enqueue"), os.getpid()]
+        return _POOL[0]
+
+
+def _device_partials(fname, dt, q, axis):
+    """One device's chunks q [(ridx, block)] in order: the first partial a
+    core call of its own, the others written into the rows of one buffer
+    there.  Returns (ridx, first partial, buffer or None, its rows'
+    ridx)."""
+    red = _core.reduce
+    r0, b0 = q[0]
+    p = red(fname, b0, axis, dt, None, True, _NoValue, {})
+    n = len(q) - 1
+    if not n:
+        return r0, p, None, []
+    buf = gpured.empty((n,) + p.shape, p.dtype, device=b0.device_index)
+    # rows as Arrays on the buffer (buf[i] without the indexing rules:
+    # ~1 us each instead of ~5)
+    st, step, off = buf.strides[1:], buf.strides[0], buf.offset
+    for i in range(n):
+        red(fname, q[i + 1][1], axis, dt,
+            Array(buf.buffer, p.shape, p.dtype, st, off + i * step),
+            True, _NoValue, {})
+    return r0, p, buf, [r for r, _ in q[1:]]
+
+
+def _enqueue_direct(order, by_dev, direct, res, axis):
+    """_resident_enqueue for a row that is one gpured call per chunk
+    (sum, prod, min, max, all, any, nansum, nanprod; no where=): each
+    device's first partial is a core call of its own (its dtype and
+    shape, and any error, as gpured.<fname> gives them), the device's
+    other partials are written by the core straight into the rows of one
+    buffer there (out=): per chunk one core call and nothing else (no
+    Python face, no placement, no per-partial copy or read later: one
+    read per device)."""
+    fname, dtype_of = direct
+    devs = sorted(by_dev)
+    dts = {d: None if dtype_of is None else dtype_of(res, d) for d in devs}
+    if _ENQ_THREADS and len(devs) > 1 and builtins.min(
+            len(by_dev[d]) for d in devs) >= _THREAD_MIN:
+        ex = _executor(len(devs) - 1)
+        futs = [ex.submit(_device_partials, fname, dts[d], by_dev[d], axis)
+                for d in devs[1:]]
+        done = [_device_partials(fname, dts[devs[0]], by_dev[devs[0]], axis)]
+        done += [f.result() for f in futs]
+    else:
+        done = _in_turns(order, by_dev, fname, dts, axis)
+    for d, q in by_dev.items():
+        _count(d, builtins.sum(b.nbytes for _, b in q), len(q))
+    return _Partials({r0: {"v": p} for r0, p, _, _ in done},
+                     [(buf, rows) for _, _, buf, rows in done
+                      if buf is not None])
+
+
+def _in_turns(order, by_dev, fname, dts, axis):
+    """_device_partials of every device from this thread, the devices in
+    turn (each starts at once)."""
+    red = _core.reduce
+    first, views = {}, {}
+    for k, ridx, b in order:
+        d = b.device_index
+        if k == 0:
+            p = red(fname, b, axis, dts[d], None, True, _NoValue, {})
+            n = len(by_dev[d]) - 1
+            buf = gpured.empty((n,) + p.shape, p.dtype, device=d) if n \
+                else None
+            first[d] = (ridx, p, buf, [r for r, _ in by_dev[d][1:]])
+            if n:
+                st, step = buf.strides[1:], buf.strides[0]
+                views[d] = [Array(buf.buffer, p.shape, p.dtype, st,
+                                  buf.offset + i * step) for i in range(n)]
+            continue
+        red(fname, b, axis, dts[d], views[d][k - 1], True, _NoValue, {})
+    return [first[d] for d in sorted(first)]
 
 
 def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):
     """One output block from its partials: all read back with one wait
-    per device (_core.get_many), nested as Dask's reduction would nest
-    them, then _red_agg (whose _gather concatenates one reduced axis
-    directly)."""
+    per device (_core.get_many; a device's partials buffer is one read),
+    nested as Dask's reduction would nest them, then _red_agg (whose
+    _gather concatenates one reduced axis directly)."""
     at = dict(held.at)
     leaves = [(r, f) for r, p in at.items() for f, v in p.items()
               if isinstance(v, Array)]
-    for (r, f), h in zip(leaves, _core.get_many([at[r][f] for r, f in leaves])):
+    got = _core.get_many([at[r][f] for r, f in leaves] +
+                         [buf for buf, _ in held.slots])
+    for (r, f), h in zip(leaves, got):
         at[r] = dict(at[r], **{f: h})
+    for (_, rows), h in zip(held.slots, got[len(leaves):]):
+        for i, r in enumerate(rows):
+            at[r] = {"v": h[i]}
 
     def nest(prefix):
         if len(prefix) == len(shape):
             return at[prefix]
         return [nest(prefix + (i,)) for i in range(shape[len(prefix)])]
     return _red_agg(nest(()), axis, keepdims, row=row, res=res, kw=kw,
-                    ndim=ndim)
+                    ndim=ndim, fetch=False)  # (all read above)
 
 
 def _run_resident(row, x, ax, res, keepdims, kw, blocks):
@@ -993,7 +1173,6 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
     and combines them.  No Dask task per chunk (a task costs ~0.3 ms of
     host time, a GiB chunk 0.36 ms of an H100), and Dask's own host time
     for the compute (~2 ms on the H100 host) overlaps the kernels."""
-    from dask.base import tokenize
     kept = [i for i in range(x.ndim) if i not in ax]
     rshape = tuple(x.numblocks[i] for i in ax)
     tasks = []
@@ -1008,9 +1187,10 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
             items.append((ridx, blocks[tuple(full)]))
         tasks.append((oidx, _resident_enqueue(items, row=row, res=res,
                                               kw=kw, axis=ax)))
-    # (named once the devices work)
-    name = "gpured-%s-%s" % (row.name, tokenize(x.name, ax, keepdims, res,
-                                                 kw, row))
+    # (named once the devices work; a name of its own per build: its
+    # partials are this build's, never shared with another graph, so
+    # Dask's tokenize of the arguments, ~40 us, buys nothing)
+    name = "gpured-%s-%s" % (row.name, uuid.uuid4().hex)
     dsk = {}
     for oidx, held in tasks:
         okey = (name,) + (tuple(0 if i in ax else oidx[kept.index(i)]
@@ -1735,7 +1915,11 @@ def _public(name, impl, params, what, how="reduced", combine="tree "
                                     default=d))
     sig = inspect.Signature(ps)
 
+    names = frozenset(p.name for p in ps[1:])
+
     def f(*args, **kw):
+        if len(args) == 1 and names.issuperset(kw):
+            return impl(args[0], **kw)  # the common call, without bind()
         b = sig.bind(*args, **kw)
         b.apply_defaults()
         return impl(**b.arguments)

@@ -564,6 +564,45 @@ def test_two_devices_env_pins_one_device(monkeypatch):
 
 
 @needs_dask
+def test_device_resident_partials_one_read_per_device(monkeypatch):
+    """A persisted device-resident array's one-call reductions (issue 43):
+    every partial written into one buffer per device, read back by one
+    get_many of a few arrays (not one per chunk), results as NumPy's,
+    stats counted per chunk."""
+    rng = np.random.default_rng(43)
+    reads = []
+    real = gpured._core.get_many
+
+    def spy(arrs):
+        reads.append(len(arrs))
+        return real(arrs)
+
+    monkeypatch.setattr(gpured._core, "get_many", spy)
+    for dt in (np.int32, np.float32):
+        a = (rng.standard_normal((12, 9, 5)) * 4).astype(dt)
+        x = gd.to_device(da.from_array(a, chunks=(3, 4, 5)),
+                         policy="round_robin").persist()
+        for op in ("sum", "prod", "min", "max", "all", "any", "nansum"):
+            for axis in (None, 0, (0, 1), 2):
+                reads.clear()
+                got = _quiet(getattr(gd, op)(x, axis=axis).compute)
+                want = _quiet(lambda: getattr(np, op)(a, axis=axis))
+                assert got.dtype == want.dtype, (op, dt, axis)
+                if dt == np.float32:
+                    np.testing.assert_allclose(got, want, rtol=1e-4,
+                                               atol=1e-4)
+                else:
+                    np.testing.assert_array_equal(got, want)
+                # per output block: a first partial and one buffer per
+                # device (12 reduced blocks at most here)
+                assert reads and max(reads) <= 2 * NDEV, (op, axis, reads)
+    gd.reset_stats()
+    gd.sum(x).compute()
+    assert sum(s["chunks"] for s in gd.stats().values()) == 4 * 3
+    assert sum(s["bytes"] for s in gd.stats().values()) == x.nbytes
+
+
+@needs_dask
 @two_devices
 def test_two_devices_device_resident():
     a = make_data(np.float32, (64, 30), "ties")
