@@ -675,43 +675,39 @@ _UNPACK = {"float32": "as_float((uint)(%s))", "int32": "(int)(uint)(%s)",
            "uint8": "(uchar)(%s)", "bool": "(uchar)(%s)"}
 
 
-def _packer(kt, it, exclusive, first):
+def _packer(kt, it):
     """The packing pass as a ReductionKernel of one-element segments:
-    element i (i >= 1) from keys[i], keys[i-1] and x[i] (x[i-1] for an
-    exclusive scan, whose run starts read the identity); element 0 alone
-    (first)."""
+    word i from keys[i], keys[i-1] (kp), x[i] (x[i-1] for an exclusive
+    scan, e, whose run starts read the identity) and f (1: element 0,
+    where a run always starts).  One program per (keys, input) dtypes."""
     bits = "(ulong)" + _PACK[it.name] % "x"
-    if first:
-        ins = "%s x" % it.name
-        expr = "((ulong)3 << 32)" if exclusive else \
-            "(((ulong)1 << 32) | %s)" % bits
-    else:
-        ins = "%s k, %s kp, %s x" % (kt.name, kt.name, it.name)
-        expr = "(k != kp ? ((ulong)3 << 32) : %s)" % bits if exclusive \
-            else "(((ulong)(k != kp) << 32) | %s)" % bits
-    return _builtin(("pack", kt.name, it.name, exclusive, first),
-                    lambda: ReductionKernel(ins, "uint64 z", expr, "b",
-                                            "z = a", "0", "gr_pack_keyed",
-                                            reduce_type="uint64"))
+    expr = ("((f || k != kp) ? (e ? ((ulong)3 << 32) : (((ulong)1 << 32) | "
+            "%s)) : %s)" % (bits, bits))
+    return _builtin(("pack", kt.name, it.name), lambda: ReductionKernel(
+        "%s k, %s kp, %s x, int32 e, int32 f" % (kt.name, kt.name, it.name),
+        "uint64 z", expr, "b", "z = a", "0", "gr_pack_keyed",
+        reduce_type="uint64"))
 
 
 def _pack_keyed(keys, x, kt, it, exclusive):
     """ScanKernel.by_key's elements: (flag, identity?, bits) words, on
-    the device, through two one-element-segment ReductionKernel calls
-    (views: nothing copied)."""
+    the device, through one-element-segment ReductionKernel calls (views:
+    nothing copied): element 0, then the others."""
     n = x.shape[0]
     packed = _ew._bound["empty"]((n,), np.uint64, device=x.device_index)
     seg = {"variant": "segment_per_item"}
-    k0 = _packer(kt, it, exclusive, True)
-    user, types, _, _, _ = k0._source((x[:1],), None)
-    _core.custom_reduce(user, (x[:1],), packed[:1], (1, 1, 1, 1), types,
-                        seg, 0)
+    k = _packer(kt, it)
+    e = np.int32(bool(exclusive))
+    calls = [((keys[:1], keys[:1], x[:1], e, np.int32(1)), packed[:1])]
     if n > 1:
-        k1 = _packer(kt, it, exclusive, False)
-        args = (keys[1:], keys[:-1], x[:-1] if exclusive else x[1:])
-        user, types, _, _, _ = k1._source(args, None)
-        _core.custom_reduce(user, args, packed[1:], (n - 1, 1, 1, 1),
-                            types, seg, 0)
+        calls.append(((keys[1:], keys[:-1], x[:-1] if exclusive else x[1:],
+                       e, np.int32(0)), packed[1:]))
+    for args, dst in calls:
+        user, types, _, _, _ = k._source(args, None)
+        uargs = tuple(a.tobytes() if s else a
+                      for a, s in zip(args, (0, 0, 0, 1, 1)))
+        m = dst.shape[0]
+        _core.custom_reduce(user, uargs, dst, (m, 1, 1, 1), types, seg, 0)
     return packed
 
 

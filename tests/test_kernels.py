@@ -391,15 +391,15 @@ def _lastnz_op(a, b):
 
 
 @pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize("kern,dt,ref,ident", [
-    (KSUM, np.int32, lambda a, b: a + b, 0),
-    (KMAX, np.float32, max, -np.inf),
-    (KLAST, np.int16, _lastnz_op, 0),
+@pytest.mark.parametrize("kern,dt,kt,ref,ident", [
+    (KSUM, np.int32, np.int64, lambda a, b: a + b, 0),
+    (KMAX, np.float32, np.uint8, max, -np.inf),
+    (KLAST, np.int16, np.int16, _lastnz_op, 0),
 ])
-def test_by_key_ops(kern, dt, ref, ident, exclusive):
+def test_by_key_ops(kern, dt, kt, ref, ident, exclusive):
     dt = np.dtype(dt)
     n = 9000
-    keys = _runs(n, long_every=60).astype(np.int64)
+    keys = _runs(n, long_every=60).astype(kt)
     x = _data(n, dt, -3, 3)
     if kern is KLAST:
         x = (x * (RNG.random(n) < 0.3)).astype(dt)
@@ -411,23 +411,27 @@ def test_by_key_ops(kern, dt, ref, ident, exclusive):
 
 def test_by_key_tiles_variants_devices():
     n = 70_000
-    keys = _runs(n, long_every=20).astype(np.int32)
+    keys = _runs(n, long_every=20).astype(np.int64)
     x = _data(n, np.int32, -3, 3)
     z = (x * (RNG.random(n) < 0.2)).astype(np.int32)
     want = _by_key_ref(keys, z, _lastnz_op, 0, False, np.dtype(np.int32))
-    tiles = {} if gpured.get_device()["type"] == "GPU" else {"items": 512}
-    np.testing.assert_array_equal(
-        KLAST.by_key(keys, z, variant="decoupled_lookback", **tiles), want)
+    # the default plan: many tiles (a GPU's and PoCL's), the look-back
+    # carrying (flag, value) states; reduce_then_scan: the chunks' states
+    # with their flags
+    p = KLAST.explain_by_key(keys, z)
+    assert p["variant"] in gpured.ScanKernel.variants() and p["tiles"] > 4
+    np.testing.assert_array_equal(KLAST.by_key(keys, z), want)
+    gpu = gpured.get_device()["type"] == "GPU"
     np.testing.assert_array_equal(
         KLAST.by_key(keys, z, variant="reduce_then_scan",
-                     wg_size=64 if tiles == {} else 8, items=4), want)
-    # device Arrays (keys of another width), against gpured.scan_by_key
-    dk, dx = gpured.to_device(keys.astype(np.uint8)), gpured.to_device(x)
+                     wg_size=64 if gpu else 8, items=4), want)
+    # device Arrays
+    dk, dx = gpured.to_device(keys), gpured.to_device(x)
     for exclusive in (False, True):
         r = KSUM.by_key(dk, dx, exclusive=exclusive)
         assert isinstance(r, gpured.Array) and r.dtype == np.int32
-        ref = gpured.scan_by_key(keys, x, "sum", exclusive=exclusive)
-        np.testing.assert_array_equal(r.get(), np.asarray(ref).astype(np.int32))
+        np.testing.assert_array_equal(r.get(), _by_key_ref(
+            keys, x, lambda a, b: a + b, 0, exclusive, np.dtype(np.int32)))
     # one element, every key distinct, one run; empty
     np.testing.assert_array_equal(KSUM.by_key(keys[:1], x[:1]), x[:1])
     ar = np.arange(500)
@@ -438,7 +442,6 @@ def test_by_key_tiles_variants_devices():
                                   np.cumsum(x[:500], dtype=np.int32))
     e = KSUM.by_key(np.zeros(0, np.int64), np.zeros(0, np.int32))
     assert e.shape == (0,) and e.dtype == np.int32
-    assert KSUM.explain_by_key(keys, x)["variant"] in gpured.ScanKernel.variants()
 
 
 def test_by_key_errors():
@@ -456,20 +459,21 @@ def test_by_key_errors():
 # ------------------------------------------------------ options=
 
 def test_options_build_and_cache_key():
-    x = _data(3000, np.float32)
+    x = _data(500, np.float32)
     want = np.sum(x.astype(np.float64))
     got = {}
-    for scale in (3, 2, 3):
+    for scale in (3, 2, 3):  # the second 3: the first's program again
         k = gpured.ReductionKernel("T x", "T y", "x * SCALE", "a + b",
                                    "y = a", "0", "scaled",
                                    options=("-DSCALE=%d" % scale,))
-        got[scale] = float(k(x))
+        assert k.options == ("-DSCALE=%d" % scale,)
+        got[scale] = float(k(x, variant="segment_per_item"))
         np.testing.assert_allclose(got[scale], scale * want, rtol=1e-4,
                                    atol=1e-3)
-        s = gpured.ScanKernel("T x", "T y", "x * SCALE", "a + b", "0",
-                              "scaled_scan", options=["-DSCALE=%d" % scale])
-        np.testing.assert_allclose(s(x[:700]), scale * np.cumsum(x[:700]),
-                                   rtol=1e-4, atol=1e-3)
+    # a scan's options reach its build (the same program cache key)
+    s = gpured.ScanKernel("T x", "T y", "x * SCALE", "a + b", "0",
+                          "scaled_scan", options=["-DSCALE=3"])
+    np.testing.assert_allclose(s(x), 3 * np.cumsum(x), rtol=1e-4, atol=1e-3)
     assert got[3] != got[2]
     for bad, err in [("-DSCALE=3", TypeError), ((3,), TypeError),
                      (("-cl-std=CL1.2",), ValueError),
