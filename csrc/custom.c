@@ -45,10 +45,14 @@ static cl_kernel custom_kernel(gr_device *d, const gr_custom_call *c,
              p->load, p->combine, p->sg, p->in_partial, p->final, c->user);
     /* the build options: OpenCL C 2.0+ for khr sub-groups, then the
      * user's (part of the program cache's key) */
-    char opts[GR_USER_OPTS_MAX + 48];
-    snprintf(opts, sizeof opts, "%s%s %s",
-             p->sg == 2 && d->c_std[0] != '\0' ? "-cl-std=" : "",
-             p->sg == 2 ? d->c_std : "", ty->opts ? ty->opts : "");
+    char opts[GR_USER_OPTS_MAX + 48] = "";
+    const char *uo = ty->opts ? ty->opts : "";
+    if (p->sg == 2 && d->c_std[0] != '\0') {
+        snprintf(opts, sizeof opts, "-cl-std=%s%s%s", d->c_std,
+                 uo[0] ? " " : "", uo);
+    } else {
+        snprintf(opts, sizeof opts, "%s", uo);
+    }
     cl_kernel k = gr_kernel_get(d, "custom", buf, opts, name, st);
     free(buf);
     return k;

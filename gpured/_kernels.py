@@ -210,8 +210,8 @@ class ReductionKernel:
         self.name = name
         self.reduce_type = reduce_type
         self.preamble = preamble or ""
-        self.options = tuple(options or ())
         self._opts = _options(options)
+        self.options = tuple(options or ())
         self._state = _state  # built-ins: a two-part state (logsumexp)
         self._variant = None  # tune()'s winner
         self._memo = {}  # _source's, by the arguments' dtypes
@@ -457,8 +457,8 @@ class ScanKernel:
         self.name = name
         self.scan_type = scan_type
         self.preamble = preamble or ""
-        self.options = tuple(options or ())
         self._opts = _options(options)
+        self.options = tuple(options or ())
 
     def _types(self, x):
         p, o = self.in_params[0], self.out_params[0]
