@@ -470,10 +470,12 @@ def test_options_build_and_cache_key():
         got[scale] = float(k(x, variant="segment_per_item"))
         np.testing.assert_allclose(got[scale], scale * want, rtol=1e-4,
                                    atol=1e-3)
-    # a scan's options reach its build (the same program cache key)
-    s = gpured.ScanKernel("T x", "T y", "x * SCALE", "a + b", "0",
-                          "scaled_scan", options=["-DSCALE=3"])
-    np.testing.assert_allclose(s(x), 3 * np.cumsum(x), rtol=1e-4, atol=1e-3)
+    # a scan's options reach its build, and its program's key
+    for scale in (3, 2):
+        s = gpured.ScanKernel("T x", "T y", "x * SCALE", "a + b", "0",
+                              "scaled_scan", options=["-DSCALE=%d" % scale])
+        np.testing.assert_allclose(s(x), scale * np.cumsum(x), rtol=1e-4,
+                                   atol=1e-3)
     assert got[3] != got[2]
     for bad, err in [("-DSCALE=3", TypeError), ((3,), TypeError),
                      (("-cl-std=CL1.2",), ValueError),
