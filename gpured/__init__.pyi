@@ -536,6 +536,7 @@ CustomVariant = Literal[
 
 class ReductionKernel:
     name: str
+    options: tuple[str, ...]
     def __init__(self, in_params: str, out_params: str, map_expr: str,
                  reduce_expr: str, post_map_expr: str, identity: str | int | float,
                  name: str = "reduce_kernel", reduce_type: str | None = None,
@@ -556,6 +557,7 @@ class ReductionKernel:
 
 class ScanKernel:
     name: str
+    options: tuple[str, ...]
     def __init__(self, in_params: str, out_params: str, map_expr: str,
                  scan_expr: str, identity: str | int | float,
                  name: str = "scan_kernel", scan_type: str | None = None,
