@@ -10,7 +10,8 @@
  * offset) or bytes (a scalar's value); out: the result Array (M results,
  * contiguous); layout: (M, L, seg_stride, elem_stride) in elements, the
  * same for every input; types: (a_cl, r_cl, a_size, x_size, a_float,
- * in_size, fp64); knobs: variant, wg_size, groups, items, ilp, vw;
+ * in_size, fp64[, options]) (options: the user's build options, one
+ * string); knobs: variant, wg_size, groups, items, ilp, vw;
  * mode: 0 run (None), 1 explain (the plan, no run), 2 time (ns, plan).
  */
 #include "api.h"
@@ -31,6 +32,57 @@ static PyObject *plan_dict(const gr_plan *p, const gr_device *d)
         "groups", (Py_ssize_t)p->parts, "chunk", (Py_ssize_t)p->chunk,
         "passes", p->parts > 1 ? 2 : 1, "wg2", p->wg2, "combine",
         comb_names[ci], "why", p->why);
+}
+
+/* Both entry points' run: fn(d, ctx, ns, st) under the device's lock,
+ * the device opened; mode 2 (timed) on the device's profiling queue with
+ * the device time in *ns (ns NULL otherwise).  0, or -1 with the error
+ * raised. */
+typedef int (*run_fn)(gr_device *d, const void *ctx, double *ns,
+                      gr_status *st);
+
+static int locked_run(gr_device *d, int mode, run_fn fn, const void *ctx,
+                      double *ns)
+{
+    gr_status st = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mode == 2 ? gr_profile_begin(d->index, &st) : 0;
+    if (rc == 0) {
+        gr_lock(d);
+        rc = gr_device_open(d, &st);
+        if (rc == 0) {
+            rc = fn(d, ctx, mode == 2 ? ns : NULL, &st);
+        }
+        gr_unlock(d);
+        if (mode == 2) {
+            gr_profile_end(d->index);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+        return -1;
+    }
+    return 0;
+}
+
+/* A run's answer: None, or (ns, plan) for a timed one (plan: a new
+ * reference, stolen). */
+static PyObject *run_answer(int mode, double ns, PyObject *plan)
+{
+    if (mode != 2) {
+        Py_XDECREF(plan);
+        Py_RETURN_NONE;
+    }
+    return plan ? Py_BuildValue("(dN)", ns, plan) : NULL;
+}
+
+static int reduce_fn(gr_device *d, const void *ctx, double *ns,
+                     gr_status *st)
+{
+    const void *const *cp = ctx; /* {call, plan} */
+    return gr_custom_run(d, cp[0], cp[1], ns, st);
 }
 
 /* The user arguments: Arrays (buffer, element offset) and scalars. */
@@ -99,10 +151,15 @@ static int custom_plan(const gr_device *d, const gr_custom_call *c,
 static int call_args(PyObject *layout, PyObject *types, gr_custom_call *c)
 {
     Py_ssize_t M, L, ss, es;
+    c->ty.opts = "";
     if (!PyArg_ParseTuple(layout, "nnnn", &M, &L, &ss, &es) ||
-        !PyArg_ParseTuple(types, "ssiiiii", &c->ty.a_cl, &c->ty.r_cl,
+        !PyArg_ParseTuple(types, "ssiiiii|s", &c->ty.a_cl, &c->ty.r_cl,
                           &c->ty.a_size, &c->ty.x_size, &c->ty.a_float,
-                          &c->ty.in_size, &c->ty.fp64)) {
+                          &c->ty.in_size, &c->ty.fp64, &c->ty.opts)) {
+        return -1;
+    }
+    if (strlen(c->ty.opts) > GR_USER_OPTS_MAX) {
+        PyErr_SetString(PyExc_ValueError, "options= too long");
         return -1;
     }
     c->lay = (gr_layout){(size_t)M, (size_t)L, ss, es};
@@ -117,9 +174,8 @@ PyObject *py_custom_reduce(PyObject *self, PyObject *args)
     gr_custom_call c;
     gr_operand out;
     gr_plan plan;
-    gr_status st = {0};
     knobs k;
-    int mode = 0, dev = -1, rc = -1;
+    int mode = 0, dev = -1;
     double ns = 0.0;
     memset(&c, 0, sizeof c);
     if (!PyArg_ParseTuple(args, "sO!OO!O!Oi", &c.user, &PyTuple_Type, &uargs,
@@ -145,34 +201,11 @@ PyObject *py_custom_reduce(PyObject *self, PyObject *args)
         custom_plan(d, &c, &k, &plan) != 0) {
         goto done;
     }
+    const void *ctx[2] = {&c, &plan};
     if (mode == 1) {
         result = plan_dict(&plan, d);
-        goto done;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    /* timed runs: on the device's profiling queue */
-    rc = mode == 2 ? gr_profile_begin(dev, &st) : 0;
-    if (rc == 0) {
-        gr_lock(d);
-        rc = gr_device_open(d, &st);
-        if (rc == 0) {
-            rc = gr_custom_run(d, &c, &plan, mode == 2 ? &ns : NULL, &st);
-        }
-        gr_unlock(d);
-        if (mode == 2) {
-            gr_profile_end(dev);
-        }
-    }
-    Py_END_ALLOW_THREADS
-    if (rc != 0) {
-        gr_raise(&st);
-        goto done;
-    }
-    if (mode == 2) {
-        PyObject *pd = plan_dict(&plan, d);
-        result = pd ? Py_BuildValue("(dN)", ns, pd) : NULL;
-    } else {
-        result = Py_NewRef(Py_None);
+    } else if (locked_run(d, mode, reduce_fn, ctx, &ns) == 0) {
+        result = run_answer(mode, ns, mode == 2 ? plan_dict(&plan, d) : NULL);
     }
 done:
     for (int i = 0; i < GR_CUSTOM_MAXARGS; ++i) {
@@ -207,17 +240,27 @@ PyObject *py_custom_variants(PyObject *self, PyObject *unused)
  * gpured.ScanKernel: the rows of x (layout (M, L, seg_stride, elem_stride)
  * in elements) scanned into out (its (seg, elem) strides) with the user's
  * operator through kernels/scan.cl (decoupled look-back and the rest of
- * the scans' ladder); types: (input dtype, result dtype, a_cl, a_size);
- * mode as custom_reduce's. */
+ * the scans' ladder); types: (input dtype, result dtype, a_cl, a_size[,
+ * x_size[, options]]) (x_size: the auxiliary part of the state, as a_size,
+ * or 0; options: the user's build options); mode as custom_reduce's. */
 
 static int scan_types(PyObject *types, gr_accum *acc)
 {
     PyArray_Descr *dt = NULL, *dr = NULL;
     int t, r;
-    if (!PyArg_ParseTuple(types, "O&O&si", PyArray_DescrConverter, &dt,
+    acc->user_opts = "";
+    if (!PyArg_ParseTuple(types, "O&O&si|is", PyArray_DescrConverter, &dt,
                           PyArray_DescrConverter, &dr, &acc->a_cl,
-                          &acc->a_size)) {
+                          &acc->a_size, &acc->x_size, &acc->user_opts)) {
         Py_XDECREF(dt);
+        return -1;
+    }
+    if (strlen(acc->user_opts) > GR_USER_OPTS_MAX ||
+        (acc->x_size != 0 && acc->x_size != acc->a_size)) {
+        Py_DECREF(dt);
+        Py_DECREF(dr);
+        PyErr_SetString(PyExc_ValueError, "ScanKernel: options= too long, "
+                        "or x_size neither 0 nor a_size");
         return -1;
     }
     t = gr_dtype_of(dt, "ScanKernel input");
@@ -234,39 +277,42 @@ static int scan_types(PyObject *types, gr_accum *acc)
     return 0;
 }
 
+/* One scan run (locked_run's fn): ctx is a scan_ctx. */
+typedef struct {
+    const gr_accum *acc;
+    int exclusive;
+    const gr_layout *lay;
+    const gr_scan_plan *plan;
+    const gr_scan_io *io;
+} scan_ctx;
+
+static int scan_fn(gr_device *d, const void *ctx, double *ns, gr_status *st)
+{
+    const scan_ctx *s = ctx;
+    gr_timing tm = {0, 0};
+    const int rc = gr_scan_run(d, GR_OP_USER_ID, s->acc, s->exclusive,
+                               s->lay, s->plan, s->io, ns ? &tm : NULL, st);
+    if (ns != NULL) {
+        *ns = tm.first_ns;
+    }
+    return rc;
+}
+
 /* Run (or explain) the planned scan; the result of the call. */
 static PyObject *scan_go(gr_device *d, gr_accum *acc, int exclusive,
                          const gr_layout *lay, const gr_scan_plan *plan,
                          const gr_scan_io *io, int mode)
 {
-    gr_status st = {0};
-    gr_timing tm = {0, 0};
-    int rc;
+    const scan_ctx ctx = {acc, exclusive, lay, plan, io};
+    double ns = 0.0;
     if (mode == 1) {
         return scan_plan_dict(d, plan, acc, lay);
     }
-    const int dev = d->index;
-    Py_BEGIN_ALLOW_THREADS
-    rc = mode == 2 ? gr_profile_begin(dev, &st) : 0;
-    if (rc == 0) {
-        gr_lock(d);
-        rc = gr_scan_run(d, GR_OP_USER_ID, acc, exclusive, lay, plan, io,
-                         mode == 2 ? &tm : NULL, &st);
-        gr_unlock(d);
-        if (mode == 2) {
-            gr_profile_end(dev);
-        }
-    }
-    Py_END_ALLOW_THREADS
-    if (rc != 0) {
-        gr_raise(&st);
+    if (locked_run(d, mode, scan_fn, &ctx, &ns) != 0) {
         return NULL;
     }
-    if (mode == 2) {
-        PyObject *pd = scan_plan_dict(d, plan, acc, lay);
-        return pd ? Py_BuildValue("(dN)", tm.first_ns, pd) : NULL;
-    }
-    Py_RETURN_NONE;
+    return run_answer(mode, ns,
+                      mode == 2 ? scan_plan_dict(d, plan, acc, lay) : NULL);
 }
 
 PyObject *py_custom_scan(PyObject *self, PyObject *args)

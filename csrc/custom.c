@@ -43,11 +43,15 @@ static cl_kernel custom_kernel(gr_device *d, const gr_custom_call *c,
              : ty->a_size == 1 ? "char" : "int",
              ty->a_size, ty->a_size, ty->a_float, p->vw, p->wg, p->ilp,
              p->load, p->combine, p->sg, p->in_partial, p->final, c->user);
-    const char *opts = "";
-    char optbuf[32];
+    /* the build options: OpenCL C 2.0+ for khr sub-groups, then the
+     * user's (part of the program cache's key) */
+    char opts[GR_USER_OPTS_MAX + 48] = "";
+    const char *uo = ty->opts ? ty->opts : "";
     if (p->sg == 2 && d->c_std[0] != '\0') {
-        snprintf(optbuf, sizeof optbuf, "-cl-std=%s", d->c_std);
-        opts = optbuf;
+        snprintf(opts, sizeof opts, "-cl-std=%s%s%s", d->c_std,
+                 uo[0] ? " " : "", uo);
+    } else {
+        snprintf(opts, sizeof opts, "%s", uo);
     }
     cl_kernel k = gr_kernel_get(d, "custom", buf, opts, name, st);
     free(buf);

@@ -9,6 +9,8 @@
 #include "gpured.h"
 
 #define GR_CUSTOM_MAXARGS 16
+/* The longest options= text of a user kernel (gpured/_kernels.py checks). */
+#define GR_USER_OPTS_MAX 1024
 
 /* A user operator's types: the accumulator (GR_A, its auxiliary part of
  * the same type where x_size), the result (GR_R), the widest input (the
@@ -16,6 +18,7 @@
 typedef struct {
     const char *a_cl, *r_cl;
     int a_size, x_size, a_float, in_size, fp64;
+    const char *opts; /* the user's build options (options=), "" if none */
 } gr_custom_types;
 
 /* One call: the user's defines text (kernels/custom.cl's GR_USER_*), its

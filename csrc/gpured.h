@@ -444,6 +444,7 @@ typedef struct {
                            * the input's dtype (kernels/common.cl GR_PTP) */
     const char *user;     /* a user operator's GR_USER_* defines (op
                            * GR_OP_USER, gpured.ScanKernel), else NULL    */
+    const char *user_opts; /* its build options (options=), or NULL       */
 } gr_accum;
 /* A user-defined operator's gr_op value (kernels/common.cl GR_OP_USER). */
 #define GR_OP_USER_ID ((gr_op)8)

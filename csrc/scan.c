@@ -132,11 +132,13 @@ static void make_key(skey *k, const gr_device *d, gr_op op,
     k->user = acc->user;
 }
 
-/* The build of one run: its key and options. */
+/* The build of one run: its key and options (a user scan's options=
+ * included: gpured/_kernels.py keeps them under 1024 characters). */
+#define GR_SCAN_OPTS_N 1280
 typedef struct {
     gr_device *d;
     skey key;
-    char opts[160];
+    char opts[GR_SCAN_OPTS_N];
     int nomemo;
 } kbuild;
 
@@ -173,6 +175,11 @@ static void get_build(kbuild *b, gr_device *d, gr_op op, const gr_accum *acc,
     if (xo != NULL && strlen(b->opts) + strlen(xo) + 2 < sizeof b->opts) {
         strcat(b->opts, " ");
         strcat(b->opts, xo);
+    }
+    const char *uo = acc->user ? acc->user_opts : NULL;
+    if (uo != NULL && strlen(b->opts) + strlen(uo) + 2 < sizeof b->opts) {
+        strcat(b->opts, " ");
+        strcat(b->opts, uo);
     }
     b->nomemo = xo != NULL || getenv("GPURED_SCAN_XDEFS") != NULL ||
                 acc->user != NULL;

@@ -536,6 +536,7 @@ CustomVariant = Literal[
 
 class ReductionKernel:
     name: str
+    options: tuple[str, ...]
     def __init__(self, in_params: str, out_params: str, map_expr: str,
                  reduce_expr: str, post_map_expr: str, identity: str | int | float,
                  name: str = "reduce_kernel", reduce_type: str | None = None,
@@ -556,10 +557,11 @@ class ReductionKernel:
 
 class ScanKernel:
     name: str
+    options: tuple[str, ...]
     def __init__(self, in_params: str, out_params: str, map_expr: str,
                  scan_expr: str, identity: str | int | float,
                  name: str = "scan_kernel", scan_type: str | None = None,
-                 preamble: str = "") -> None: ...
+                 preamble: str = "", options: Sequence[str] | None = None) -> None: ...
     def __call__(self, x: npt.ArrayLike | Array, axis: int | None = None,
                  exclusive: bool = False, out: _Out = None, *,
                  variant: ScanVariant | str | None = None, wg_size: int | None = None,
@@ -570,6 +572,13 @@ class ScanKernel:
     def timeit(self, x: npt.ArrayLike | Array, axis: int | None = None,
                exclusive: bool = False, reps: int = 10,
                **knobs: Any) -> dict[str, Any]: ...
+    def by_key(self, keys: npt.ArrayLike | Array, x: npt.ArrayLike | Array,
+               exclusive: bool = False, out: _Out = None, *,
+               variant: ScanVariant | str | None = None, wg_size: int | None = None,
+               items: int | None = None, ilp: int | None = None,
+               spins: int | None = None) -> _Result: ...
+    def explain_by_key(self, keys: npt.ArrayLike | Array, x: npt.ArrayLike | Array,
+                       exclusive: bool = False, **knobs: Any) -> dict[str, Any]: ...
     @staticmethod
     def variants() -> list[str]: ...
 

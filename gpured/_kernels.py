@@ -62,6 +62,33 @@ def _one_line(expr):
     return " ".join(str(expr).split())
 
 
+def _options(options):
+    """options= (OpenCL build options, as CuPy's: a tuple or list of
+    strings) as one string, appended to the program's build options and
+    part of the program cache's key.  gpured picks the OpenCL C version
+    its kernels need: -cl-std= is refused."""
+    if options is None:
+        return ""
+    if isinstance(options, (str, bytes)) or \
+            not isinstance(options, (tuple, list)):
+        raise TypeError("options= is a tuple or list of strings, e.g. "
+                        "('-DSCALE=3',) (got %r)" % (options,))
+    for o in options:
+        if not isinstance(o, str):
+            raise TypeError("options= takes strings (got %r)" % (o,))
+        if "\n" in o or "\0" in o or "\r" in o:
+            raise ValueError("an option may not hold a line break or NUL: "
+                             "%r" % o)
+        if "-cl-std" in o:
+            raise ValueError("options=: gpured chooses the OpenCL C "
+                             "version (%r refused)" % o)
+    text = " ".join(o.strip() for o in options if o.strip())
+    if len(text) > 1000:
+        raise ValueError("options= is too long (%d characters; at most "
+                         "1000)" % len(text))
+    return text
+
+
 def _is_array(x):
     return isinstance(x, _core.ArrayBase)
 
@@ -157,7 +184,9 @@ class ReductionKernel:
     merges ``a`` and ``b``, ``post_map_expr`` writes the output from ``a``
     (``_in_ind.size()``, ``_out_ind.size()``: elements per result and
     results), ``identity`` starts a reduction.  ``reduce_type``: the
-    accumulator's type (default the output's).  The operator must be
+    accumulator's type (default the output's).  ``options``: OpenCL build
+    options, a tuple of strings such as ``("-DSCALE=3",)`` (part of the
+    program cache's key).  The operator must be
     associative; it runs on every variant of the ladder that is legal for
     any associative operator (:meth:`variants`).
     """
@@ -181,9 +210,8 @@ class ReductionKernel:
         self.name = name
         self.reduce_type = reduce_type
         self.preamble = preamble or ""
-        if options:
-            raise ValueError("options= (OpenCL build options) are not "
-                             "supported yet")
+        self._opts = _options(options)
+        self.options = tuple(options or ())
         self._state = _state  # built-ins: a two-part state (logsumexp)
         self._variant = None  # tune()'s winner
         self._memo = {}  # _source's, by the arguments' dtypes
@@ -302,7 +330,7 @@ class ReductionKernel:
         x_size = a_size if self._state is not None else 0
         in_size = max([dt.itemsize for dt, s in zip(ins, scal) if not s] or [4])
         types = (_CL[at.name], _CL[rt.name], a_size, x_size,
-                 int(at.kind == "f"), in_size, int(fp64))
+                 int(at.kind == "f"), in_size, int(fp64), self._opts)
         hit = (user, types, ins, rt, scal)
         if len(self._memo) < 64:
             self._memo[key] = hit
@@ -411,10 +439,13 @@ class ScanKernel:
     policy and ladder (decoupled look-back on GPUs) with the operator
     injected; the group scans that are built-ins of add/min/max only
     (``workgroup``, ``subgroup`` through sub_group_scan_*) are not used.
+    ``options``: OpenCL build options (as :class:`ReductionKernel`'s).
+    :meth:`by_key` scans within runs of equal consecutive keys.
     """
 
     def __init__(self, in_params, out_params, map_expr, scan_expr, identity,
-                 name="scan_kernel", scan_type=None, preamble=""):
+                 name="scan_kernel", scan_type=None, preamble="",
+                 options=None):
         self.in_params = _params(in_params)
         self.out_params = _params(out_params)
         if len(self.in_params) != 1 or len(self.out_params) != 1:
@@ -426,6 +457,8 @@ class ScanKernel:
         self.name = name
         self.scan_type = scan_type
         self.preamble = preamble or ""
+        self._opts = _options(options)
+        self.options = tuple(options or ())
 
     def _types(self, x):
         p, o = self.in_params[0], self.out_params[0]
@@ -447,7 +480,7 @@ class ScanKernel:
                                 "and float64 types (not %s)" % d)
         return tmap, np.dtype(it), np.dtype(rt), np.dtype(at)
 
-    def _user(self, tmap, it, rt, at):
+    def _head(self, tmap, it, rt, at):
         lines = []
         if np.float64 in (it, rt, at) or "double" in self.preamble:
             lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
@@ -455,6 +488,10 @@ class ScanKernel:
             lines.append("typedef %s %s;" % (_CL[tmap[k].name], k))
         if self.preamble:
             lines.append(self.preamble)
+        return lines
+
+    def _user(self, tmap, it, rt, at):
+        lines = self._head(tmap, it, rt, at)
         lines += [
             "inline %s gr_user_map1(%s %s) { return (%s)(%s); }"
             % (_CL[at.name], _CL[it.name], self.in_params[0].name,
@@ -489,7 +526,7 @@ class ScanKernel:
         L = x.shape[-1]
         M = int(np.prod(x.shape[:-1], dtype=np.int64))
         res = _ew._bound["empty"](x.shape, rt, device=x.device_index)
-        types = (it, rt, _CL[at.name], at.itemsize)
+        types = (it, rt, _CL[at.name], at.itemsize, 0, self._opts)
         return (self._user(tmap, it, rt, at), x, res, (M, L, L, 1), (L, 1),
                 types, ax)
 
@@ -530,11 +567,148 @@ class ScanKernel:
                 "gbps": nbytes / sec / 1e9 if sec > 0 else float("inf"),
                 "times": times, "plan": plan, "result": res}
 
+    # ---------------------------------------------------- by key
+    def _user_by_key(self, tmap, it, rt, at):
+        """The (flag, value) state of a keyed scan: elements are packed
+        uint64 words (_pack_keyed), bit 32 the run-start flag, bit 33 "the
+        identity" (an exclusive scan's run start), the input's bits below.
+        Merge: (fa, a) + (fb, b) = (fa | fb, fb ? b : a op b)."""
+        a_cl, i_cl = _CL[at.name], _CL[it.name]
+        lines = self._head(tmap, it, rt, at)
+        lines += [
+            "inline %s gr_user_map1(ulong gr_p) { const %s %s = %s; "
+            "return (%s)(%s); }"
+            % (a_cl, i_cl, self.in_params[0].name, _UNPACK[it.name] % "gr_p",
+               a_cl, self.map_expr),
+            "#define GR_USER_X 1",
+            "#define GR_USER_IDENT (%s)" % self.identity,
+            "#define GR_USER_IDENT_X 0",
+            "#define GR_USER_ELEM(gr_e, gr_p) do { (gr_e).x = (GR_X)"
+            "(((gr_p) >> 32) & 1); (gr_e).v = (((gr_p) >> 33) & 1) ? "
+            "(GR_A)(GR_USER_IDENT) : gr_user_map1(gr_p); } while (0)",
+            "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *gr_p_ = "
+            "(gr_pa); const gr_state gr_q_ = (gr_pb); if (gr_q_.x != "
+            "(GR_X)0) { gr_p_->v = gr_q_.v; gr_p_->x = (GR_X)1; } else { "
+            "const GR_A a = gr_p_->v; const GR_A b = gr_q_.v; gr_p_->v = "
+            "(GR_A)(%s); } } while (0)" % self.scan_expr]
+        return "\n".join(lines) + "\n"
+
+    def _prepare_by_key(self, keys, x, exclusive):
+        if np.ndim(x) != 1 or np.ndim(keys) != 1:
+            raise ValueError("ScanKernel.by_key takes 1-d keys and values "
+                             "(got %d-d and %d-d)" % (np.ndim(keys),
+                                                      np.ndim(x)))
+        n = (x.shape if _is_array(x) else np.shape(x))[0]
+        if (keys.shape if _is_array(keys) else np.shape(keys))[0] != n:
+            raise ValueError("keys and values differ in length")
+        kt = np.dtype(keys.dtype if _is_array(keys) else
+                      np.asarray(keys).dtype)
+        if kt.kind not in "iu":
+            raise TypeError("ScanKernel.by_key: keys of an integer dtype "
+                            "(not %s)" % kt)
+        tmap, it, rt, at = self._types(x)
+        if it.itemsize > 4:
+            raise TypeError("ScanKernel.by_key: inputs of at most 4 bytes "
+                            "(a packed (flag, element) word; not %s)" % it)
+        dev = _device_of((keys, x))
+        if not _is_array(x):
+            x = _core.to_device(np.asarray(x, dtype=it), None, dev)
+        elif x.dtype != it:
+            x = x.astype(it)
+        if not _is_array(keys):
+            keys = _core.to_device(np.asarray(keys), None, x.device_index)
+        x = x if x.is_c_contiguous else x.copy()
+        keys = keys if keys.is_c_contiguous else keys.copy()
+        res = _ew._bound["empty"]((n,), rt, device=x.device_index)
+        if n == 0:
+            return None, None, res, None
+        packed = _pack_keyed(keys, x, kt, it, bool(exclusive))
+        types = (np.dtype(np.uint64), rt, _CL[at.name], at.itemsize,
+                 at.itemsize, self._opts)
+        return self._user_by_key(tmap, it, rt, at), packed, res, types
+
+    def by_key(self, keys, x, exclusive=False, out=None, **knobs):
+        """The scan of the 1-d ``x`` within runs of equal consecutive
+        ``keys`` (integers, the same length), as
+        ``thrust::inclusive_scan_by_key`` / ``exclusive_scan_by_key`` and
+        :func:`gpured.scan_by_key` for built-in operators: each run starts
+        afresh (an exclusive scan from the identity).  One single-pass
+        scan of (run-start flag, value) states, after one pass that packs
+        each element with its flag (inputs of at most 4 bytes).  A device
+        Array if either input is one, else NumPy."""
+        host = not _is_array(x) and not _is_array(keys)
+        user, packed, res, types = self._prepare_by_key(keys, x, exclusive)
+        n = res.shape[0]
+        if n:
+            _core.custom_scan(user, packed, res, (1, n, n, 1), (n, 1), types,
+                              False, knobs or None, 0)
+        if out is not None:
+            return _to_out(res, out)
+        return res.get() if host else res
+
+    def explain_by_key(self, keys, x, exclusive=False, **knobs):
+        """The plan :meth:`by_key` would run (its scan; the packing pass
+        first)."""
+        user, packed, res, types = self._prepare_by_key(keys, x, exclusive)
+        n = res.shape[0]
+        if not n:
+            return {"variant": "empty", "why": "no elements"}
+        return _core.custom_scan(user, packed, res, (1, n, n, 1), (n, 1),
+                                 types, False, knobs or None, 1)
+
     @staticmethod
     def variants():
         """The scans' variants (``workgroup`` and, off NVIDIA,
         ``subgroup`` raise VariantUnavailable for a user operator)."""
         return list(_core.variants("cumsum", "float32", None))
+
+
+# ScanKernel.by_key's packed elements: the input's bits in the low 32 bits
+# of a uint64 word (_PACK: the element -> uint; _UNPACK: back).
+_PACK = {"float32": "as_uint(%s)", "int32": "(uint)(%s)",
+         "uint32": "(uint)(%s)", "int16": "(ushort)(%s)",
+         "uint16": "(ushort)(%s)", "int8": "(uchar)(%s)",
+         "uint8": "(uchar)(%s)", "bool": "(uchar)(%s)"}
+_UNPACK = {"float32": "as_float((uint)(%s))", "int32": "(int)(uint)(%s)",
+           "uint32": "(uint)(%s)", "int16": "(short)(ushort)(%s)",
+           "uint16": "(ushort)(%s)", "int8": "(char)(uchar)(%s)",
+           "uint8": "(uchar)(%s)", "bool": "(uchar)(%s)"}
+
+
+def _packer(kt, it):
+    """The packing pass as a ReductionKernel of one-element segments:
+    word i from keys[i], keys[i-1] (kp), x[i] (x[i-1] for an exclusive
+    scan, e, whose run starts read the identity) and f (1: element 0,
+    where a run always starts).  One program per (keys, input) dtypes."""
+    bits = "(ulong)" + _PACK[it.name] % "x"
+    expr = ("((f || k != kp) ? (e ? ((ulong)3 << 32) : (((ulong)1 << 32) | "
+            "%s)) : %s)" % (bits, bits))
+    return _builtin(("pack", kt.name, it.name), lambda: ReductionKernel(
+        "%s k, %s kp, %s x, int32 e, int32 f" % (kt.name, kt.name, it.name),
+        "uint64 z", expr, "b", "z = a", "0", "gr_pack_keyed",
+        reduce_type="uint64"))
+
+
+def _pack_keyed(keys, x, kt, it, exclusive):
+    """ScanKernel.by_key's elements: (flag, identity?, bits) words, on
+    the device, through one-element-segment ReductionKernel calls (views:
+    nothing copied): element 0, then the others."""
+    n = x.shape[0]
+    packed = _ew._bound["empty"]((n,), np.uint64, device=x.device_index)
+    seg = {"variant": "segment_per_item"}
+    k = _packer(kt, it)
+    e = np.int32(bool(exclusive))
+    calls = [((keys[:1], keys[:1], x[:1], e, np.int32(1)), packed[:1])]
+    if n > 1:
+        calls.append(((keys[1:], keys[:-1], x[:-1] if exclusive else x[1:],
+                       e, np.int32(0)), packed[1:]))
+    for args, dst in calls:
+        user, types, _, _, _ = k._source(args, None)
+        uargs = tuple(a.tobytes() if s else a
+                      for a, s in zip(args, (0, 0, 0, 1, 1)))
+        m = dst.shape[0]
+        _core.custom_reduce(user, uargs, dst, (m, 1, 1, 1), types, seg, 0)
+    return packed
 
 
 def _to_out(res, out):

@@ -1047,8 +1047,14 @@ inline void gr_status_to_words(gr_state s, uint *w)
 #endif
 #elif GR_A_SIZE == 2
     w[0] = (uint)as_ushort(s.v);
+#if GR_HAS_X && GR_OP == GR_OP_USER /* x: GR_A's size (others: none) */
+    w[0] |= (uint)as_ushort(s.x) << 16;
+#endif
 #else
     w[0] = (uint)as_uchar(s.v);
+#if GR_HAS_X && GR_OP == GR_OP_USER
+    w[0] |= (uint)as_uchar(s.x) << 8;
+#endif
 #endif
 }
 
@@ -1068,8 +1074,14 @@ inline gr_state gr_status_from_words(const uint *w)
 #endif
 #elif GR_A_SIZE == 2
     s.v = GR_AS(GR_A, (ushort)w[0]);
+#if GR_HAS_X && GR_OP == GR_OP_USER
+    s.x = GR_AS(GR_X, (ushort)(w[0] >> 16));
+#endif
 #else
     s.v = GR_AS(GR_A, (uchar)w[0]);
+#if GR_HAS_X && GR_OP == GR_OP_USER
+    s.x = GR_AS(GR_X, (uchar)(w[0] >> 8));
+#endif
 #endif
     return s;
 }

@@ -79,7 +79,15 @@ inline gr_state grs_cat(gr_state a, gr_state b)
 
 inline void grs_fold(gr_state *s, GR_T x)
 {
+#if GR_OP == GR_OP_USER && defined(GR_USER_ELEM)
+    /* a user operator whose element sets the whole state (value and
+     * auxiliary part: ScanKernel.by_key's run-start flag) */
+    gr_state e_;
+    GR_USER_ELEM(e_, x);
+    gr_merge(s, e_);
+#else
     GR_FOLD_S(*s, GR_CVTN_S(x), 0);
+#endif
 }
 
 #if !GR_CPU_TILE /* register tiles (the CPU tile re-reads memory instead) */

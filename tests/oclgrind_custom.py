@@ -10,7 +10,8 @@ Small cases: the group kernel's vector loads and leftovers over two passes
 (several groups a segment), the ladder's combines, the items kernel
 (columns, short rows), two inputs and a scalar, a two-part state
 (logsumexp), an empty reduction (the identity) and a user scan (a
-non-commutative operator) through the look-back and reduce_then_scan.
+non-commutative operator) through the look-back and reduce_then_scan,
+and its by-key form (ScanKernel.by_key: (flag, value) states).
 """
 import os
 import sys
@@ -62,6 +63,18 @@ def cases(gpured):
     for v, kn in (("reduce_then_scan", {"wg_size": 8, "items": 4}),
                   ("decoupled_lookback", {"items": 16, "wg_size": 8})):
         yield lastnz(z, variant=v, **kn), z[idx]
+    # ScanKernel.by_key: the packing pass (one-element segments), then
+    # (flag, value) states of two bytes through the look-back's status
+    # words, runs across tiles
+    z16 = z[:700].astype(np.int16)
+    keys = np.repeat(np.arange(20), rng.integers(1, 70, 20))[:700]
+    keys = np.concatenate([keys, np.full(700 - keys.size, 99)])
+    want = np.empty_like(z16)
+    for i in range(700):
+        start = i == 0 or keys[i] != keys[i - 1]
+        want[i] = z16[i] if start or z16[i] != 0 else want[i - 1]
+    yield lastnz.by_key(keys, z16, variant="decoupled_lookback", items=16,
+                        wg_size=8), want
 
 
 def child(job):

@@ -348,3 +348,140 @@ def test_scan_variants():
     np.testing.assert_array_equal(t["result"].get(), want)
     with pytest.raises(gpured.VariantUnavailable):
         CUMSUM(x, variant="workgroup")
+
+
+# ------------------------------------------------------ scans by key
+
+def _by_key_ref(keys, x, op, ident, exclusive, dt):
+    """thrust::inclusive/exclusive_scan_by_key as a NumPy loop."""
+    out = np.empty(len(x), dt)
+    acc = None
+    for i in range(len(x)):
+        if i == 0 or keys[i] != keys[i - 1]:
+            acc = None
+        if exclusive:
+            out[i] = ident if acc is None else acc
+            acc = dt.type(x[i]) if acc is None else op(acc, x[i])
+        else:
+            acc = dt.type(x[i]) if acc is None else op(acc, x[i])
+            out[i] = acc
+    return out
+
+
+def _runs(n, long_every=0):
+    """Keys of random runs (1 .. 40 elements, and a run over 3000 now and
+    then: runs across tiles and work-groups)."""
+    lens = []
+    while sum(lens) < n:
+        if long_every and RNG.random() < 1 / long_every:
+            lens.append(int(RNG.integers(2000, 4000)))
+        else:
+            lens.append(int(RNG.integers(1, 40)))
+    keys = np.repeat(RNG.integers(0, 5, len(lens)), lens)[:n]
+    return keys
+
+
+KSUM = gpured.ScanKernel("T x", "T y", "x", "a + b", "0", "ksum")
+KMAX = gpured.ScanKernel("T x", "T y", "x", "max(a, b)", "-INFINITY", "kmax")
+KLAST = gpured.ScanKernel("T x", "T y", "x", "b != 0 ? b : a", "0", "klast")
+
+
+def _lastnz_op(a, b):
+    return b if b != 0 else a
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("kern,dt,kt,ref,ident", [
+    (KSUM, np.int32, np.int64, lambda a, b: a + b, 0),
+    (KMAX, np.float32, np.uint8, max, -np.inf),
+    (KLAST, np.int16, np.int16, _lastnz_op, 0),
+])
+def test_by_key_ops(kern, dt, kt, ref, ident, exclusive):
+    dt = np.dtype(dt)
+    n = 9000
+    keys = _runs(n, long_every=60).astype(kt)
+    x = _data(n, dt, -3, 3)
+    if kern is KLAST:
+        x = (x * (RNG.random(n) < 0.3)).astype(dt)
+    want = _by_key_ref(keys, x, ref, ident, exclusive, dt)
+    got = kern.by_key(keys, x, exclusive=exclusive)
+    assert isinstance(got, np.ndarray) and got.dtype == dt
+    np.testing.assert_array_equal(got, want)
+
+
+def test_by_key_tiles_variants_devices():
+    n = 70_000
+    keys = _runs(n, long_every=20).astype(np.int64)
+    x = _data(n, np.int32, -3, 3)
+    z = (x * (RNG.random(n) < 0.2)).astype(np.int32)
+    want = _by_key_ref(keys, z, _lastnz_op, 0, False, np.dtype(np.int32))
+    # the default plan: many tiles (a GPU's and PoCL's), the look-back
+    # carrying (flag, value) states; reduce_then_scan: the chunks' states
+    # with their flags
+    p = KLAST.explain_by_key(keys, z)
+    assert p["variant"] in gpured.ScanKernel.variants() and p["tiles"] > 4
+    np.testing.assert_array_equal(KLAST.by_key(keys, z), want)
+    gpu = gpured.get_device()["type"] == "GPU"
+    np.testing.assert_array_equal(
+        KLAST.by_key(keys, z, variant="reduce_then_scan",
+                     wg_size=64 if gpu else 8, items=4), want)
+    # device Arrays
+    dk, dx = gpured.to_device(keys), gpured.to_device(x)
+    for exclusive in (False, True):
+        r = KSUM.by_key(dk, dx, exclusive=exclusive)
+        assert isinstance(r, gpured.Array) and r.dtype == np.int32
+        np.testing.assert_array_equal(r.get(), _by_key_ref(
+            keys, x, lambda a, b: a + b, 0, exclusive, np.dtype(np.int32)))
+    # one element, every key distinct, one run; empty
+    np.testing.assert_array_equal(KSUM.by_key(keys[:1], x[:1]), x[:1])
+    ar = np.arange(500)
+    np.testing.assert_array_equal(KSUM.by_key(ar, x[:500]), x[:500])
+    np.testing.assert_array_equal(KSUM.by_key(ar, x[:500], exclusive=True),
+                                  np.zeros(500, np.int32))
+    np.testing.assert_array_equal(KSUM.by_key(np.zeros(500, np.int16), x[:500]),
+                                  np.cumsum(x[:500], dtype=np.int32))
+    e = KSUM.by_key(np.zeros(0, np.int64), np.zeros(0, np.int32))
+    assert e.shape == (0,) and e.dtype == np.int32
+
+
+def test_by_key_errors():
+    x = np.ones(10, np.float32)
+    with pytest.raises(TypeError):
+        KSUM.by_key(np.ones(10, np.float32), x)
+    with pytest.raises(ValueError):
+        KSUM.by_key(np.ones(9, np.int32), x)
+    with pytest.raises(ValueError):
+        KSUM.by_key(np.ones((2, 5), np.int32), x.reshape(2, 5))
+    with pytest.raises(TypeError):
+        KSUM.by_key(np.ones(10, np.int32), np.ones(10, np.int64))
+
+
+# ------------------------------------------------------ options=
+
+def test_options_build_and_cache_key():
+    x = _data(500, np.float32)
+    want = np.sum(x.astype(np.float64))
+    got = {}
+    for scale in (3, 2, 3):  # the second 3: the first's program again
+        k = gpured.ReductionKernel("T x", "T y", "x * SCALE", "a + b",
+                                   "y = a", "0", "scaled",
+                                   options=("-DSCALE=%d" % scale,))
+        assert k.options == ("-DSCALE=%d" % scale,)
+        got[scale] = float(k(x, variant="segment_per_item"))
+        np.testing.assert_allclose(got[scale], scale * want, rtol=1e-4,
+                                   atol=1e-3)
+    # a scan's options reach its build, and its program's key
+    for scale in (3, 2):
+        s = gpured.ScanKernel("T x", "T y", "x * SCALE", "a + b", "0",
+                              "scaled_scan", options=["-DSCALE=%d" % scale])
+        np.testing.assert_allclose(s(x), scale * np.cumsum(x), rtol=1e-4,
+                                   atol=1e-3)
+    assert got[3] != got[2]
+    for bad, err in [("-DSCALE=3", TypeError), ((3,), TypeError),
+                     (("-cl-std=CL1.2",), ValueError),
+                     (("-DA=1\n",), ValueError)]:
+        with pytest.raises(err):
+            gpured.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0",
+                                   options=bad)
+        with pytest.raises(err):
+            gpured.ScanKernel("T x", "T y", "x", "a + b", "0", options=bad)
