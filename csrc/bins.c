@@ -69,3 +69,27 @@ int gr_bins_run(int dev, const gr_bins_call *c, gr_status *st)
     gr_unlock(d);
     return rc;
 }
+
+int gr_bins_sort(int dev, cl_mem keys, size_t koff, cl_mem vals, size_t voff,
+                 gr_dtype v, size_t n, uint64_t max_key, gr_block **okeys,
+                 gr_block **ovals, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    gr_bk_types ty;
+    memset(&ty, 0, sizeof ty);
+    ty.k = GR_UINT32;
+    ty.op = GR_ADD;
+    ty.count = v == GR_NDTYPES;
+    ty.v = ty.count ? GR_UINT8 : v;
+    ty.r = ty.count ? GR_INT64 : v;
+    *okeys = *ovals = NULL;
+    if (!gr_bykey_sort_fits(n, max_key)) {
+        gr_status_kind(st, GR_E_VALUE, "sort: keys or length past 2^32");
+        return -1;
+    }
+    gr_lock(d);
+    const int rc = gr_bykey_sort_dev(d, &ty, 0, 0, keys, koff, vals, voff, n,
+                                     max_key, okeys, ovals, NULL, st);
+    gr_unlock(d);
+    return rc;
+}
