@@ -561,10 +561,14 @@ def unique(a, return_index=False, return_inverse=False, return_counts=False,
     indices by ``sum_by_key(..., op="min")`` over the positions, the
     inverse by a binary search of each element among the uniques
     (kernels/bins.cl).  The range's counts are read back to find the
-    present values (range-sized, on the host).  Floats and wider integer
-    ranges are NumPy's ``np.unique`` on the host (the device's radix sort
-    is not yet wired to a public sort).  A ``gpured.Array`` in gives
-    Arrays out.
+    present values (range-sized, on the host).  Float device Arrays
+    (float16, bfloat16, float32, float64) run on the device: the by-key
+    family's stable radix sort of order-preserving bit keys, runs by
+    ``reduce_by_key`` (see ``_unique_float``); -0.0 and 0.0 are one value
+    with the sign of its first occurrence, NaNs one entry at the end
+    (``equal_nan=False``: one a NaN, in the order they occur).  Float NumPy
+    arrays and wider integer ranges are NumPy's ``np.unique`` on the host.
+    A ``gpured.Array`` in gives Arrays out.
     """
     dev = _dev_of(a)
     on_dev = isinstance(a, Array)
