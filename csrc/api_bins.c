@@ -181,3 +181,49 @@ done:
     }
     return res;
 }
+
+/* float_key(bits, key, expo, qnan): gpured.unique's order-preserving
+ * keys of float bits (a 1-D contiguous uint16/uint32/uint64 Array) into
+ * key (uint32/uint64 of its length, at least as wide). */
+PyObject *py_float_key(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *ko;
+    unsigned long long expo, qnan;
+    int dev = -1, rc = -1;
+    gr_block *blk[2] = {NULL, NULL};
+    gr_dtype t, kt;
+    size_t aoff = 0, n = 0, koff = 0, nk = 0;
+    gr_status st = {0};
+    if (!PyArg_ParseTuple(args, "OOKK", &ao, &ko, &expo, &qnan) ||
+        forked_check() != 0) {
+        return NULL;
+    }
+    if (bin_array(ao, "bits", &dev, &blk[0], &t, &aoff, &n) != 0 ||
+        bin_array(ko, "key", &dev, &blk[1], &kt, &koff, &nk) != 0) {
+        goto done;
+    }
+    if (!(t == GR_UINT16 || t == GR_UINT32 || t == GR_UINT64) ||
+        !(kt == GR_UINT32 || kt == GR_UINT64) || nk != n || koff != 0 ||
+        gr_dtypes[kt].size < gr_dtypes[t].size) {
+        PyErr_SetString(PyExc_ValueError, "float_key: uint16/32/64 bits, "
+                        "uint32/64 keys of their length");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_bins_fkey(dev, blk[0]->mem, aoff, t, n, (uint64_t)expo,
+                      (uint64_t)qnan, blk[1]->mem, kt, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+    }
+done:
+    for (int i = 0; i < 2; ++i) {
+        if (blk[i] != NULL) {
+            gr_block_put(blk[i]);
+        }
+    }
+    if (rc != 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}

@@ -70,6 +70,43 @@ int gr_bins_run(int dev, const gr_bins_call *c, gr_status *st)
     return rc;
 }
 
+int gr_bins_fkey(int dev, cl_mem a, size_t aoff, gr_dtype t, size_t n,
+                 uint64_t expo, uint64_t qnan, cl_mem key, gr_dtype kt,
+                 gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    if (n == 0) {
+        return 0;
+    }
+    binkey k;
+    memset(&k, 0, sizeof k);
+    k.t = (int)t;
+    k.e = (int)t;
+    k.i = (int)kt;
+    k.uniform = 2;
+    const cl_ulong uoff = aoff, un = n, ue = expo, uq = qnan;
+    const size_t wg = d->is_gpu ? 256 : 1;
+    const size_t cu = d->compute_units ? d->compute_units : 1;
+    size_t groups = (n + wg - 1) / wg;
+    const size_t most = cu * (d->is_gpu ? 16 : 4);
+    groups = groups < most ? groups : most;
+    int rc = -1;
+    gr_lock(d);
+    if (gr_device_open(d, st) == 0) {
+        cl_kernel kern = gr_kernel_memo(d, "bins", &k, sizeof k,
+                                        "gr_float_key", bins_defines, &k, "",
+                                        st);
+        const gr_arg args[] = {GR_ARG(a),  GR_ARG(uoff), GR_ARG(un),
+                               GR_ARG(ue), GR_ARG(uq),   GR_ARG(key)};
+        const size_t g = groups * wg;
+        rc = kern == NULL ? -1
+                          : gr_launch(d, kern, 1, &g, &wg, args, 6, NULL, NULL,
+                                      st);
+    }
+    gr_unlock(d);
+    return rc;
+}
+
 int gr_bins_sort(int dev, cl_mem keys, size_t koff, cl_mem vals, size_t voff,
                  gr_dtype v, size_t n, uint64_t max_key, gr_block **okeys,
                  gr_block **ovals, gr_status *st)

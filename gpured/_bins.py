@@ -427,13 +427,6 @@ def _fbits(dt):
     return None
 
 
-def _bits_view(flat, nb):
-    """flat's bits as unsigned integers (16-bit types widened to uint32)."""
-    ut = np.dtype("uint%d" % nb)
-    v = Array(flat.buffer, flat.shape, ut, flat.strides, flat.offset)
-    return v.astype(np.uint32) if nb == 16 else v
-
-
 def _take1(idx, table):
     """table[idx] on the device (elementwise take; idx int64, in range)."""
     out = empty(idx.shape, table.dtype, device=idx.device_index)
@@ -475,7 +468,8 @@ def _inverse_keys(key, ukeys, dev):
 def _unique_float(a, shape, info, return_index, return_inverse,
                   return_counts, equal_nan):
     """np.unique of a float device Array on the device: order-preserving
-    bit keys (NaNs one canonical NaN, -0.0 as +0.0), the device radix sort
+    bit keys (NaNs one canonical NaN, -0.0 as +0.0; kernels/bins.cl's
+    gr_float_key, one pass), the device radix sort
     (kernels/bykey.cl, 8 bits a pass; float64: two 32-bit sorts), runs by
     reduce_by_key, the inverse by binary search among the unique keys."""
     nb, kt, expo = info
@@ -486,12 +480,10 @@ def _unique_float(a, shape, info, return_index, return_inverse,
     sign = 1 << (nb - 1)
     full = (1 << nb) - 1
     qnan = expo | (((sign - 1) ^ expo) + 1) >> 1  # the quiet NaN's bits
-    u = _bits_view(flat, nb)
-    mag = u & (sign - 1)
-    isnan = mag > expo
-    u = _where(mag == 0, kt.type(0), u)
-    u = _where(isnan, kt.type(qnan), u)
-    key = _where(u >= sign, u ^ kt.type(full), u | kt.type(sign))
+    bits = Array(flat.buffer, flat.shape, np.dtype("uint%d" % nb),
+                 flat.strides, flat.offset)
+    key = empty(n, kt, device=dev)
+    _core.float_key(bits, key, expo, qnan)  # kernels/bins.cl: one pass
     pos = None
     if nb == 64:
         skeys = _sort_u64(key)
@@ -513,8 +505,8 @@ def _unique_float(a, shape, info, return_index, return_inverse,
     if bool(_any(ukeys == sign)):
         # one zero for +-0.0: the sign of its first occurrence (NumPy's,
         # whose stable sort keeps the first of a run)
-        i0 = int(_argmax(mag == 0))
-        z = _bits_view(flat[i0:i0 + 1], nb).get()[0]
+        i0 = int(_argmax(key == sign))
+        z = bits[i0:i0 + 1].get()[0]
         ubits = _where(ukeys == sign, kt.type(z), ubits)
     nnan = int(counts[nu - 1:].get()[0]) if bool(
         _any(ukeys[nu - 1:] == (qnan | sign))) else 0
@@ -525,6 +517,7 @@ def _unique_float(a, shape, info, return_index, return_inverse,
         head = _where(ar < nu - 1, ar, nu - 1)
         ubits = _take1(head, ubits)
         counts = _where(ar < nu - 1, _take1(head, counts), 1)
+        isnan = key == (qnan | sign)
         if return_index:
             okey = (isnan == False).astype(np.uint32)  # noqa: E712
             _, npos = _core.sort_keys(okey, _iota(n, dev), 1)
