@@ -10,10 +10,11 @@ come; DESIGN: "aggregate").  Every element-sized step runs on the device:
 * elementwise kernels do the masks (NaN skipping, empty groups, fill
   values), the casts and the per-group arithmetic;
 * the elementwise ``take`` (``out[i] = table[idx[i]]``) gathers a
-  per-group value back to the elements: var/std's second pass (the sum of
-  squared deviations from each group's own mean -- two passes, never a
-  single-pass sum of x and x**2), and argmin/argmax's "which element
-  equals its group's extreme";
+  per-group value back to the elements: argmin/argmax's "which element
+  equals its group's extreme"; var/std's second pass (the sum of squared
+  deviations from each group's own mean -- two passes, never a
+  single-pass sum of x and x**2) gathers, subtracts and squares in one
+  elementwise kernel (``take_sqdev``);
 * positions come from a device scan of ones (first/last/arg*: the
   smallest / largest position of a group, argmin/argmax the smallest
   position among the group's extremes, as numpy_groupies).
@@ -209,6 +210,19 @@ def _take(idx, table):
     return out
 
 
+def _sqdev(idx, table, x):
+    """(x - table[idx])**2 on the device in one kernel (elementwise
+    take_sqdev: var's second pass without the gathered and the difference
+    arrays)."""
+    if table.ndim != 1 or not table.flags["C_CONTIGUOUS"]:
+        table = table.copy()
+    out = empty(x.shape, x.dtype, device=x.device_index)
+    t = x.dtype
+    _core.elementwise("take_sqdev", (idx, table, x),
+                      (np.dtype(np.int64), t, t, t), out)
+    return out
+
+
 def _dev_values(x):
     """x as a value dtype of the by-key family (int32..float64)."""
     dt = x.dtype
@@ -317,8 +331,14 @@ def _var(c, dt, fill, ddof=0, sqrt=False):
     # the mean gathered in a's own float type: float32 data moves half the
     # bytes, and subtracting the rounded mean m' only adds n * (m - m')**2
     # to the group's sum of squares (the cross term sums to zero)
-    dev = a - _take(c.keys, m.astype(a.dtype) if m.dtype != a.dtype else m)
-    ss = _by_key(c.keys, c.masked(dev * dev, 0), c.size, "sum", c.det)
+    # one elementwise kernel gathers, subtracts and squares (take_sqdev)
+    mt = m.astype(a.dtype) if m.dtype != a.dtype else m
+    if a.dtype in (np.float32, np.float64):
+        sq = _sqdev(c.keys, mt, a)
+    else:  # float16: through the half types' own arithmetic
+        dev = a - _take(c.keys, mt)
+        sq = dev * dev
+    ss = _by_key(c.keys, c.masked(sq, 0), c.size, "sum", c.det)
     denom = where(cnt > ddof, cnt - ddof, 0)
     r = ss / denom
     if sqrt:
@@ -439,8 +459,8 @@ _PATHS = {
     "sum": "sum_by_key(sum); counts only for a nonzero fill",
     "len": "sum_by_key(sum) of ones",
     "mean": "sum_by_key(sum) / sum_by_key(sum) of ones",
-    "var": "mean as above; take(mean, keys); sum_by_key(sum) of the "
-           "squared deviations (two passes)",
+    "var": "mean as above; take_sqdev (x - mean[key])**2 in one "
+           "elementwise kernel; sum_by_key(sum) of them (two passes)",
     "std": "var as above, then sqrt",
     "min": "sum_by_key(min); counts only where a group is left at the "
            "identity (maybe empty)",
