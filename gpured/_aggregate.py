@@ -332,13 +332,11 @@ def _var(c, dt, fill, ddof=0, sqrt=False):
     # bytes, and subtracting the rounded mean m' only adds n * (m - m')**2
     # to the group's sum of squares (the cross term sums to zero)
     # one elementwise kernel gathers, subtracts and squares (take_sqdev)
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float32)  # float16: computed through float32
     mt = m.astype(a.dtype) if m.dtype != a.dtype else m
-    if a.dtype in (np.float32, np.float64):
-        sq = _sqdev(c.keys, mt, a)
-    else:  # float16: through the half types' own arithmetic
-        dev = a - _take(c.keys, mt)
-        sq = dev * dev
-    ss = _by_key(c.keys, c.masked(sq, 0), c.size, "sum", c.det)
+    ss = _by_key(c.keys, c.masked(_sqdev(c.keys, mt, a), 0), c.size, "sum",
+                 c.det)
     denom = where(cnt > ddof, cnt - ddof, 0)
     r = ss / denom
     if sqrt:
