@@ -434,7 +434,9 @@ def _prod(c, dt, fill):
     sk, sv = _sorted_by_key(c.keys, c.masked(a, 1), c.size)
     uk, pr = reduce_by_key(sk, sv, "prod")
     run = sum_by_key(uk, _arange(uk.shape[0], c.dev), c.size, "max")
-    empty_mask = c.count() == 0
+    # a group without a run is left at max's identity (negative); the nan
+    # form also empties a group of NaNs only (its valid count)
+    empty_mask = run < 0 if c.valid is None else c.count() == 0
     v = _take(where(empty_mask, 0, run), pr)
     return _filled(v, empty_mask, fill, dt)
 
