@@ -118,8 +118,13 @@ int gr_bins_sort(int dev, cl_mem keys, size_t koff, cl_mem vals, size_t voff,
     ty.op = GR_ADD;
     ty.count = v == GR_NDTYPES;
     ty.v = ty.count ? GR_UINT8 : v;
-    ty.r = ty.count ? GR_INT64 : v;
     *okeys = *ovals = NULL;
+    /* the result type as sum_by_key's (the sort's builds are its own) */
+    char err[160];
+    if (gr_bk_types_init(d, &ty, err, sizeof err) != 0) {
+        gr_status_kind(st, GR_E_TYPE, "%s", err);
+        return -1;
+    }
     if (!gr_bykey_sort_fits(n, max_key)) {
         gr_status_kind(st, GR_E_VALUE, "sort: keys or length past 2^32");
         return -1;
