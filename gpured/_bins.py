@@ -519,7 +519,7 @@ def _unique_float(a, shape, info, return_index, return_inverse,
         counts = _where(ar < nu - 1, _take1(head, counts), 1)
         isnan = key == (qnan | sign)
         if return_index:
-            okey = (isnan == False).astype(np.uint32)  # noqa: E712
+            okey = (~isnan).astype(np.uint32)  # NaNs first: key 0
             _, npos = _core.sort_keys(okey, _iota(n, dev), 1)
             tail = _where(ar < nu - 1, 0, ar - (nu - 1))
             first = _where(ar < nu - 1, _take1(head, first),
