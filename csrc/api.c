@@ -87,6 +87,8 @@ static PyMethodDef methods[] = {
     {"device_copy", py_device_copy, METH_VARARGS,
      "device_copy(src, dst, div=0.0): strided, casting copy of Arrays."},
     {"bin_index", py_bin_index, METH_VARARGS, "bin_index(a, edges, idx, uniform, lo, hi, denom): histogram bin indices on the device."},
+    {"float_key", py_float_key, METH_VARARGS, "float_key(bits, key, expo, qnan): unique's order-preserving keys of float bits on the device."},
+    {"sort_keys", py_sort_keys, METH_VARARGS, "sort_keys(keys, vals, max_key): stable radix sort of uint32 keys (and values) on the device."},
     {"elementwise", py_elementwise, METH_VARARGS, "elementwise(name, inputs, loop, out, wg_size=0, items=0): NumPy's ufuncs on Arrays."},
     {"custom_reduce", py_custom_reduce, METH_VARARGS,
      "custom_reduce(user, args, out, layout, types, knobs, mode): "

@@ -248,6 +248,8 @@ PyObject *py_buffer_copy(PyObject *self, PyObject *args);
 PyObject *py_device_copy(PyObject *self, PyObject *args);
 PyObject *py_elementwise(PyObject *self, PyObject *args);
 PyObject *py_bin_index(PyObject *self, PyObject *args);
+PyObject *py_sort_keys(PyObject *self, PyObject *args);
+PyObject *py_float_key(PyObject *self, PyObject *args);
 PyObject *py_custom_reduce(PyObject *self, PyObject *args);
 PyObject *py_custom_variants(PyObject *self, PyObject *unused);
 PyObject *py_custom_scan(PyObject *self, PyObject *args);

@@ -22,7 +22,8 @@ static int bin_array(PyObject *obj, const char *what, int *dev,
     gr_operand o;
     int d = -1;
     if (a == NULL) {
-        PyErr_Format(PyExc_TypeError, "bin_index: %s must be a device Array",
+        PyErr_Format(PyExc_TypeError, "bin_index / sort_keys: %s must be a "
+                     "device Array",
                      what);
         return -1;
     }
@@ -100,6 +101,123 @@ PyObject *py_bin_index(PyObject *self, PyObject *args)
     }
 done:
     for (int i = 0; i < 3; ++i) {
+        if (blk[i] != NULL) {
+            gr_block_put(blk[i]);
+        }
+    }
+    if (rc != 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* sort_keys(keys, vals, max_key) -> (keys, vals): a stable radix sort of
+ * uint32 keys (a 1-D contiguous device Array, every key <= max_key) and
+ * their values (a 1-D contiguous Array of 4 or 8 bytes an element, or
+ * None) on the device, as new Arrays (vals None where none came). */
+PyObject *py_sort_keys(PyObject *self, PyObject *args)
+{
+    PyObject *ko, *vo;
+    unsigned long long max_key;
+    int dev = -1, rc = -1;
+    gr_block *blk[2] = {NULL, NULL}, *out[2] = {NULL, NULL};
+    gr_dtype kt, vt = GR_NDTYPES;
+    size_t koff = 0, voff = 0, n = 0, nv = 0;
+    gr_status st = {0};
+    PyObject *res = NULL;
+    if (!PyArg_ParseTuple(args, "OOK", &ko, &vo, &max_key) ||
+        forked_check() != 0) {
+        return NULL;
+    }
+    if (bin_array(ko, "keys", &dev, &blk[0], &kt, &koff, &n) != 0 ||
+        (vo != Py_None &&
+         bin_array(vo, "vals", &dev, &blk[1], &vt, &voff, &nv) != 0)) {
+        goto done;
+    }
+    if (kt != GR_UINT32 || (vo != Py_None && (nv != n ||
+                                              !(vt == GR_UINT32 ||
+                                                vt == GR_INT32 ||
+                                                vt == GR_UINT64 ||
+                                                vt == GR_INT64)))) {
+        PyErr_SetString(PyExc_TypeError, "sort_keys: uint32 keys, 32- or "
+                        "64-bit integer values of their length");
+        goto done;
+    }
+    if (n > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = gr_bins_sort(dev, blk[0]->mem, koff,
+                          blk[1] ? blk[1]->mem : NULL, voff, vt, n,
+                          (uint64_t)max_key, &out[0], &out[1], &st);
+        Py_END_ALLOW_THREADS
+        if (rc != 0) {
+            gr_raise(&st);
+            goto done;
+        }
+    } else if ((out[0] = gr_block_get(gr_device_get(dev), 8, &st)) == NULL ||
+               (vo != Py_None &&
+                (out[1] = gr_block_get(gr_device_get(dev), 8, &st)) == NULL)) {
+        gr_raise(&st);
+        goto done;
+    }
+    npy_intp dims[1] = {(npy_intp)n};
+    PyObject *rk = wrap_block(out[0], GR_UINT32, dims, 1);
+    out[0] = NULL;
+    PyObject *rv = Py_NewRef(Py_None);
+    if (out[1] != NULL) {
+        Py_SETREF(rv, wrap_block(out[1], vt, dims, 1));
+        out[1] = NULL;
+    }
+    res = rk && rv ? Py_BuildValue("(OO)", rk, rv) : NULL;
+    Py_XDECREF(rk);
+    Py_XDECREF(rv);
+done:
+    for (int i = 0; i < 2; ++i) {
+        if (blk[i] != NULL) {
+            gr_block_put(blk[i]);
+        }
+        if (out[i] != NULL) {
+            gr_block_put(out[i]);
+        }
+    }
+    return res;
+}
+
+/* float_key(bits, key, expo, qnan): gpured.unique's order-preserving
+ * keys of float bits (a 1-D contiguous uint16/uint32/uint64 Array) into
+ * key (uint32/uint64 of its length, at least as wide). */
+PyObject *py_float_key(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *ko;
+    unsigned long long expo, qnan;
+    int dev = -1, rc = -1;
+    gr_block *blk[2] = {NULL, NULL};
+    gr_dtype t, kt;
+    size_t aoff = 0, n = 0, koff = 0, nk = 0;
+    gr_status st = {0};
+    if (!PyArg_ParseTuple(args, "OOKK", &ao, &ko, &expo, &qnan) ||
+        forked_check() != 0) {
+        return NULL;
+    }
+    if (bin_array(ao, "bits", &dev, &blk[0], &t, &aoff, &n) != 0 ||
+        bin_array(ko, "key", &dev, &blk[1], &kt, &koff, &nk) != 0) {
+        goto done;
+    }
+    if (!(t == GR_UINT16 || t == GR_UINT32 || t == GR_UINT64) ||
+        !(kt == GR_UINT32 || kt == GR_UINT64) || nk != n || koff != 0 ||
+        gr_dtypes[kt].size < gr_dtypes[t].size) {
+        PyErr_SetString(PyExc_ValueError, "float_key: uint16/32/64 bits, "
+                        "uint32/64 keys of their length");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gr_bins_fkey(dev, blk[0]->mem, aoff, t, n, (uint64_t)expo,
+                      (uint64_t)qnan, blk[1]->mem, kt, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        gr_raise(&st);
+    }
+done:
+    for (int i = 0; i < 2; ++i) {
         if (blk[i] != NULL) {
             gr_block_put(blk[i]);
         }

@@ -130,7 +130,7 @@ static int operands(PyObject *ins, PyObject *loop, const gr_operand *out,
         e->kind = GR_EW_STRIDED;
         e->s = o.t;
         e->mem = o.blk->mem;
-        if (c->op == 91 && i == 1) {
+        if ((c->op == 91 || c->op == 92) && i == 1) {
             if (take_table(&o, e) != 0) {
                 return -1;
             }

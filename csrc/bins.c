@@ -69,3 +69,69 @@ int gr_bins_run(int dev, const gr_bins_call *c, gr_status *st)
     gr_unlock(d);
     return rc;
 }
+
+int gr_bins_fkey(int dev, cl_mem a, size_t aoff, gr_dtype t, size_t n,
+                 uint64_t expo, uint64_t qnan, cl_mem key, gr_dtype kt,
+                 gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    if (n == 0) {
+        return 0;
+    }
+    binkey k;
+    memset(&k, 0, sizeof k);
+    k.t = (int)t;
+    k.e = (int)t;
+    k.i = (int)kt;
+    k.uniform = 2;
+    const cl_ulong uoff = aoff, un = n, ue = expo, uq = qnan;
+    const size_t wg = d->is_gpu ? 256 : 1;
+    const size_t cu = d->compute_units ? d->compute_units : 1;
+    size_t groups = (n + wg - 1) / wg;
+    const size_t most = cu * (d->is_gpu ? 16 : 4);
+    groups = groups < most ? groups : most;
+    int rc = -1;
+    gr_lock(d);
+    if (gr_device_open(d, st) == 0) {
+        cl_kernel kern = gr_kernel_memo(d, "bins", &k, sizeof k,
+                                        "gr_float_key", bins_defines, &k, "",
+                                        st);
+        const gr_arg args[] = {GR_ARG(a),  GR_ARG(uoff), GR_ARG(un),
+                               GR_ARG(ue), GR_ARG(uq),   GR_ARG(key)};
+        const size_t g = groups * wg;
+        rc = kern == NULL ? -1
+                          : gr_launch(d, kern, 1, &g, &wg, args, 6, NULL, NULL,
+                                      st);
+    }
+    gr_unlock(d);
+    return rc;
+}
+
+int gr_bins_sort(int dev, cl_mem keys, size_t koff, cl_mem vals, size_t voff,
+                 gr_dtype v, size_t n, uint64_t max_key, gr_block **okeys,
+                 gr_block **ovals, gr_status *st)
+{
+    gr_device *d = gr_device_get(dev);
+    gr_bk_types ty;
+    memset(&ty, 0, sizeof ty);
+    ty.k = GR_UINT32;
+    ty.op = GR_ADD;
+    ty.count = v == GR_NDTYPES;
+    ty.v = ty.count ? GR_UINT8 : v;
+    *okeys = *ovals = NULL;
+    /* the result type as sum_by_key's (the sort's builds are its own) */
+    char err[160];
+    if (gr_bk_types_init(d, &ty, err, sizeof err) != 0) {
+        gr_status_kind(st, GR_E_TYPE, "%s", err);
+        return -1;
+    }
+    if (!gr_bykey_sort_fits(n, max_key)) {
+        gr_status_kind(st, GR_E_VALUE, "sort: keys or length past 2^32");
+        return -1;
+    }
+    gr_lock(d);
+    const int rc = gr_bykey_sort_dev(d, &ty, 0, 0, keys, koff, vals, voff, n,
+                                     max_key, okeys, ovals, NULL, st);
+    gr_unlock(d);
+    return rc;
+}

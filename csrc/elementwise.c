@@ -54,7 +54,7 @@ static const struct {
     {"trunc", 68, 1, 0}, {"isnan", 69, 1, 0}, {"isinf", 70, 1, 0},
     {"isfinite", 71, 1, 0}, {"signbit", 72, 1, 1}, {"square", 73, 1, 0},
     {"sign", 74, 1, 0}, {"cbrt", 75, 1, 1}, {"reciprocal", 76, 1, 1},
-    {"where", 90, 3, 0}, {"take", 91, 2, 0},
+    {"where", 90, 3, 0}, {"take", 91, 2, 0}, {"take_sqdev", 92, 3, 0},
 };
 
 int gr_ew_find(const char *name, int *nin, int *float_only)
@@ -92,8 +92,8 @@ static void ew_defines(const void *ctx, char *buf, size_t n)
 {
     const ewkey *k = ctx;
     const gr_dtype_info *i0 = &gr_dtypes[k->t[0]];
-    /* where's loop is (bool, T, T), take's (long, T, T): the arithmetic
-     * type is operand 1's */
+    /* where's loop is (bool, T, T), take's (long, T, T), take_sqdev's
+     * (long, T, T, T): the arithmetic type is operand 1's */
     const gr_dtype_info *ar = k->op >= 90 ? &gr_dtypes[k->t[1]] : i0;
     int mixed = 0;
     if (k->nin == 2 && k->t[0] != k->t[1]) {

@@ -10,10 +10,11 @@ come; DESIGN: "aggregate").  Every element-sized step runs on the device:
 * elementwise kernels do the masks (NaN skipping, empty groups, fill
   values), the casts and the per-group arithmetic;
 * the elementwise ``take`` (``out[i] = table[idx[i]]``) gathers a
-  per-group value back to the elements: var/std's second pass (the sum of
-  squared deviations from each group's own mean -- two passes, never a
-  single-pass sum of x and x**2), and argmin/argmax's "which element
-  equals its group's extreme";
+  per-group value back to the elements: argmin/argmax's "which element
+  equals its group's extreme"; var/std's second pass (the sum of squared
+  deviations from each group's own mean -- two passes, never a
+  single-pass sum of x and x**2) gathers, subtracts and squares in one
+  elementwise kernel (``take_sqdev``);
 * positions come from a device scan of ones (first/last/arg*: the
   smallest / largest position of a group, argmin/argmax the smallest
   position among the group's extremes, as numpy_groupies).
@@ -22,16 +23,19 @@ What the host does: the argument checks, the result dtype and the fill
 value (numpy_groupies' rules, reproduced here), the layout of the keys for
 ``axis=`` and multi-dimensional ``group_idx`` (small index vectors,
 combined with the keys on the device by broadcasting), and a handful of
-per-group values.  ``prod`` and ``cumsum`` run on the host (NumPy) for
-NumPy inputs only: the dense by-key family has no product and no device
-sort is exposed to this face; device Arrays are refused for them rather
-than copied behind the caller's back.
+per-group values.  ``prod`` / ``nanprod`` and ``cumsum`` / ``nancumsum``
+go through the by-key family's device radix sort (``_core.sort_keys``):
+a stable sort by key, then ``reduce_by_key(prod)`` over the runs, or
+``scan_by_key(sum)`` over the sorted values scattered back to their
+positions (the dense atomics have no product, and a running sum needs
+each group's elements in order).
 """
 import numpy as np
 
 from . import _core
 from ._array import Array, asnumpy, empty, to_device
-from ._bykey import _sum_count_by_key, explain_by_key, sum_by_key
+from ._bykey import (_sum_count_by_key, explain_by_key, reduce_by_key,
+                     scan_by_key, sum_by_key)
 from ._elementwise import where
 from ._reduce import any as _any
 from ._scan import cumsum as _dev_cumsum
@@ -47,8 +51,10 @@ DEFAULT_FILL_VALUE = _Default()
 
 _BASE = ("sum", "prod", "mean", "var", "std", "min", "max", "argmin",
          "argmax", "first", "last", "len", "all", "any")
-FUNCS = (_BASE + tuple("nan" + f for f in _BASE) + ("cumsum",))
-_HOST_FUNCS = ("prod", "nanprod", "cumsum")
+FUNCS = (_BASE + tuple("nan" + f for f in _BASE) + ("cumsum", "nancumsum"))
+# the sorted ones: keys checked in full on the way in (the device radix
+# sort takes them as they are)
+_SORTED_FUNCS = ("prod", "nanprod", "cumsum", "nancumsum")
 
 _ALIAS = {"add": "sum", "plus": "sum", "count": "len", "multiply": "prod",
           "product": "prod", "times": "prod", "amax": "max",
@@ -62,7 +68,7 @@ _BUILTIN = {all: "all", any: "any", len: "len", max: "max", min: "min",
 _OTHER = ("median", "quantile", "percentile", "trapezoid", "skew", "kurt",
           "kurtosis", "nunique", "sort", "sorted", "array", "split",
           "splice", "sumofsquares", "cumprod", "cummax", "cummin",
-          "allnan", "anynan", "cumsum")
+          "allnan", "anynan", "cumsum", "nancumsum")
 
 _FILL = {"sum": 0, "prod": 1, "all": False, "any": False, "len": 0,
          "mean": np.nan, "var": np.nan, "std": np.nan, "min": np.nan,
@@ -204,6 +210,19 @@ def _take(idx, table):
     return out
 
 
+def _sqdev(idx, table, x):
+    """(x - table[idx])**2 on the device in one kernel (elementwise
+    take_sqdev: var's second pass without the gathered and the difference
+    arrays)."""
+    if table.ndim != 1 or not table.flags["C_CONTIGUOUS"]:
+        table = table.copy()
+    out = empty(x.shape, x.dtype, device=x.device_index)
+    t = x.dtype
+    _core.elementwise("take_sqdev", (idx, table, x),
+                      (np.dtype(np.int64), t, t, t), out)
+    return out
+
+
 def _dev_values(x):
     """x as a value dtype of the by-key family (int32..float64)."""
     dt = x.dtype
@@ -312,8 +331,12 @@ def _var(c, dt, fill, ddof=0, sqrt=False):
     # the mean gathered in a's own float type: float32 data moves half the
     # bytes, and subtracting the rounded mean m' only adds n * (m - m')**2
     # to the group's sum of squares (the cross term sums to zero)
-    dev = a - _take(c.keys, m.astype(a.dtype) if m.dtype != a.dtype else m)
-    ss = _by_key(c.keys, c.masked(dev * dev, 0), c.size, "sum", c.det)
+    # one elementwise kernel gathers, subtracts and squares (take_sqdev)
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float32)  # float16: computed through float32
+    mt = m.astype(a.dtype) if m.dtype != a.dtype else m
+    ss = _by_key(c.keys, c.masked(_sqdev(c.keys, mt, a), 0), c.size, "sum",
+                 c.det)
     denom = where(cnt > ddof, cnt - ddof, 0)
     r = ss / denom
     if sqrt:
@@ -384,13 +407,60 @@ _DEVICE = {"sum": _sum, "len": _len, "mean": _mean, "var": _var,
            "argmin": _arg("min"), "argmax": _arg("max"),
            "all": _allany(True), "any": _allany(False)}
 
+_BITS = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def _as(x, dt):
+    """x's bits as dtype dt of the same width (a view, no copy)."""
+    x = x if x.is_c_contiguous else x.copy()
+    return Array(x.buffer, x.shape, np.dtype(dt), x.strides, x.offset)
+
+
+def _sorted_by_key(keys, vals, size):
+    """(keys, values) in a stable order of the keys: the by-key family's
+    device radix sort (gpured._core.sort_keys; keys in [0, size), checked
+    on the way in), values as their bits."""
+    k = keys.astype(np.uint32) if keys.dtype != np.uint32 else keys
+    sk, sv = _core.sort_keys(k, _as(vals, _BITS[vals.dtype.itemsize]),
+                             max(int(size) - 1, 0))
+    return sk, _as(sv, vals.dtype)
+
+
+def _prod(c, dt, fill):
+    """A stable sort by key, reduce_by_key(prod) over the runs, each
+    group's run found by a dense max of the run numbers."""
+    dt = _minimum_dtype(fill, dt)
+    a = _dev_values(c.a)
+    sk, sv = _sorted_by_key(c.keys, c.masked(a, 1), c.size)
+    uk, pr = reduce_by_key(sk, sv, "prod")
+    run = sum_by_key(uk, _arange(uk.shape[0], c.dev), c.size, "max")
+    # a group without a run is left at max's identity (negative); the nan
+    # form also empties a group of NaNs only (its valid count)
+    empty_mask = run < 0 if c.valid is None else c.count() == 0
+    v = _take(where(empty_mask, 0, run), pr)
+    return _filled(v, empty_mask, fill, dt)
+
+
+def _cumsum(c, dt):
+    """Group-wise running sums in the original order: a stable sort of
+    (key, position), the values gathered in that order, scan_by_key, and
+    scattered back to the positions (a dense sum of one value a key)."""
+    a = c.masked(_dev_values(c.a), 0)
+    sk, perm = _sorted_by_key(c.keys, c.pos(), c.size)
+    cs = scan_by_key(sk, _take(perm, a), "sum")
+    out = sum_by_key(perm, cs, c.n, "sum")
+    return out.astype(dt) if out.dtype != dt else out
+
+
+_DEVICE["prod"] = _prod
+
 # what explain_aggregate says each one runs
 _PATHS = {
     "sum": "sum_by_key(sum); counts only for a nonzero fill",
     "len": "sum_by_key(sum) of ones",
     "mean": "sum_by_key(sum) / sum_by_key(sum) of ones",
-    "var": "mean as above; take(mean, keys); sum_by_key(sum) of the "
-           "squared deviations (two passes)",
+    "var": "mean as above; take_sqdev (x - mean[key])**2 in one "
+           "elementwise kernel; sum_by_key(sum) of them (two passes)",
     "std": "var as above, then sqrt",
     "min": "sum_by_key(min); counts only where a group is left at the "
            "identity (maybe empty)",
@@ -404,37 +474,11 @@ _PATHS = {
               "positions that equal it",
     "all": "sum_by_key(min) of codes (false 0, true 1, absent 2)",
     "any": "sum_by_key(max) of codes (true 2, false 1, absent 0)",
-    "prod": "host: np.multiply.at (no dense product by key on the device)",
-    "cumsum": "host: a stable argsort and np.cumsum per group",
+    "prod": "device: radix sort by key; reduce_by_key(prod); "
+            "sum_by_key(max) of the run numbers; take",
+    "cumsum": "device: radix sort of (key, position); take(a, position); "
+              "scan_by_key(sum); sum_by_key(sum) back to the positions",
 }
-
-
-# ------------------------------------------------------- host fallbacks
-
-def _host_prod(keys, a, size, fill, dt, nan):
-    dt = _minimum_dtype(fill, dt)
-    if nan and a.dtype.kind == "f":
-        good = ~np.isnan(a)
-        keys, a = keys[good], a[good]
-    ret = np.full(size, fill, dtype=dt)
-    if fill != 1:
-        ret[keys] = 1
-    np.multiply.at(ret, keys, a)
-    return ret
-
-
-def _host_cumsum(keys, a, dt):
-    """Each group's running sum in the original order, one accumulator
-    per group (numpy_groupies' _cumsum)."""
-    order = np.argsort(keys, kind="stable")
-    ks, vs = keys[order], a[order]
-    out = np.empty(len(a), dtype=np.cumsum(a[:0], dtype=dt).dtype)
-    bounds = np.flatnonzero(np.diff(ks)) + 1
-    srt = np.empty_like(out)
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(ks)]):
-        np.cumsum(vs[lo:hi], dtype=dt, out=srt[lo:hi])
-    out[order] = srt
-    return out
 
 
 # ------------------------------------------------------------ the layout
@@ -611,7 +655,7 @@ def _prepare(group_idx, a, func, size, fill_value, order, dtype, axis,
         raise TypeError("gpured.aggregate: values of dtype %s are not "
                         "supported (bool, integers, floats)" % x.dtype)
     keys, vals, n_groups, shape, unravel = _layout(
-        g, x, size, order, axis, name in _HOST_FUNCS)
+        g, x, size, order, axis, name in _SORTED_FUNCS)
     dt = _out_dtype(name, None if dtype is None else np.dtype(dtype),
                     vals.dtype, vals.shape[0])
     fill = _fill(name, fill_value, dt)
@@ -674,8 +718,8 @@ def aggregate(group_idx, a, func="sum", size=None,
     for NumPy inputs).  ``deterministic=True`` passes on to the float
     sums' ``sum_by_key`` (sum, mean, var, std: no atomics, the same bits
     on every call); the other passes are exact already.  The functions
-    compose device primitives (see :func:`explain_aggregate`); ``prod``,
-    ``nanprod`` and ``cumsum`` run on the host and take NumPy arrays only.
+    compose device primitives (see :func:`explain_aggregate`); ``prod``
+    and ``cumsum`` (and their nan forms) sort by key on the device first.
     """
     ddof = kwargs.pop("ddof", 0)
     if kwargs:
@@ -689,17 +733,12 @@ def aggregate(group_idx, a, func="sum", size=None,
     name, keys, vals, ng, shape, unr, dt, fill, on_dev = _prepare(
         group_idx, a, func, size, fill_value, order, dtype, axis, device)
     base = name[3:] if name.startswith("nan") else name
-    if name in _HOST_FUNCS:
-        if on_dev:
-            raise TypeError("gpured.aggregate: %r runs on the host only; "
-                            "pass NumPy arrays (np.asarray(d))" % name)
-        k, v = asnumpy(keys), asnumpy(vals)
-        if name == "cumsum":
-            if a.ndim > 1 and order != "C":
-                raise NotImplementedError("cumsum with order='F'")
-            return _host_cumsum(k, v, dt).reshape(np.shape(a))
-        res = _host_prod(k, v, ng, fill, dt, name.startswith("nan"))
-        return res if shape is None else _reshape(res, shape, order)
+    if base == "cumsum" and np.ndim(a) > 1 and order != "C":
+        raise NotImplementedError("cumsum with order='F'")
+    if base == "cumsum":
+        c = _Ctx(keys, vals, ng, name.startswith("nan"))
+        res = _cumsum(c, dt).reshape(np.shape(a))
+        return res if on_dev else asnumpy(res)
     c = _Ctx(keys, vals, ng, name.startswith("nan"), bool(deterministic))
     if base in ("var", "std"):
         res = _DEVICE[base](c, dt, fill, ddof)
@@ -724,14 +763,13 @@ def explain_aggregate(group_idx, a, func="sum", size=None,
     name, keys, vals, ng, shape, unr, dt, fill, on_dev = _prepare(
         group_idx, a, func, size, fill_value, order, dtype, axis, device)
     base = name[3:] if name.startswith("nan") else name
-    host = name in _HOST_FUNCS
     steps = _PATHS[base]
-    if name.startswith("nan") and not host:
+    if name.startswith("nan"):
         steps = "NaN elements masked out (isnan, where); " + steps
-    plan = None if host else explain_by_key(
+    plan = explain_by_key(
         "sum_by_key", keys, _dev_values(vals) if vals.dtype.kind != "b"
         else vals.astype(np.int32), "sum" if vals.dtype.kind != "b"
         else "min", ng, deterministic=bool(deterministic))
-    return {"func": name, "path": "host" if host else "device",
+    return {"func": name, "path": "device",
             "steps": steps, "dtype": dt, "fill_value": fill, "groups": ng,
             "shape": shape, "by_key": plan}

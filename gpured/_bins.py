@@ -17,7 +17,10 @@ import numpy as np
 from . import _core
 from ._array import Array, empty, to_device, zeros
 from ._bykey import explain_by_key, sum_by_key
-from ._reduce import max as _max, min as _min
+from ._bykey import reduce_by_key
+from ._elementwise import where as _where
+from ._reduce import any as _any, argmax as _argmax, max as _max, min as _min
+from ._scan import cumsum as _cumsum
 
 _NEG = "'list' argument must have no negative elements"
 
@@ -408,8 +411,137 @@ def _unique_dense(flat, n, lo, hi):
     return flat.astype(np.int64) - lo, hi - lo + 1, lo
 
 
+# ------------------------------------------------- unique of floats (device)
+
+def _fbits(dt):
+    """(bits, unsigned key dtype, the exponent mask) of a float dtype the
+    device sort takes, or None."""
+    if dt == np.float32:
+        return 32, np.dtype(np.uint32), 0x7f800000
+    if dt == np.float64:
+        return 64, np.dtype(np.uint64), 0x7ff0000000000000
+    if dt == np.float16:
+        return 16, np.dtype(np.uint32), 0x7c00
+    if dt.name == "bfloat16":
+        return 16, np.dtype(np.uint32), 0x7f80
+    return None
+
+
+def _take1(idx, table):
+    """table[idx] on the device (elementwise take; idx int64, in range)."""
+    out = empty(idx.shape, table.dtype, device=idx.device_index)
+    if idx.shape[0]:
+        _core.elementwise("take", (idx, table),
+                          (np.dtype(np.int64), table.dtype, table.dtype), out)
+    return out
+
+
+def _iota(n, dev):
+    o = empty(n, np.int64, device=dev)
+    if n:
+        _core.buffer_fill(o.buffer, 0, o.nbytes, np.ones(1, np.int64).tobytes())
+    return _cumsum(o, exclusive=True)
+
+
+def _sort_u64(key):
+    """uint64 keys sorted on the device: two stable 32-bit sorts (low
+    word, then high word), the keys riding as values."""
+    lo = (key & 0xffffffff).astype(np.uint32)
+    _, v1 = _core.sort_keys(lo, key, 0xffffffff)
+    _, v2 = _core.sort_keys((v1 >> 32).astype(np.uint32), v1, 0xffffffff)
+    return v2
+
+
+def _inverse_keys(key, ukeys, dev):
+    """Each key's position among the sorted unique keys (binary search,
+    kernels/bins.cl), as int64."""
+    nu = ukeys.shape[0]
+    e = empty(nu + 1, ukeys.dtype, device=dev)
+    _core.device_copy(ukeys, e[:nu])
+    _core.device_copy(ukeys[nu - 1:] + 1, e[nu:])
+    idx = empty(key.shape[0], _index_dtype(nu), device=dev)
+    z = np.asarray(0, ukeys.dtype)
+    _core.bin_index(key, e, idx, False, z, z, z)
+    return idx.astype(np.int64)
+
+
+def _unique_float(a, shape, info, return_index, return_inverse,
+                  return_counts, equal_nan):
+    """np.unique of a float device Array on the device: order-preserving
+    bit keys (NaNs one canonical NaN, -0.0 as +0.0; kernels/bins.cl's
+    gr_float_key, one pass), the device radix sort
+    (kernels/bykey.cl, 8 bits a pass; float64: two 32-bit sorts), runs by
+    reduce_by_key, the inverse by binary search among the unique keys."""
+    nb, kt, expo = info
+    dev = a.device_index
+    dt = a.dtype
+    flat = a.ravel() if a.is_c_contiguous else a.copy().ravel()
+    n = flat.shape[0]
+    sign = 1 << (nb - 1)
+    full = (1 << nb) - 1
+    qnan = expo | (((sign - 1) ^ expo) + 1) >> 1  # the quiet NaN's bits
+    bits = Array(flat.buffer, flat.shape, np.dtype("uint%d" % nb),
+                 flat.strides, flat.offset)
+    key = empty(n, kt, device=dev)
+    _core.float_key(bits, key, expo, qnan)  # kernels/bins.cl: one pass
+    pos = None
+    if nb == 64:
+        skeys = _sort_u64(key)
+    else:
+        if return_index:
+            pos = _iota(n, dev).astype(np.uint32)
+        skeys, pos = _core.sort_keys(key, pos, full)
+    ukeys, counts = reduce_by_key(skeys, None, "count")
+    nu = ukeys.shape[0]
+    first = inv = None
+    if return_index and pos is not None:
+        first = reduce_by_key(skeys, pos, "min")[1].astype(np.int64)
+    if return_inverse or (return_index and first is None):
+        inv = _inverse_keys(key, ukeys, dev)
+    if return_index and first is None:
+        first = sum_by_key(inv, _iota(n, dev), nu, op="min")
+    ubits = _where(ukeys >= sign, ukeys ^ kt.type(sign),
+                   ukeys ^ kt.type(full))
+    if bool(_any(ukeys == sign)):
+        # one zero for +-0.0: the sign of its first occurrence (NumPy's,
+        # whose stable sort keeps the first of a run)
+        i0 = int(_argmax(key == sign))
+        z = bits[i0:i0 + 1].get()[0]
+        ubits = _where(ukeys == sign, kt.type(z), ubits)
+    nnan = int(counts[nu - 1:].get()[0]) if bool(
+        _any(ukeys[nu - 1:] == (qnan | sign))) else 0
+    if not equal_nan and nnan > 1:
+        # every NaN its own entry, in the order they occur
+        m = nu - 1 + nnan
+        ar = _iota(m, dev)
+        head = _where(ar < nu - 1, ar, nu - 1)
+        ubits = _take1(head, ubits)
+        counts = _where(ar < nu - 1, _take1(head, counts), 1)
+        isnan = key == (qnan | sign)
+        if return_index:
+            okey = (~isnan).astype(np.uint32)  # NaNs first: key 0
+            _, npos = _core.sort_keys(okey, _iota(n, dev), 1)
+            tail = _where(ar < nu - 1, 0, ar - (nu - 1))
+            first = _where(ar < nu - 1, _take1(head, first),
+                           _take1(tail, npos))
+        if return_inverse:
+            rank = _cumsum(isnan.astype(np.int64), exclusive=True)
+            inv = _where(isnan, rank + (nu - 1), inv)
+    vals = ubits.astype(np.dtype("uint%d" % nb)) if nb == 16 else ubits
+    uniq = Array(vals.buffer, vals.shape, dt, vals.strides, vals.offset)
+    out = [uniq]
+    if return_index:
+        out.append(first.astype(np.intp))
+    if return_inverse:
+        inv = inv.astype(np.intp)
+        out.append(inv.reshape(shape) if _INV_ND else inv)
+    if return_counts:
+        out.append(counts.astype(np.intp))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 def unique(a, return_index=False, return_inverse=False, return_counts=False,
-           **kw):
+           *, equal_nan=True, **kw):
     """The sorted unique elements of ``a`` (flattened), as ``numpy.unique``
     (NumPy 2: NaNs collapse into one, ``equal_nan=True``), with the index
     of each one's first occurrence, the inverse (indices into the uniques
@@ -422,10 +554,14 @@ def unique(a, return_index=False, return_inverse=False, return_counts=False,
     indices by ``sum_by_key(..., op="min")`` over the positions, the
     inverse by a binary search of each element among the uniques
     (kernels/bins.cl).  The range's counts are read back to find the
-    present values (range-sized, on the host).  Floats and wider integer
-    ranges are NumPy's ``np.unique`` on the host (the device's radix sort
-    is not yet wired to a public sort).  A ``gpured.Array`` in gives
-    Arrays out.
+    present values (range-sized, on the host).  Float device Arrays
+    (float16, bfloat16, float32, float64) run on the device: the by-key
+    family's stable radix sort of order-preserving bit keys, runs by
+    ``reduce_by_key`` (see ``_unique_float``); -0.0 and 0.0 are one value
+    with the sign of its first occurrence, NaNs one entry at the end
+    (``equal_nan=False``: one a NaN, in the order they occur).  Float NumPy
+    arrays and wider integer ranges are NumPy's ``np.unique`` on the host.
+    A ``gpured.Array`` in gives Arrays out.
     """
     dev = _dev_of(a)
     on_dev = isinstance(a, Array)
@@ -442,11 +578,16 @@ def unique(a, return_index=False, return_inverse=False, return_counts=False,
         lo, hi = int(_scalar(_min(flat))), int(_scalar(_max(flat)))
         if hi - lo + 1 > max(1 << 16, 4 * n) or hi >= 2 ** 63 - 1:
             flat = None
+    info = _fbits(dt) if on_dev and not kw else None
+    if info is not None and n > 0:
+        return _unique_float(a, shape, info, return_index, return_inverse,
+                             return_counts, equal_nan)
     if flat is None:
         host = a.get() if on_dev else a
+        eq = {} if equal_nan else {"equal_nan": False}
         res = np.unique(host, return_index=return_index,
                         return_inverse=return_inverse,
-                        return_counts=return_counts)
+                        return_counts=return_counts, **eq)
         if not on_dev:
             return res
         if isinstance(res, tuple):

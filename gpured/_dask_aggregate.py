@@ -59,9 +59,6 @@ def _fields(g, x, name, size, offset, axis, order, device):
     """The partial fields (NumPy arrays, one entry per group; with axis,
     of the result's shape: the merges below are elementwise)."""
     def agg(g, x, func, size, **kw):
-        if func.removeprefix("nan") == "prod":
-            return _ag.aggregate(_np(g), _np(x), func, size, axis=axis,
-                                 order=order, **kw)
         return _ag.aggregate(g, x, func, size, axis=axis, order=order,
                              device=device, **kw)
     base = name[3:] if name.startswith("nan") else name
@@ -72,7 +69,7 @@ def _fields(g, x, name, size, offset, axis, order, device):
         f["s"] = _np(agg(g, x, name, size, fill_value=0,
                          dtype=_FIELDS_F if kind == "f" else np.int64))
     elif base == "prod":
-        f["p"] = agg(g, x, name, size, fill_value=1)
+        f["p"] = _np(agg(g, x, name, size, fill_value=1))
     elif base in ("mean", "var", "std"):
         f["m"] = _np(agg(g, x, nan + "mean", size, fill_value=0,
                          dtype=_FIELDS_F))
@@ -213,8 +210,8 @@ def aggregate(group_idx, a, func="sum", size=None,
         raise TypeError("aggregate: unexpected keyword argument(s) %s"
                         % ", ".join(sorted(kwargs)))
     name = _ag._name(func)
-    if name == "cumsum":
-        raise NotImplementedError("gpured.dask.aggregate: cumsum")
+    if name.removeprefix("nan") == "cumsum":
+        raise NotImplementedError("gpured.dask.aggregate: %s" % name)
     a = a if isinstance(a, da.Array) else da.from_array(np.asarray(a))
     ax = 0 if axis is None else axis
     if axis is None and a.ndim != 1:

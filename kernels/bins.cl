@@ -18,8 +18,27 @@
  * Explicit edges (GR_BUNIFORM 0): a binary search, NumPy's cumulative
  *   counts with searchsorted: bin j holds edges[j] <= x < edges[j + 1],
  *   the last bin also x == edges[nb]; everything else (NaN too) dropped.
+ *
+ * gpured.unique of floats (GR_BUNIFORM 2, gr_float_key): each value's
+ * bits (GR_BT: ushort, uint or ulong) as an order-preserving unsigned
+ * key (GR_BI: uint or ulong) for the radix sort: -0.0 as +0.0, every NaN
+ * as the positive quiet NaN (qnan), then the sign bit set for positives
+ * and every bit flipped for negatives.
  */
-#if GR_BUNIFORM
+#if GR_BUNIFORM == 2
+__kernel void gr_float_key(__global const GR_BT *a, ulong aoff, ulong n,
+                           ulong expo, ulong qnan, __global GR_BI *key)
+{
+    const ulong sign = (ulong)1 << (8 * sizeof(GR_BT) - 1);
+    const ulong full = sign | (sign - 1);
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        ulong u = (ulong)a[aoff + i];
+        const ulong mag = u & (sign - 1);
+        u = mag == 0 ? 0 : mag > expo ? qnan : u;
+        key[i] = (GR_BI)((u & sign) != 0 ? (~u & full) : (u | sign));
+    }
+}
+#elif GR_BUNIFORM
 __kernel void gr_bin_index(__global const GR_BT *a, ulong aoff, ulong n,
                            __global const GR_BE *edges, uint nb, GR_BE lo,
                            GR_BE hi, GR_BE denom, __global GR_BI *idx)

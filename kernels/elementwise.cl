@@ -107,6 +107,7 @@
 #define GR_EW_RECIP 76
 #define GR_EW_WHERE 90
 #define GR_EW_TAKE 91 /* out[i] = table[idx[i]] (gpured.aggregate's gather) */
+#define GR_EW_TAKE_SQDEV 92 /* out[i] = (x[i] - table[idx[i]])**2 (aggregate's var) */
 
 typedef GR_IT gr_t; /* the loop's input type (where: x's and y's) */
 
@@ -484,6 +485,10 @@ inline gr_t gr_shift(gr_t a, gr_t b, int left)
 /* take(idx, table): operand 0 the indices (long), 1 a contiguous 1-D
  * table read at o1 + idx; the caller keeps every index in range */
 #define GR_F(a, b, c) (b)
+#elif GR_EOP == GR_EW_TAKE_SQDEV
+/* take_sqdev(idx, table, x): the squared deviation of x from its group's
+ * value (var's second pass in one kernel: gather, subtract, square) */
+#define GR_F(a, b, c) GR_ARITH(*, GR_ARITH(-, c, b), GR_ARITH(-, c, b))
 #endif
 
 #if GR_D_BOOL
@@ -532,7 +537,7 @@ inline void gr_elementwise_at(__global const GR_S0 *p0, ulong o0, long8 s0,
     }
 #endif
     const GR_I0 a = GR_LOAD(GR_K0, GR_C0, p0, o0, s0, v0);
-#if GR_EOP == GR_EW_TAKE
+#if GR_EOP == GR_EW_TAKE || GR_EOP == GR_EW_TAKE_SQDEV
     const GR_I1 b = GR_C1(p1[(long)o1 + (long)a]);
 #elif GR_NIN > 1
     const GR_I1 b = GR_LOAD(GR_K1, GR_C1, p1, o1, s1, v1);

@@ -11,6 +11,8 @@ uninitialised values), checking each result against NumPy as well:
     the radix sort read them at their own width)
   * gr_bin_index (kernels/bins.cl): uniform bins with NumPy's edge
     fix-ups, and the binary search over explicit edges
+  * gr_float_key (kernels/bins.cl): unique's order-preserving keys of
+    float32 bits (NaNs, -0.0), then the radix sort
 
     python3 tests/oclgrind_bins.py                # parent: runs the jobs
     python3 tests/oclgrind_bins.py --child JOB    # what runs in oclgrind
@@ -132,11 +134,17 @@ def one(gpured, case):
         edges = [-2.0, -0.5, 0.0, 0.0, 0.25, 2.0]
         h, _ = gpured.histogram(a, edges)
         assert np.array_equal(h, np.histogram(a, edges)[0])
+    elif case == "unique_f32":
+        a = (rng.integers(-9, 9, 90) / 4).astype(np.float32)
+        a[[3, 7]], a[[5, 50]] = np.nan, -0.0
+        got = gpured.unique(gpured.to_device(a), return_counts=True)
+        for g, w in zip(got, np.unique(a, return_counts=True)):
+            assert np.array_equal(g.get(), w, equal_nan=True), (g, w)
     return 1
 
 
 UNINIT = ["lbins_item", "lbins_shared", "keys_int8", "keys_uint16_lookback",
-          "hist_uniform", "hist_edges"]
+          "hist_uniform", "hist_edges", "unique_f32"]
 
 
 def child(job):

@@ -10,7 +10,8 @@ merged dimensions, one element broadcast, a scalar by value), offsets and
 negative strides of views, broadcasting on both sides, writes into a
 strided `out` (in place), where's three inputs, a mixed int64/uint64
 comparison, NumPy's integer floor division edges, take (the gather of
-gpured.aggregate: indices into an offset table) and the grid-stride loop
+gpured.aggregate: indices into an offset table; take_sqdev, var's squared
+deviations from the gathered mean) and the grid-stride loop
 (several result elements a work-item, the last pass partial: the knobs
 wg_size / items of csrc/plan_elementwise.c).
 """
@@ -55,6 +56,14 @@ def cases(gpured):
                              (np.dtype(np.int64), np.dtype(np.float32),
                               np.dtype(np.float32)), out)
     yield out, b[2:][idx]
+    # take_sqdev (aggregate var's second pass): (x - table[idx])**2
+    x = rng.standard_normal(11).astype(np.float32)
+    out = gpured.empty(11, np.float32)
+    gpured._core.elementwise("take_sqdev",
+                             (gpured.to_device(idx), tab, gpured.to_device(x)),
+                             (np.dtype(np.int64),) + (np.dtype(np.float32),) * 3,
+                             out)
+    yield out, (x - b[2:][idx]) ** 2
     f4 = np.dtype(np.float32)
     for x, want in ((da, a), (da[::-1, ::2], a[::-1, ::2])):
         out = gpured.empty(want.shape, f4)   # 35 / 20 elements, 8 x 3 a pass

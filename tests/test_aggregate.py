@@ -15,7 +15,7 @@ from numpy_groupies.aggregate_numpy import aggregate as ref  # noqa: E402
 BASE = ["sum", "mean", "var", "std", "min", "max", "first", "last", "len",
         "argmin", "argmax", "all", "any"]
 NAN = ["nan" + f for f in BASE]
-HOST = ["prod", "nanprod", "cumsum"]
+SORTED = ["prod", "nanprod", "cumsum", "nancumsum"]  # the device sort first
 
 
 def _data(dtype, n=300, groups=23, nans=False, seed=0):
@@ -51,7 +51,7 @@ def _same(got, want, func):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32,
                                    np.int64, np.uint32, np.int16, np.bool_])
-@pytest.mark.parametrize("func", BASE + HOST)
+@pytest.mark.parametrize("func", BASE + SORTED)
 def test_funcs(func, dtype):
     g, a = _data(dtype)
     if func in ("var", "std", "mean") and dtype == np.bool_:
@@ -70,7 +70,7 @@ def _same_or_raise(g, a, func, **kw):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("func", BASE + NAN + ["prod", "nanprod"])
+@pytest.mark.parametrize("func", BASE + NAN + SORTED)
 def test_nans(func, dtype):
     g, a = _data(dtype, nans=True, seed=1)
     _same(gpured.aggregate(g, a, func), ref(g, a, func), func)
@@ -81,7 +81,7 @@ def test_nans(func, dtype):
     ("std", 0), ("min", 99), ("max", -99), ("first", 0), ("last", -1),
     ("len", 5), ("argmax", 1000), ("argmin", -7), ("all", True),
     ("any", True), ("nanmax", 0), ("nanlen", 3), ("nanfirst", 42),
-    ("prod", 0), ("nanmean", 0)])
+    ("prod", 0), ("nanprod", -2), ("nanmean", 0)])
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
 def test_fill_value(func, fill, dtype):
     g, a = _data(dtype, nans=dtype == np.float64, seed=2)
@@ -182,15 +182,29 @@ def test_device_arrays(func):
     _same(got.get(), ref(g, a2, func, axis=1), func)
 
 
-def test_host_funcs_refuse_device_arrays():
-    g, a = _data(np.float64)
-    with pytest.raises(TypeError):
-        gpured.aggregate(gpured.to_device(g), a, "prod")
+@pytest.mark.parametrize("func", SORTED)
+def test_sorted_funcs_device_arrays(func):
+    """prod / cumsum and their nan forms on device Arrays: the radix sort
+    by key, results on the device (empty groups 5 and 11, a group of NaNs
+    only, fill values, a size past the largest key)."""
+    for dt in (np.float32, np.int32):
+        g, a = _data(dt, nans=True, seed=13)
+        dg, da = gpured.to_device(g), gpured.to_device(a)
+        kws = [{}] + ([{"fill_value": -2, "size": 30}] if "prod" in func
+                      else [])
+        for kw in kws:
+            got = gpured.aggregate(dg, da, func, **kw)
+            assert isinstance(got, gpured.Array)
+            _same(got.get(), ref(g, a, func, **kw), func)
+    g, a = _data(np.float64, n=5000, groups=300, seed=14)
+    a = 1 + a / 1000  # products of a group of ~17 stay finite
+    got = gpured.aggregate(gpured.to_device(g), gpured.to_device(a), func)
+    _same(got.get(), ref(g, a, func), func)
 
 
 @pytest.mark.parametrize("g,a,kw", [
     (np.array([0, -1, 2]), np.ones(3), {}),                 # negative
-    (np.array([0, -1, 2]), np.ones(3), {"func": "prod"}),   # host path
+    (np.array([0, -1, 2]), np.ones(3), {"func": "prod"}),   # sorted path
     (np.array([0, 1, 5]), np.ones(3), {"size": 3, "func": "mean"}),
     (np.array([0, 1, 5]), np.ones(3), {"size": 3, "func": "cumsum"}),
     (np.array([0, 1, 5]), np.ones(3), {"size": 3}),         # too large
@@ -216,9 +230,9 @@ def test_errors(g, a, kw):
 
 def test_explain():
     g, a = _data(np.float32)
-    for func in BASE + NAN + HOST:
+    for func in BASE + NAN + SORTED:
         p = gpured.explain_aggregate(g, a, func)
-        assert p["path"] == ("host" if func in HOST else "device")
+        assert p["path"] == "device"
         assert p["dtype"] == ref(g, a, func).dtype
         if p["path"] == "device":
             assert p["by_key"]["variant"]
