@@ -20,9 +20,13 @@ their real results (..., 2) are viewed back as complex:
   isnan for host arrays, the device's elementwise kernels for Arrays) and
   passed as ``where=`` (nancumsum: the NaN elements replaced by 0).
 
-What is not componentwise -- prod / cumprod (complex multiplication),
-min / max / argmin / argmax / ptp (NumPy's lexicographic order) and their
-nan forms, reduceat but add -- runs on NumPy (host arrays; a device Array
+prod / nanprod / cumprod / nancumprod (complex multiplication) are user
+kernels with float2 / double2 elements (gpured/_kernels.py cx_prod,
+cx_cumprod), on the device for host arrays and device Arrays alike.
+
+What else is not componentwise -- min / max / argmin / argmax / ptp
+(NumPy's lexicographic order) and their nan forms, reduceat but add --
+runs on NumPy (host arrays; a device Array
 goes through the host and the result comes back), except min / max /
 argmin / argmax / ptp of device Arrays, which run as real passes on the
 device (lexi); any knob (``variant=``...) asks for a kernel that does not
@@ -522,7 +526,7 @@ _ALLOWED = frozenset(("device",))
 
 
 def numpy_call(name, a, npkw, kw, beside, fn=None):
-    """prod, cumprod, min, max, argmin, argmax, ptp and their nan forms,
+    """min, max, argmin, argmax, ptp and their nan forms,
     all/any, reduceat but add: NumPy's own computation (gpured has no
     complex kernel for them); a device Array goes through the host and its
     result comes back to its device (beside).  Knobs ask for a kernel that
@@ -531,8 +535,8 @@ def numpy_call(name, a, npkw, kw, beside, fn=None):
     if knobs:
         raise _core.VariantUnavailable(
             f"{name} of a complex array runs on NumPy: gpured has no complex "
-            "kernel for it (complex multiplication, NumPy's lexicographic "
-            f"order); the knobs {knobs} do not apply")
+            "kernel for it (NumPy's lexicographic order); the knobs "
+            f"{knobs} do not apply")
     a = arr(a)
     fn = fn or getattr(np, name)
     out = npkw.pop("out", None)
@@ -594,8 +598,8 @@ def explain(f, op, a, axis, dtype, kw):
                                     kw.get("ufunc", "add") in ("add", "sum")):
         return {"variant": "numpy", "placement": "host", "complex": note,
                 "why": f"{op} of a complex array runs on NumPy: gpured has "
-                       "no complex kernel for it (complex multiplication, "
-                       "NumPy's lexicographic order)"}
+                       "no complex kernel for it (NumPy's lexicographic "
+                       "order)"}
     rd = _rdtype(dtype) if dtype_is_cx(dtype) else dtype
     v = real(a)
     if op == "reduceat":
