@@ -9,8 +9,10 @@ result against NumPy as well.
 Small cases: the group kernel's vector loads and leftovers over two passes
 (several groups a segment), the ladder's combines, the items kernel
 (columns, short rows), two inputs and a scalar, a two-part state
-(logsumexp), an empty reduction (the identity) and a user scan (a
-non-commutative operator) through the look-back and reduce_then_scan.
+(logsumexp), an empty reduction (the identity), a user scan (a
+non-commutative operator) through the look-back and reduce_then_scan, and
+complex elements (a complex64 product's vector lanes, a complex128
+cumprod's 16-byte look-back states).
 """
 import os
 import sys
@@ -62,6 +64,17 @@ def cases(gpured):
     for v, kn in (("reduce_then_scan", {"wg_size": 8, "items": 4}),
                   ("decoupled_lookback", {"items": 16, "wg_size": 8})):
         yield lastnz(z, variant=v, **kn), z[idx]
+    # complex elements (float2 / double2 vectors through the real views):
+    # the group kernel's per-lane vector loads over two passes, and a
+    # 16-byte state through the look-back's status words
+    u = np.exp(1j * rng.uniform(-3, 3, 1001))
+    yield gpured.ReductionKernel(
+        "T x", "T y", "x", "(T)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)",
+        "y = a", "(T)(1, 0)", "cprod")(
+            u.astype(np.complex64), variant="vector", wg_size=16, groups=2,
+            vw=2, ilp=2), np.prod(u)
+    yield gpured.cumprod(u[:700], variant="decoupled_lookback", items=16,
+                         wg_size=8), np.cumprod(u[:700])
 
 
 def child(job):

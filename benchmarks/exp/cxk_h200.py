@@ -68,12 +68,12 @@ for dt, name in ((np.complex64, "c64"), (np.complex128, "c128")):
             peers["torch"] = peer("torch.prod", lambda: torch.prod(tt), torch.cuda.synchronize)
         if cc is not None:
             peers["cupy"] = peer("cupy.prod", lambda: cp.prod(cc), cp.cuda.Device().synchronize)
-        row("prod 1 GiB %s" % name, loop_ms(lambda: gpured.prod(d), sync), peers)
+        row("prod %d MiB %s" % (a.nbytes >> 20, name), loop_ms(lambda: gpured.prod(d), sync), peers)
         peers = {}
         if tt is not None:
             peers["torch"] = peer("torch.max", lambda: torch.max(torch.view_as_real(tt)),
                                   torch.cuda.synchronize)
-        row("max 1 GiB c64 (lexi; peer: real max)", loop_ms(lambda: gpured.max(d), sync, calls=3),
+        row("max %d MiB c64 (lexi; peer: real max)" % (a.nbytes >> 20), loop_ms(lambda: gpured.max(d), sync, calls=3),
             peers)
     peers = {}
     if tt is not None:
