@@ -28,8 +28,8 @@ What else is not componentwise -- min / max / argmin / argmax / ptp
 (NumPy's lexicographic order) and their nan forms, reduceat but add --
 runs on NumPy (host arrays; a device Array
 goes through the host and the result comes back), except min / max /
-argmin / argmax / ptp of device Arrays, which run as real passes on the
-device (lexi); any knob (``variant=``...) asks for a kernel that does not
+argmin / argmax / ptp of device Arrays, which run on the device (lexi:
+one pass each through gpured/_kernels.py cx_extreme); any knob (``variant=``...) asks for a kernel that does not
 exist: it raises :class:`gpured.VariantUnavailable` with that reason.  The
 by-key sums are two real calls (by_key).
 
@@ -701,11 +701,13 @@ def timeit(f, op, a, axis, dtype, reps, kw):
 def lexi(fns, name, a, axis, out, keepdims, kw):
     """argmin / argmax / min / max / ptp of a device Array in NumPy's
     order (real part first, then imaginary; the first NaN -- in either
-    part -- wins, as NumPy's loops) through real passes on the device, not
-    the host: the slices' NaN flags and first NaN, the real parts'
-    extreme, the imaginary parts' extreme among its ties, the first
-    element holding both; min/max read that element's parts back out with
-    a one-hot mask.  None where this does not apply (host arrays, out=,
+    part -- wins, as NumPy's loops) on the device, not the host: one pass
+    each where fns[4] is given (gpured/_kernels.py cx_extreme: a user
+    reduction keeping the element and its offset), else real passes: the
+    slices' NaN flags and first NaN, the real parts' extreme, the
+    imaginary parts' extreme among its ties, the first element holding
+    both; min/max read that element's parts back out with a one-hot
+    mask.  None where this does not apply (host arrays, out=,
     knobs, tuple axes, empty slices): the caller then asks NumPy."""
     if not isinstance(a, _Arr) or a.dtype not in _REAL or out is not None \
             or kw or a.size == 0 or not (
@@ -713,7 +715,13 @@ def lexi(fns, name, a, axis, out, keepdims, kw):
         return None
     x = a.reshape(-1) if axis is None else a
     ax = 0 if axis is None else normalize_axis_index(axis, a.ndim)
-    if name == "ptp":
+    one = fns[4] if len(fns) > 4 else None  # one pass (_kernels.cx_extreme)
+    if one is not None and name == "ptp":
+        hi, lo = one("max", x, ax), one("min", x, ax)
+        r = cx(real(hi) - real(lo), False)
+    elif one is not None:
+        r = one(name, x, ax)
+    elif name == "ptp":
         hi = _lexi_value(fns, x, ax, False)
         lo = _lexi_value(fns, x, ax, True)
         r = cx(real(hi) - real(lo), False)

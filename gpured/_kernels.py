@@ -937,3 +937,60 @@ def cx_plan(mode, op, a, axis, dtype, kw, reps=10):
     r["complex"] = "%s as OpenCL %s, NumPy's complex multiply (a user " \
         "kernel)" % (it, _CL[it.name])
     return r
+
+
+# ------------------------------------- complex extremes, one pass each
+#
+# min / max / argmin / argmax of complex device Arrays in NumPy's order
+# (real part, then imaginary; a NaN in either part beats everything; ties
+# and NaNs: the first) as one user reduction: the state is the element
+# and its offset (the second part's bits: as_float2 of a ulong), the merge
+# keeps the better one, the lower offset on a tie -- commutative, so every
+# variant of the ladder may run it.  arg*: the offset back to the index
+# along the axis (rows: offset % L; columns: offset / M).
+
+def _cx_ext_state(dt, name, cols):
+    cl = _CL[dt.name]
+    if dt == np.complex64:
+        idx, mk = "as_ulong(%s)", "as_float2((ulong)(%s))"
+    else:
+        idx, mk = "as_ulong2(%s).x", "as_double2((ulong2)((ulong)(%s), 0))"
+    cmp = "<" if name.endswith("min") else ">"
+    big = "INFINITY" if cmp == "<" else "-INFINITY"
+    if name.startswith("arg"):
+        post = "{ z = (long)(%s %s); }" % (idx % "gr_s.x",
+                                           "/ gr_M" if cols else "% gr_L")
+    else:
+        post = "{ z = gr_s.v; }"
+    return [
+        "#define GR_USER_X 1",
+        "#define GR_USER_IDENT ((%s)(%s, %s))" % (cl, big, big),
+        "#define GR_USER_IDENT_X (%s)" % (mk % "ULONG_MAX"),
+        "#define GR_USER_ELEM_X (%s)" % (mk % "gr_e_"),
+        "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *p_ = (gr_pa); "
+        "const gr_state q_ = (gr_pb); "
+        "const int na_ = isnan(p_->v.x) || isnan(p_->v.y); "
+        "const int nb_ = isnan(q_.v.x) || isnan(q_.v.y); "
+        "const ulong ia_ = %s, ib_ = %s; "
+        "const int eq_ = q_.v.x == p_->v.x && q_.v.y == p_->v.y; "
+        "const int gt_ = q_.v.x %s p_->v.x || (q_.v.x == p_->v.x && "
+        "q_.v.y %s p_->v.y); "
+        "if ((na_ || nb_) ? (nb_ && (!na_ || ib_ < ia_)) : "
+        "(gt_ || (eq_ && ib_ < ia_))) { *p_ = q_; } } while (0)"
+        % (idx % "p_->x", idx % "q_.x", cmp, cmp),
+        "#define GR_USER_POST " + post]
+
+
+def cx_extreme(name, x, ax):
+    """name in min / max / argmin / argmax of the complex device Array x
+    along the int axis ax (keepdims): one pass (see above)."""
+    dt = np.dtype(x.dtype)
+    lay = _Layout(x.shape, ax)
+    cols = bool(lay.cols)
+    arg = name.startswith("arg")
+    k = _builtin(("cxext", dt.name, name, cols and arg),
+                 lambda: ReductionKernel(
+                     "%s x" % dt.name, "%s z" % ("int64" if arg else dt.name),
+                     "x", "a", "", "0", "gr_cx" + name, reduce_type=dt.name,
+                     _state=_cx_ext_state(dt, name, cols)))
+    return k(x, axis=ax, keepdims=True)

@@ -165,8 +165,9 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
 
 
 def _lexi_fns():
-    """The real functions _complex.lexi runs on (this module's)."""
-    return (min, max, any, argmax)
+    """The functions _complex.lexi runs on: this module's real ones and
+    the one-pass complex extreme (gpured/_kernels.py)."""
+    return (min, max, any, argmax, _kernels.cx_extreme)
 
 
 def _beside(a, host):
