@@ -26,11 +26,11 @@ cx_cumprod), on the device for host arrays and device Arrays alike.
 
 What else is not componentwise -- min / max / argmin / argmax / ptp
 (NumPy's lexicographic order) and their nan forms, reduceat but add --
-runs on NumPy (host arrays; a device Array
-goes through the host and the result comes back), except min / max /
-argmin / argmax / ptp of device Arrays, which run on the device (lexi:
-one pass each through gpured/_kernels.py cx_extreme); any knob (``variant=``...) asks for a kernel that does not
-exist: it raises :class:`gpured.VariantUnavailable` with that reason.  The
+runs on NumPy (host arrays; a device Array goes through the host and
+the result comes back), except min / max / argmin / argmax / ptp of
+device Arrays, which run on the device (lexi: one pass each through
+gpured/_kernels.py cx_extreme); any knob (``variant=``...) asks for a
+kernel that does not exist: it raises :class:`gpured.VariantUnavailable` with that reason.  The
 by-key sums are two real calls (by_key).
 
 This module only marshals (views, axes, masks); it imports no other face

@@ -428,8 +428,8 @@ def test_timeit_complex():
 @pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
 def test_lexi_device(dtype):
     """argmin/argmax/min/max/ptp of device Arrays in one device pass each
-    (_complex.lexi with _kernels.cx_extreme): NumPy's lexicographic order, first NaN (in
-    either part) wins, ties in the real part decided by the imaginary, the
+    (_complex.lexi with _kernels.cx_extreme): NumPy's lexicographic
+    order, first NaN (in either part) wins, ties in the real part decided by the imaginary, the
     first of equal elements, signed zeros and infinities kept, bit for
     bit against NumPy."""
     rng = np.random.default_rng(7)
