@@ -981,16 +981,38 @@ def _cx_ext_state(dt, name, cols):
         "#define GR_USER_POST " + post]
 
 
+def _cx_ext_kernel(name, x, ax):
+    dt = np.dtype(x.dtype)
+    cols = bool(_Layout(x.shape, ax).cols)
+    arg = name.startswith("arg")
+    return _builtin(("cxext", dt.name, name, cols and arg),
+                    lambda: ReductionKernel(
+                        "%s x" % dt.name,
+                        "%s z" % ("int64" if arg else dt.name), "x", "a", "",
+                        "0", "gr_cx" + name, reduce_type=dt.name,
+                        _state=_cx_ext_state(dt, name, cols)))
+
+
 def cx_extreme(name, x, ax):
     """name in min / max / argmin / argmax of the complex device Array x
     along the int axis ax (keepdims): one pass (see above)."""
-    dt = np.dtype(x.dtype)
-    lay = _Layout(x.shape, ax)
-    cols = bool(lay.cols)
-    arg = name.startswith("arg")
-    k = _builtin(("cxext", dt.name, name, cols and arg),
-                 lambda: ReductionKernel(
-                     "%s x" % dt.name, "%s z" % ("int64" if arg else dt.name),
-                     "x", "a", "", "0", "gr_cx" + name, reduce_type=dt.name,
-                     _state=_cx_ext_state(dt, name, cols)))
-    return k(x, axis=ax, keepdims=True)
+    return _cx_ext_kernel(name, x, ax)(x, axis=ax, keepdims=True)
+
+
+_CX_EXT = ("min", "max", "argmin", "argmax")
+
+
+def cx_ext_explain(op, a, axis, kw):
+    """gpured.explain of a complex device Array's min / max / argmin /
+    argmax (no knobs): the one-pass kernel's plan; None otherwise (the
+    caller's NumPy answer)."""
+    if op not in _CX_EXT or not _is_array(a) or kw or a.size == 0 or not (
+            axis is None or isinstance(axis, (int, np.integer))):
+        return None
+    x = a.reshape(-1) if axis is None else a
+    ax = 0 if axis is None else _axes(axis, a.ndim)[0]
+    r = dict(_cx_ext_kernel(op, x, ax).explain(x, axis=ax))
+    r["complex"] = "%s as OpenCL %s, NumPy's lexicographic order in one " \
+        "pass (the element and its offset as the state)" % (
+            a.dtype, _CL[np.dtype(a.dtype).name])
+    return r

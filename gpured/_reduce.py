@@ -806,6 +806,10 @@ def explain(op, a, axis=None, dtype=None, **kw):
         return _ew.explain(op, a, **kw)
     if op in _kernels._CX_OPS and _cx.is_cx(a):
         return _kernels.cx_plan("explain", op, a, axis, dtype, kw)
+    if op in _kernels._CX_EXT and _cx.is_cx(a):
+        r = _kernels.cx_ext_explain(op, a, axis, kw)
+        if r is not None:
+            return r
     if op not in ("sum_by_key", "reduce_by_key", "scan_by_key") and \
             _cx.is_cx(a):
         return _cx.explain(explain, op, a, axis, dtype, kw)

@@ -335,6 +335,8 @@ def test_explain_complex():
     for op in ("prod", "nancumprod"):
         e = gpured.explain(op, a)
         assert "float2" in e["complex"] and e["variant"] != "numpy"
+    e = gpured.explain("argmax", gpured.to_device(a.reshape(10, 100)), 1)
+    assert "one pass" in e["complex"] and e["variant"] != "numpy"
     e = gpured.explain("reduceat", a, 0, indices=[0, 5])
     assert e["complex"].startswith("complex64")
 
