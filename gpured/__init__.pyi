@@ -534,6 +534,11 @@ CustomVariant = Literal[
     "stride_global", "stride_local", "vector", "subgroup", "chunked",
     "segment_per_item"]
 
+# Parameter TYPEs: bool, the integers, float32/float64 and complex64 /
+# complex128 (OpenCL float2 / double2: .x real, .y imaginary), or
+# placeholders bound from the arguments (ReductionKernel and ScanKernel).
+# prod / nanprod / cumprod / nancumprod of complex input run on them: their
+# knobs are CustomVariant's (reductions) and ScanVariant's (scans).
 class ReductionKernel:
     name: str
     options: tuple[str, ...]

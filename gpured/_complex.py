@@ -20,13 +20,17 @@ their real results (..., 2) are viewed back as complex:
   isnan for host arrays, the device's elementwise kernels for Arrays) and
   passed as ``where=`` (nancumsum: the NaN elements replaced by 0).
 
-What is not componentwise -- prod / cumprod (complex multiplication),
-min / max / argmin / argmax / ptp (NumPy's lexicographic order) and their
-nan forms, reduceat but add -- runs on NumPy (host arrays; a device Array
-goes through the host and the result comes back), except min / max /
-argmin / argmax / ptp of device Arrays, which run as real passes on the
-device (lexi); any knob (``variant=``...) asks for a kernel that does not
-exist: it raises :class:`gpured.VariantUnavailable` with that reason.  The
+prod / nanprod / cumprod / nancumprod (complex multiplication) are user
+kernels with float2 / double2 elements (gpured/_kernels.py cx_prod,
+cx_cumprod), on the device for host arrays and device Arrays alike.
+
+What else is not componentwise -- min / max / argmin / argmax / ptp
+(NumPy's lexicographic order) and their nan forms, reduceat but add --
+runs on NumPy (host arrays; a device Array goes through the host and
+the result comes back), except min / max / argmin / argmax / ptp of
+device Arrays, which run on the device (lexi: one pass each through
+gpured/_kernels.py cx_extreme); any knob (``variant=``...) asks for a
+kernel that does not exist: it raises :class:`gpured.VariantUnavailable` with that reason.  The
 by-key sums are two real calls (by_key).
 
 This module only marshals (views, axes, masks); it imports no other face
@@ -522,7 +526,7 @@ _ALLOWED = frozenset(("device",))
 
 
 def numpy_call(name, a, npkw, kw, beside, fn=None):
-    """prod, cumprod, min, max, argmin, argmax, ptp and their nan forms,
+    """min, max, argmin, argmax, ptp and their nan forms,
     all/any, reduceat but add: NumPy's own computation (gpured has no
     complex kernel for them); a device Array goes through the host and its
     result comes back to its device (beside).  Knobs ask for a kernel that
@@ -531,8 +535,8 @@ def numpy_call(name, a, npkw, kw, beside, fn=None):
     if knobs:
         raise _core.VariantUnavailable(
             f"{name} of a complex array runs on NumPy: gpured has no complex "
-            "kernel for it (complex multiplication, NumPy's lexicographic "
-            f"order); the knobs {knobs} do not apply")
+            "kernel for it (NumPy's lexicographic order); the knobs "
+            f"{knobs} do not apply")
     a = arr(a)
     fn = fn or getattr(np, name)
     out = npkw.pop("out", None)
@@ -594,8 +598,8 @@ def explain(f, op, a, axis, dtype, kw):
                                     kw.get("ufunc", "add") in ("add", "sum")):
         return {"variant": "numpy", "placement": "host", "complex": note,
                 "why": f"{op} of a complex array runs on NumPy: gpured has "
-                       "no complex kernel for it (complex multiplication, "
-                       "NumPy's lexicographic order)"}
+                       "no complex kernel for it (NumPy's lexicographic "
+                       "order)"}
     rd = _rdtype(dtype) if dtype_is_cx(dtype) else dtype
     v = real(a)
     if op == "reduceat":
@@ -697,11 +701,13 @@ def timeit(f, op, a, axis, dtype, reps, kw):
 def lexi(fns, name, a, axis, out, keepdims, kw):
     """argmin / argmax / min / max / ptp of a device Array in NumPy's
     order (real part first, then imaginary; the first NaN -- in either
-    part -- wins, as NumPy's loops) through real passes on the device, not
-    the host: the slices' NaN flags and first NaN, the real parts'
-    extreme, the imaginary parts' extreme among its ties, the first
-    element holding both; min/max read that element's parts back out with
-    a one-hot mask.  None where this does not apply (host arrays, out=,
+    part -- wins, as NumPy's loops) on the device, not the host: one pass
+    each where fns[4] is given (gpured/_kernels.py cx_extreme: a user
+    reduction keeping the element and its offset), else real passes: the
+    slices' NaN flags and first NaN, the real parts' extreme, the
+    imaginary parts' extreme among its ties, the first element holding
+    both; min/max read that element's parts back out with a one-hot
+    mask.  None where this does not apply (host arrays, out=,
     knobs, tuple axes, empty slices): the caller then asks NumPy."""
     if not isinstance(a, _Arr) or a.dtype not in _REAL or out is not None \
             or kw or a.size == 0 or not (
@@ -709,7 +715,13 @@ def lexi(fns, name, a, axis, out, keepdims, kw):
         return None
     x = a.reshape(-1) if axis is None else a
     ax = 0 if axis is None else normalize_axis_index(axis, a.ndim)
-    if name == "ptp":
+    one = fns[4] if len(fns) > 4 else None  # one pass (_kernels.cx_extreme)
+    if one is not None and name == "ptp":
+        hi, lo = one("max", x, ax), one("min", x, ax)
+        r = cx(real(hi) - real(lo), False)
+    elif one is not None:
+        r = one(name, x, ax)
+    elif name == "ptp":
         hi = _lexi_value(fns, x, ax, False)
         lo = _lexi_value(fns, x, ax, True)
         r = cx(real(hi) - real(lo), False)

@@ -9,6 +9,7 @@ cache keys on it).  The plan and the passes are the C core's
 (csrc/api_custom.c, plan_custom.c, custom.c).
 """
 import re
+import warnings
 
 import numpy as np
 
@@ -17,11 +18,17 @@ from . import _elementwise as _ew  # its bound empty()
 
 _CL = {"bool": "uchar", "int8": "char", "uint8": "uchar", "int16": "short",
        "uint16": "ushort", "int32": "int", "uint32": "uint", "int64": "long",
-       "uint64": "ulong", "float32": "float", "float64": "double"}
+       "uint64": "ulong", "float32": "float", "float64": "double",
+       "complex64": "float2", "complex128": "double2"}
+# complex elements: OpenCL vectors (.x real part, .y imaginary part), read
+# and written through the arrays' real views (the C core holds no complex
+# dtype); their real component's type
+_CX_PART = {"complex64": "float", "complex128": "double"}
 _C_NAMES = {"float": "float32", "double": "float64", "int": "int32",
             "uint": "uint32", "long": "int64", "ulong": "uint64",
             "short": "int16", "ushort": "uint16", "char": "int8",
-            "uchar": "uint8", "bool": "bool"}
+            "uchar": "uint8", "bool": "bool", "float2": "complex64",
+            "double2": "complex128"}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _RESERVED = {"a", "b", "gr_s", "gr_i", "gr_L", "gr_M", "outv", "outx", "at"}
 
@@ -243,8 +250,8 @@ class ReductionKernel:
             tmap[o.type] = np.dtype(out.dtype)
         for dt in tmap.values():
             if dt.name not in _CL:
-                raise TypeError("user kernels take bool, integer, float32 "
-                                "and float64 types (not %s)" % dt)
+                raise TypeError("user kernels take bool, integer, float "
+                                "and complex types (not %s)" % dt)
         ins = [p.dtype if p.dtype is not None else tmap[p.type]
                for p in self.in_params]
         rt = o.dtype if o.dtype is not None else tmap[o.type]
@@ -260,7 +267,8 @@ class ReductionKernel:
     # -------------------------------------------------------- source
     def _user(self, tmap, ins, rt, at, scal):
         """kernels/custom.cl's GR_USER_* defines for these types."""
-        fp64 = any(dt == np.float64 for dt in list(ins) + [rt, at]) or \
+        fp64 = any(dt in (np.float64, np.complex128)
+                   for dt in list(ins) + [rt, at]) or \
             "double" in self.preamble
         lines = []
         if fp64:
@@ -279,9 +287,21 @@ class ReductionKernel:
                 loads.append("const %s %s = gr_s%d;" % (cl, p.name, j))
                 vloads.append("const %s %s = gr_s%d;" % (cl, p.name, j))
                 continue
+            argn.append("gr_in%d, gr_o%d," % (j, j))
+            if dt.kind == "c":
+                # the real view's buffer and offset (in parts); the
+                # elements as vectors (complex arrays are aligned to them)
+                params.append("__global const %s *restrict gr_in%d, ulong "
+                              "gr_o%d," % (_CX_PART[dt.name], j, j))
+                at_ = "((__global const %s *)(gr_in%d + gr_o%d))" % (cl, j, j)
+                loads.append("const %s %s = %s[gr_i_];" % (cl, p.name, at_))
+                vloads.append("%s gr_l%d[GR_VW]; for (int gr_v_ = 0; gr_v_ < "
+                              "GR_VW; ++gr_v_) { gr_l%d[gr_v_] = %s[(gr_i_) "
+                              "+ gr_v_]; }" % (cl, j, j, at_))
+                lanes.append("const %s %s = gr_l%d[gr_l_];" % (cl, p.name, j))
+                continue
             params.append("__global const %s *restrict gr_in%d, ulong gr_o%d,"
                           % (cl, j, j))
-            argn.append("gr_in%d, gr_o%d," % (j, j))
             loads.append("const %s %s = gr_in%d[gr_o%d + (gr_i_)];"
                          % (cl, p.name, j, j))
             vloads.append("%s gr_l%d[GR_VW]; GR_CAT(vstore, GR_VW)(GR_VLOAD("
@@ -328,7 +348,8 @@ class ReductionKernel:
         user, fp64 = self._user(tmap, ins, rt, at, scal)
         a_size = at.itemsize
         x_size = a_size if self._state is not None else 0
-        in_size = max([dt.itemsize for dt, s in zip(ins, scal) if not s] or [4])
+        in_size = max([min(dt.itemsize, 8) for dt, s in zip(ins, scal)
+                       if not s] or [4])
         types = (_CL[at.name], _CL[rt.name], a_size, x_size,
                  int(at.kind == "f"), in_size, int(fp64), self._opts)
         hit = (user, types, ins, rt, scal)
@@ -358,12 +379,22 @@ class ReductionKernel:
         layout = (lay.M, lay.L) + lay.strides()
         return user, tuple(uargs), res, layout, types, lay, placed
 
+    @staticmethod
+    def _c(uargs, res):
+        """The C core's view of the arguments: complex Arrays as their
+        real views (the kernel reads vectors at the same bytes; a fresh
+        result's offset is 0 in either unit)."""
+        return (tuple(_cx.real(a) if _is_array(a) and a.dtype.kind == "c"
+                      else a for a in uargs),
+                _cx.real(res) if res.dtype.kind == "c" else res)
+
     def __call__(self, *args, axis=None, keepdims=False, out=None, **knobs):
         """Reduce the inputs (broadcast against each other) over ``axis``
         (None: all); a device Array if any input is one, else NumPy."""
         user, uargs, res, layout, types, lay, _ = self._prepare(
             args, axis, keepdims, out)
-        _core.custom_reduce(user, uargs, res, layout, types, self._knobs(knobs), 0)
+        _core.custom_reduce(user, *self._c(uargs, res), layout, types,
+                            self._knobs(knobs), 0)
         shape = lay.out_shape(keepdims)
         res = res.reshape(shape) if shape != res.shape else res
         if out is not None:
@@ -377,7 +408,7 @@ class ReductionKernel:
         """The plan a call would run (a dict; nothing runs)."""
         user, uargs, res, layout, types, _, _ = self._prepare(
             args, axis, False, None)
-        return _core.custom_reduce(user, uargs, res, layout, types,
+        return _core.custom_reduce(user, *self._c(uargs, res), layout, types,
                                    self._knobs(knobs), 1)
 
     def timeit(self, *args, axis=None, reps=10, **knobs):
@@ -389,8 +420,8 @@ class ReductionKernel:
             args, axis, False, None)
         times, plan = [], None
         for _ in range(max(1, int(reps)) + 1):
-            t, plan = _core.custom_reduce(user, uargs, res, layout, types,
-                                          self._knobs(knobs), 2)
+            t, plan = _core.custom_reduce(user, *self._c(uargs, res), layout,
+                                          types, self._knobs(knobs), 2)
             times.append(t / 1e9)
         times = times[1:]
         sec = sorted(times)[len(times) // 2]
@@ -476,13 +507,14 @@ class ScanKernel:
             raise TypeError("cannot resolve scan_type %s" % self.scan_type)
         for d in (it, rt, at):
             if d.name not in _CL:
-                raise TypeError("user kernels take bool, integer, float32 "
-                                "and float64 types (not %s)" % d)
+                raise TypeError("user kernels take bool, integer, float "
+                                "and complex types (not %s)" % d)
         return tmap, np.dtype(it), np.dtype(rt), np.dtype(at)
 
     def _head(self, tmap, it, rt, at):
         lines = []
-        if np.float64 in (it, rt, at) or "double" in self.preamble:
+        if any(d in (np.float64, np.complex128) for d in (it, rt, at)) or \
+                "double" in self.preamble:
             lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
         for k in sorted(tmap):
             lines.append("typedef %s %s;" % (_CL[tmap[k].name], k))
@@ -503,6 +535,16 @@ class ScanKernel:
             "(gr_pa); const gr_state gr_q_ = (gr_pb); { const GR_A a = "
             "gr_p_->v; const GR_A b = gr_q_.v; gr_p_->v = (GR_A)(%s); } } "
             "while (0)" % self.scan_expr]
+        # complex input / output: the C core plans for (and names) the real
+        # part's type; the kernel reads and writes whole vectors, one an
+        # element (no wider vector loads of them)
+        for macro, size, vw, d in (("GR_T", "GR_T_SIZE", "GR_MV", it),
+                                   ("GR_R", "GR_R_SIZE", "GR_MVR", rt)):
+            if d.kind == "c":
+                lines += ["#undef %s" % m for m in (macro, size, vw)]
+                lines += ["#define %s %s" % (macro, _CL[d.name]),
+                          "#define %s %d" % (size, d.itemsize),
+                          "#define %s 1" % vw]
         return "\n".join(lines) + "\n"
 
     def _prepare(self, x, axis):
@@ -521,14 +563,22 @@ class ScanKernel:
             if x.dtype != it:
                 x = x.astype(it)
             x = x.transpose(tuple(i for i in range(nd) if i != ax) + (ax,))
-            if not x.is_c_contiguous:
-                x = x.copy()
+            if not x.is_c_contiguous or (it.kind == "c" and x.offset):
+                x = x.copy()  # (complex: the C core's offset is in parts)
         L = x.shape[-1]
         M = int(np.prod(x.shape[:-1], dtype=np.int64))
         res = _ew._bound["empty"](x.shape, rt, device=x.device_index)
-        types = (it, rt, _CL[at.name], at.itemsize, 0, self._opts)
+        types = (_cx.real_dtype(it) if it.kind == "c" else it,
+                 _cx.real_dtype(rt) if rt.kind == "c" else rt,
+                 _CL[at.name], at.itemsize, 0, self._opts)
         return (self._user(tmap, it, rt, at), x, res, (M, L, L, 1), (L, 1),
                 types, ax)
+
+    @staticmethod
+    def _c(x, res):
+        """Complex Arrays as their real views (offset 0: _prepare's)."""
+        return tuple(_cx.real(a) if a.dtype.kind == "c" else a
+                     for a in (x, res))
 
     def __call__(self, x, axis=None, exclusive=False, out=None, **knobs):
         """The scan of x along axis (None: flattened); a device Array for a
@@ -536,7 +586,7 @@ class ScanKernel:
         host = not _is_array(x)
         user, xd, res, lay, ostr, types, ax = self._prepare(x, axis)
         if lay[0] * lay[1]:
-            _core.custom_scan(user, xd, res, lay, ostr, types,
+            _core.custom_scan(user, *self._c(xd, res), lay, ostr, types,
                               bool(exclusive), knobs or None, 0)
         nd = len(res.shape)
         back = list(range(nd - 1))
@@ -548,7 +598,7 @@ class ScanKernel:
 
     def explain(self, x, axis=None, exclusive=False, **knobs):
         user, xd, res, lay, ostr, types, _ = self._prepare(x, axis)
-        return _core.custom_scan(user, xd, res, lay, ostr, types,
+        return _core.custom_scan(user, *self._c(xd, res), lay, ostr, types,
                                  bool(exclusive), knobs or None, 1)
 
     def timeit(self, x, axis=None, exclusive=False, reps=10, **knobs):
@@ -557,8 +607,9 @@ class ScanKernel:
         user, xd, res, lay, ostr, types, _ = self._prepare(x, axis)
         times, plan = [], None
         for _ in range(max(1, int(reps)) + 1):
-            t, plan = _core.custom_scan(user, xd, res, lay, ostr, types,
-                                        bool(exclusive), knobs or None, 2)
+            t, plan = _core.custom_scan(user, *self._c(xd, res), lay, ostr,
+                                        types, bool(exclusive), knobs or None,
+                                        2)
             times.append(t / 1e9)
         times = times[1:]
         sec = sorted(times)[len(times) // 2]
@@ -716,9 +767,9 @@ def _to_out(res, out):
         if out.shape != res.shape:
             raise ValueError("out has shape %s, the result %s"
                              % (out.shape, res.shape))
-        _core.device_copy(res, out)
+        _cx.dcopy(res, out)
         return out
-    np.copyto(out, res.get(), casting="unsafe")
+    np.copyto(out, res.get() if _is_array(res) else res, casting="unsafe")
     return out
 
 
@@ -854,3 +905,288 @@ def logsumexp(a, axis=None, keepdims=False, out=None, **knobs):
     elif a.dtype != rt:
         a = a.astype(rt)
     return k(a, axis=axis, keepdims=keepdims, out=out, **knobs)
+
+
+# ------------------------------------------- complex products (issue 40)
+#
+# prod / nanprod / cumprod / nancumprod of complex64 / complex128 on the
+# device: user kernels whose elements are OpenCL vectors (.x real, .y
+# imaginary) and whose operator is NumPy's complex multiply, the plain
+# formula (re = ar br - ai bi, im = ar bi + ai br: NumPy's too).  nan*: an
+# element with a NaN part counts as 1+0j; where=: a masked-out one too.
+
+def _cmul(a, b, cl):
+    return ("(%s)(%s.x * %s.x - %s.y * %s.y, %s.x * %s.y + %s.y * %s.x)"
+            % (cl, a, b, a, b, a, b, a, b))
+
+
+def _cx_one(rt):
+    return "(%s)(1, 0)" % _CL[rt.name] if rt.kind == "c" else \
+        "(%s)1" % _CL[rt.name]
+
+
+def _cx_op(rt):
+    """The product of states a and b in the result's type (a real dtype=:
+    NumPy casts the elements, dropping the imaginary parts)."""
+    return _cmul("a", "b", _CL[rt.name]) if rt.kind == "c" else "a * b"
+
+
+def _cx_map(it, rt, nan, where):
+    """The map of element x (and mask w): converted to the result's type,
+    1 for a NaN element (nan) or a masked-out one (where)."""
+    cl = _CL[rt.name]
+    x = "x" if it == rt else "convert_%s(x)" % cl if rt.kind == "c" else \
+        "(%s)(x.x)" % cl
+    one = _cx_one(rt)
+    if nan:
+        x = "((isnan(x.x) || isnan(x.y)) ? %s : %s)" % (one, x)
+    if where:
+        x = "(w ? %s : %s)" % (x, one)
+    return x
+
+
+def _cx_types(name, a, dtype, out):
+    """(input dtype, result dtype), or None where NumPy's answer is not a
+    complex product (a real dtype= or out=: NumPy's casting rules)."""
+    it = np.dtype(_dtype(a))
+    rt = np.dtype(dtype) if dtype is not None else \
+        np.dtype(out.dtype) if out is not None else it
+    if rt.kind not in "cfiu" or rt.name not in _CL or \
+            (rt.kind != "c" and dtype is None):
+        return None  # (a real out= without dtype=: NumPy's casting rule)
+    if rt.kind != "c" and dtype is not None:
+        warnings.warn("Casting complex values to real discards the "
+                      "imaginary part", _cx._ComplexWarning, stacklevel=4)
+    return it, rt
+
+
+def _cx_host(name, a, kw, fn, **npkw):
+    """What runs no kernel: NumPy's own answer for host input; for a
+    device Array a TypeError (never a silent copy to the host)."""
+    if _is_array(a) or any(_is_array(v) for v in npkw.values()):
+        raise TypeError(
+            "gpured.%s of a complex device Array with %s: no device kernel "
+            "for this case; copy it to the host first (np.asarray(a)) to "
+            "get NumPy's answer" % (name, ", ".join(
+                "%s=%r" % (k, v) for k, v in sorted(npkw.items())
+                if v is not None)))
+    if kw:
+        raise _core.VariantUnavailable(
+            "gpured.%s of a complex array in this form runs on NumPy: the "
+            "knobs %s do not apply" % (name, sorted(kw)))
+    return fn(a, **npkw)
+
+
+def _to_dev(a, kw):
+    """A host input on device= (a knob of the reductions), else as given."""
+    dev = kw.pop("device", None)
+    if dev is not None and not _is_array(a):
+        return _core.to_device(np.asarray(a), None, dev)
+    return a
+
+
+def cx_prod(a, axis, dtype, out, keepdims, initial, where, nan, kw):
+    """prod / nanprod of complex a (gpured._reduce's complex branch)."""
+    name = "nanprod" if nan else "prod"
+    host = not _is_array(a)
+    ts = _cx_types(name, a, dtype, out)
+    if ts is None:
+        return _cx_host(name, a, kw, getattr(np, name), axis=axis,
+                        dtype=dtype, out=out, keepdims=keepdims,
+                        **({} if initial is np._NoValue else
+                           {"initial": initial}),
+                        **({} if where is True else {"where": where}))
+    it, rt = ts
+    masked = where is not True
+    k = _cx_reduction(it, rt, nan, masked)
+    kw = dict(kw)
+    a = _to_dev(a, kw)
+    if masked:
+        where = where if _is_array(where) else np.asarray(where, dtype=bool)
+        if where.dtype != np.bool_:
+            raise TypeError("Cannot cast array data from %r to dtype('bool') "
+                            "according to the rule 'safe'" % where.dtype)
+    args = (a, where) if masked else (a,)
+    res = k(*args, axis=axis, keepdims=keepdims, **kw)
+    if initial is not np._NoValue:
+        res = _cx_scale(res, rt.type(initial)) if rt.kind == "c" else \
+            res * rt.type(initial)
+    if host and _is_array(res):
+        res = res.get()
+        res = res[()] if res.ndim == 0 else res
+    if out is not None:
+        if not _is_array(res):
+            res = np.asarray(res)
+            if _is_array(out):
+                res = _core.to_device(res, None, out.device_index)
+        return _to_out(res, out)
+    return res
+
+
+def _cx_reduction(it, rt, nan, masked):
+    return _builtin(("cxprod", it.name, rt.name, nan, masked),
+                    lambda: ReductionKernel(
+                        "%s x%s" % (it.name, ", bool w" if masked else ""),
+                        "%s y" % rt.name, _cx_map(it, rt, nan, masked),
+                        _cx_op(rt), "y = a", _cx_one(rt),
+                        "gr_nanprod" if nan else "gr_prod"))
+
+
+def _cx_scan(it, rt, nan):
+    return _builtin(("cxcumprod", it.name, rt.name, nan),
+                    lambda: ScanKernel(
+                        "%s x" % it.name, "%s y" % rt.name,
+                        _cx_map(it, rt, nan, False), _cx_op(rt),
+                        _cx_one(rt), "gr_nancumprod" if nan else "gr_cumprod"))
+
+
+def _cx_scale(r, s):
+    """r * s (complex r, complex scalar s): NumPy's multiply on host
+    results, a one-element user reduction per element on the device."""
+    if not _is_array(r):
+        return (r * s).astype(r.dtype) if np.ndim(r) else r.dtype.type(r * s)
+    dt = np.dtype(r.dtype)
+    cl = _CL[dt.name]
+    k = _builtin(("cxscale", dt.name), lambda: ReductionKernel(
+        "%s x, %s s" % (dt.name, dt.name), "%s y" % dt.name,
+        _cmul("x", "s", cl), _cmul("a", "b", cl), "y = a", "(%s)(1, 0)" % cl,
+        "gr_cscale"))
+    shape = r.shape
+    flat = r.reshape((r.size, 1)) if r.is_c_contiguous else \
+        r.copy().reshape((r.size, 1))
+    return k(flat, s, axis=1).reshape(shape)
+
+
+def cx_cumprod(a, axis, dtype, out, exclusive, nan, kw):
+    """cumprod / nancumprod of complex a (gpured._scan's complex branch)."""
+    name = "nancumprod" if nan else "cumprod"
+    ts = _cx_types(name, a, dtype, out)
+    if ts is None:
+        if exclusive:
+            raise TypeError("gpured.%s(exclusive=True) of a complex array "
+                            "into a real dtype: NumPy has no exclusive "
+                            "scans to fall back on" % name)
+        return _cx_host(name, a, kw, getattr(np, name), axis=axis,
+                        dtype=dtype, out=out)
+    it, rt = ts
+    k = _cx_scan(it, rt, nan)
+    kw = dict(kw)
+    host = not _is_array(a)
+    a = _to_dev(a, kw)
+    res = k(a, axis=axis, exclusive=exclusive, **kw)
+    if host and _is_array(res):
+        res = res.get()
+    if out is not None:
+        if not _is_array(res) and _is_array(out):
+            res = _core.to_device(np.asarray(res), None, out.device_index)
+        return _to_out(res, out)
+    return res
+
+
+_CX_OPS = ("prod", "nanprod", "cumprod", "nancumprod")
+
+
+def cx_plan(mode, op, a, axis, dtype, kw, reps=10):
+    """gpured.explain / timeit of a complex product (op in _CX_OPS): the
+    built-in user kernel's explain() / timeit(), "complex" naming it."""
+    ts = _cx_types(op, a, dtype, None)
+    if ts is None:
+        raise _core.VariantUnavailable(
+            "%s of a complex array into %s runs on NumPy (no kernel to "
+            "explain or time)" % (op, np.dtype(dtype)))
+    it, rt = ts
+    nan = op.startswith("nan")
+    kw = dict(kw)
+    a = _to_dev(a, kw)
+    if op.endswith("cumprod"):
+        k = _cx_scan(it, rt, nan)
+        ex = kw.pop("exclusive", False)
+        r = k.explain(a, axis, ex, **kw) if mode == "explain" else \
+            k.timeit(a, axis, ex, reps=reps, **kw)
+    else:
+        k = _cx_reduction(it, rt, nan, False)
+        r = k.explain(a, axis=axis, **kw) if mode == "explain" else \
+            k.timeit(a, axis=axis, reps=reps, **kw)
+    r = dict(r)
+    r["complex"] = "%s as OpenCL %s, NumPy's complex multiply (a user " \
+        "kernel)" % (it, _CL[it.name])
+    return r
+
+
+# ------------------------------------- complex extremes, one pass each
+#
+# min / max / argmin / argmax of complex device Arrays in NumPy's order
+# (real part, then imaginary; a NaN in either part beats everything; ties
+# and NaNs: the first) as one user reduction: the state is the element
+# and its offset (the second part's bits: as_float2 of a ulong), the merge
+# keeps the better one, the lower offset on a tie -- commutative, so every
+# variant of the ladder may run it.  arg*: the offset back to the index
+# along the axis (rows: offset % L; columns: offset / M).
+
+def _cx_ext_state(dt, name, cols):
+    cl = _CL[dt.name]
+    if dt == np.complex64:
+        idx, mk = "as_ulong(%s)", "as_float2((ulong)(%s))"
+    else:
+        idx, mk = "as_ulong2(%s).x", "as_double2((ulong2)((ulong)(%s), 0))"
+    cmp = "<" if name.endswith("min") else ">"
+    big = "INFINITY" if cmp == "<" else "-INFINITY"
+    if name.startswith("arg"):
+        post = "{ z = (long)(%s %s); }" % (idx % "gr_s.x",
+                                           "/ gr_M" if cols else "% gr_L")
+    else:
+        post = "{ z = gr_s.v; }"
+    return [
+        "#define GR_USER_X 1",
+        "#define GR_USER_IDENT ((%s)(%s, %s))" % (cl, big, big),
+        "#define GR_USER_IDENT_X (%s)" % (mk % "ULONG_MAX"),
+        "#define GR_USER_ELEM_X (%s)" % (mk % "gr_e_"),
+        "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *p_ = (gr_pa); "
+        "const gr_state q_ = (gr_pb); "
+        "const int na_ = isnan(p_->v.x) || isnan(p_->v.y); "
+        "const int nb_ = isnan(q_.v.x) || isnan(q_.v.y); "
+        "const ulong ia_ = %s, ib_ = %s; "
+        "const int eq_ = q_.v.x == p_->v.x && q_.v.y == p_->v.y; "
+        "const int gt_ = q_.v.x %s p_->v.x || (q_.v.x == p_->v.x && "
+        "q_.v.y %s p_->v.y); "
+        "if ((na_ || nb_) ? (nb_ && (!na_ || ib_ < ia_)) : "
+        "(gt_ || (eq_ && ib_ < ia_))) { *p_ = q_; } } while (0)"
+        % (idx % "p_->x", idx % "q_.x", cmp, cmp),
+        "#define GR_USER_POST " + post]
+
+
+def _cx_ext_kernel(name, x, ax):
+    dt = np.dtype(x.dtype)
+    cols = bool(_Layout(x.shape, ax).cols)
+    arg = name.startswith("arg")
+    return _builtin(("cxext", dt.name, name, cols and arg),
+                    lambda: ReductionKernel(
+                        "%s x" % dt.name,
+                        "%s z" % ("int64" if arg else dt.name), "x", "a", "",
+                        "0", "gr_cx" + name, reduce_type=dt.name,
+                        _state=_cx_ext_state(dt, name, cols)))
+
+
+def cx_extreme(name, x, ax):
+    """name in min / max / argmin / argmax of the complex device Array x
+    along the int axis ax (keepdims): one pass (see above)."""
+    return _cx_ext_kernel(name, x, ax)(x, axis=ax, keepdims=True)
+
+
+_CX_EXT = ("min", "max", "argmin", "argmax")
+
+
+def cx_ext_explain(op, a, axis, kw):
+    """gpured.explain of a complex device Array's min / max / argmin /
+    argmax (no knobs): the one-pass kernel's plan; None otherwise (the
+    caller's NumPy answer)."""
+    if op not in _CX_EXT or not _is_array(a) or kw or a.size == 0 or not (
+            axis is None or isinstance(axis, (int, np.integer))):
+        return None
+    x = a.reshape(-1) if axis is None else a
+    ax = 0 if axis is None else _axes(axis, a.ndim)[0]
+    r = dict(_cx_ext_kernel(op, x, ax).explain(x, axis=ax))
+    r["complex"] = "%s as OpenCL %s, NumPy's lexicographic order in one " \
+        "pass (the element and its offset as the state)" % (
+            a.dtype, _CL[np.dtype(a.dtype).name])
+    return r

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from . import _complex as _cx, _core, _split
+from . import _complex as _cx, _core, _kernels, _split
 from . import _elementwise as _ew
 
 _NoValue = np._NoValue
@@ -104,9 +104,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
          where=True, **kw):
     """Product of array elements over the given axes, as :func:`numpy.prod`."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("prod", a, dict(
-            axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-            initial=initial, where=where), kw, _beside)
+        return _kernels.cx_prod(_cx.arr(a), axis, dtype, out, keepdims,
+                                initial, where, False, kw)
     return _where_reduce("prod", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -131,9 +130,8 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False,
     """Product treating NaNs as one, as :func:`numpy.nanprod` (the NaN test
     fused into the loads, as :func:`nansum`)."""
     if _cx.is_cx(a):
-        return _cx.numpy_call("nanprod", a, dict(
-            axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-            initial=initial, where=where), kw, _beside)
+        return _kernels.cx_prod(_cx.arr(a), axis, dtype, out, keepdims,
+                                initial, where, True, kw)
     return _where_reduce("nanprod", a, axis, dtype, out, keepdims, initial,
                          kw, _mask(a, where))
 
@@ -167,8 +165,9 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
 
 
 def _lexi_fns():
-    """The real functions _complex.lexi runs on (this module's)."""
-    return (min, max, any, argmax)
+    """The functions _complex.lexi runs on: this module's real ones and
+    the one-pass complex extreme (gpured/_kernels.py)."""
+    return (min, max, any, argmax, _kernels.cx_extreme)
 
 
 def _beside(a, host):
@@ -744,8 +743,12 @@ def variants(op="sum", dtype="float32", device=None):
     Asking for a variant not listed raises :class:`gpured.VariantUnavailable`
     with the reason.  complex64/complex128: the real dtype's variants for
     the functions that run on the real view (sum, mean, cumsum, var, ...),
-    none for those NumPy computes (prod, min, max, argmin, ...)."""
+    the user kernels' for the products (prod, cumprod and nan forms), none
+    for those that have no single kernel (min, max, argmin, ...)."""
     if _cx.dtype_kind(dtype) == "c":
+        if op in _kernels._CX_OPS:
+            return (_kernels.ScanKernel if "cum" in op else
+                    _kernels.ReductionKernel).variants()
         dtype = _cx.real_dtype(dtype)
         if op not in _cx.VIEW_OPS:
             return []
@@ -801,6 +804,12 @@ def explain(op, a, axis=None, dtype=None, **kw):
             raise TypeError("explain(%r, operands): an elementwise operation "
                             "takes no axis or dtype" % op)
         return _ew.explain(op, a, **kw)
+    if op in _kernels._CX_OPS and _cx.is_cx(a):
+        return _kernels.cx_plan("explain", op, a, axis, dtype, kw)
+    if op in _kernels._CX_EXT and _cx.is_cx(a):
+        r = _kernels.cx_ext_explain(op, a, axis, kw)
+        if r is not None:
+            return r
     if op not in ("sum_by_key", "reduce_by_key", "scan_by_key") and \
             _cx.is_cx(a):
         return _cx.explain(explain, op, a, axis, dtype, kw)
@@ -851,6 +860,8 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     if _user_kernel(op, dtype):
         return op.timeit(*(a if isinstance(a, tuple) else (a,)), axis=axis,
                          reps=reps, **kw)
+    if op in _kernels._CX_OPS and _cx.is_cx(a):
+        return _kernels.cx_plan("timeit", op, a, axis, dtype, kw, reps)
     if _cx.is_cx(a):
         return _cx.timeit(timeit, op, a, axis, dtype, reps, kw)
     if op in _SCANS:

@@ -42,7 +42,7 @@ Accuracy of floating-point scans (what the tests check):
 """
 import numpy as np
 
-from . import _complex as _cx, _core
+from . import _complex as _cx, _core, _kernels
 
 _scan = _core.scan
 
@@ -94,7 +94,8 @@ def cumprod(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative product along an axis, as :func:`numpy.cumprod`
     (exclusive scans start from 1)."""
     if _cx.is_cx(a):
-        return _cx_numpy("cumprod", a, axis, dtype, out, exclusive, kw)
+        return _kernels.cx_cumprod(_cx.arr(a), axis, dtype, out, exclusive,
+                                   False, kw)
     return _scan("cumprod", a, axis, dtype, out, exclusive, kw)
 
 
@@ -112,7 +113,8 @@ def nancumprod(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative product treating NaNs as one, as
     :func:`numpy.nancumprod`.  Knobs as :func:`cumprod`."""
     if _cx.is_cx(a):
-        return _cx_numpy("nancumprod", a, axis, dtype, out, exclusive, kw)
+        return _kernels.cx_cumprod(_cx.arr(a), axis, dtype, out, exclusive,
+                                   True, kw)
     return _scan("nancumprod", a, axis, dtype, out, exclusive, kw)
 
 

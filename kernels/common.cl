@@ -466,6 +466,10 @@ inline GR_R gr_finish(gr_state s)
     return (GR_R)((isinf(s.v) || s.x == 0) ? s.v : s.v + s.x);
 #elif GR_CVT == GR_CVT_WRAP
     return GR_AS(GR_R, s.v);
+#elif GR_OP == GR_OP_USER && defined(GR_USER_POST)
+    /* kernels/custom.cl writes results through the user's post-map (a
+     * state and result of unrelated types: a complex arg-extreme's) */
+    return (GR_R)0;
 #else
     return (GR_R)s.v;
 #endif
@@ -617,6 +621,28 @@ inline ulong gr_shfl_up1_u64(ulong v)
     w.y = gr_shfl_up1_u32(w.y);
     return as_ulong(w);
 }
+/* 16-byte states (a user operator's double2: complex128) as two words */
+inline ulong2 gr_shfl_down_u128(ulong2 v, uint d)
+{
+    v.x = gr_shfl_down_u64(v.x, d);
+    v.y = gr_shfl_down_u64(v.y, d);
+    return v;
+}
+inline ulong2 gr_shfl_up_u128(ulong2 v, uint d)
+{
+    v.x = gr_shfl_up_u64(v.x, d);
+    v.y = gr_shfl_up_u64(v.y, d);
+    return v;
+}
+inline ulong2 gr_shfl_up1_u128(ulong2 v)
+{
+    v.x = gr_shfl_up1_u64(v.x);
+    v.y = gr_shfl_up1_u64(v.y);
+    return v;
+}
+#define GR_SHFL_DOWN_16(T, v, d) GR_AS(T, gr_shfl_down_u128(as_ulong2(v), d))
+#define GR_SHFL_UP_16(T, v, d) GR_AS(T, gr_shfl_up_u128(as_ulong2(v), d))
+#define GR_SHFL_UP1_16(T, v) GR_AS(T, gr_shfl_up1_u128(as_ulong2(v)))
 #define GR_SHFL_DOWN_1(T, v, d) GR_AS(T, (uchar)gr_shfl_down_u32((uint)as_uchar(v), d))
 #define GR_SHFL_DOWN_2(T, v, d) GR_AS(T, (ushort)gr_shfl_down_u32((uint)as_ushort(v), d))
 #define GR_SHFL_DOWN_4(T, v, d) GR_AS(T, gr_shfl_down_u32(as_uint(v), d))
@@ -1031,7 +1057,20 @@ inline void gr_window(uint f, uint *first_x, uint *first_p)
 
 inline void gr_status_to_words(gr_state s, uint *w)
 {
-#if GR_A_SIZE == 8
+#if GR_A_SIZE == 16 /* a user operator's double2 (complex128) */
+    const uint4 b = as_uint4(s.v);
+    w[0] = b.x;
+    w[1] = b.y;
+    w[2] = b.z;
+    w[3] = b.w;
+#if GR_HAS_X
+    const uint4 c = as_uint4(s.x);
+    w[4] = c.x;
+    w[5] = c.y;
+    w[6] = c.z;
+    w[7] = c.w;
+#endif
+#elif GR_A_SIZE == 8
     ulong b = as_ulong(s.v);
     w[0] = (uint)b;
     w[1] = (uint)(b >> 32);
@@ -1062,7 +1101,12 @@ inline gr_state gr_status_from_words(const uint *w)
 {
     gr_state s;
     s.x = 0;
-#if GR_A_SIZE == 8
+#if GR_A_SIZE == 16
+    s.v = GR_AS(GR_A, (uint4)(w[0], w[1], w[2], w[3]));
+#if GR_HAS_X
+    s.x = GR_AS(GR_X, (uint4)(w[4], w[5], w[6], w[7]));
+#endif
+#elif GR_A_SIZE == 8
     s.v = GR_AS(GR_A, (ulong)w[0] | ((ulong)w[1] << 32));
 #if GR_HAS_X
     s.x = GR_AS(GR_X, (ulong)w[2] | ((ulong)w[3] << 32));

@@ -18,7 +18,9 @@
  *   GR_USER_VLOADS(i)  vector loads of GR_VW elements from i into lane
  *                      arrays; GR_USER_LANE(l) declares lane l by name
  *   GR_USER_MAP        the map expression (an element's value)
- *   GR_USER_ELEM_X     an element's auxiliary state part (GR_USER_X 1)
+ *   GR_USER_ELEM_X     an element's auxiliary state part (GR_USER_X 1);
+ *                      it may read gr_e_, the element's offset (the
+ *                      index that _kernels.py's complex extremes keep)
  *   GR_USER_MERGE(a,b) merge state b into *a (common.cl's gr_merge)
  *   GR_USER_POST       the post-map statement: a state gr_s in, the
  *                      output parameter (GR_USER_OUT) written
@@ -72,6 +74,7 @@ inline gr_state gr_part_elem(__global const GR_A *restrict pv,
 inline gr_state gr_user_elem(GR_USER_PARAMS ulong gr_i)
 {
     GR_USER_LOADS(gr_i)
+    const ulong gr_e_ = gr_i;
     gr_state gr_s;
     gr_s.v = (GR_A)(GR_USER_MAP);
     gr_s.x = (GR_X)(GR_USER_ELEM_X);
@@ -89,6 +92,7 @@ inline void gr_user_fold_v(gr_state *gr_acc, GR_USER_PARAMS ulong gr_i)
 #pragma unroll
     for (int gr_lane = 0; gr_lane < GR_VW; ++gr_lane) {
         GR_USER_LANE(gr_lane)
+        const ulong gr_e_ = gr_i + (ulong)gr_lane;
         gr_state gr_s;
         gr_s.v = (GR_A)(GR_USER_MAP);
         gr_s.x = (GR_X)(GR_USER_ELEM_X);

@@ -132,6 +132,48 @@ LSE_MERGE = ("do { gr_state *p_ = (gr_pa); const gr_state q_ = (gr_pb); "
              "p_->x = f_ ? p_->x + q_.x * e_ : p_->x * e_ + q_.x; "
              "p_->v = GR_ISNAN(m1_) ? m1_ : hi_; } while (0)")
 
+CMUL = ("do { gr_state *gr_p_ = (gr_pa); const gr_state gr_q_ = (gr_pb); "
+        "{ const GR_A a = gr_p_->v; const GR_A b = gr_q_.v; gr_p_->v = "
+        "(GR_A)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); } } while (0)")
+
+
+def cx_custom_defs():
+    """A complex128 product's reduction (gpured/_kernels.py cx_prod): a
+    double2 state through the sub-group combine's 16-byte shuffles."""
+    d = custom_defs("double", 0, merge=CMUL)
+    for old, new in (("#define GR_A double\n", "#define GR_A double2\n"),
+                     ("#define GR_R float\n", "#define GR_R double2\n"),
+                     ("#define GR_A_SIZE 8\n", "#define GR_A_SIZE 16\n"),
+                     ("#define GR_X_SIZE 8\n", "#define GR_X_SIZE 16\n"),
+                     ("#define GR_USER_MAP (x)", "#define GR_USER_MAP ((GR_A)(x, 0))"),
+                     ("#define GR_USER_IDENT (0)", "#define GR_USER_IDENT ((GR_A)(1, 0))")):
+        assert old in d, old
+        d = d.replace(old, new)
+    return d
+
+
+def cx_scan_defs(lookback):
+    """A complex128 cumprod (gpured/_kernels.py cx_cumprod, ScanKernel's
+    text): double2 elements and states, the warp's shuffles and the
+    look-back's 16-byte status words."""
+    d = scan_defs("float64", "add", 4, lookback, 8)
+    for old, new in (("#define GR_OP 0\n", "#define GR_OP 8\n"),
+                     ("#define GR_A double\n", "#define GR_A double2\n"),
+                     ("#define GR_A_SIZE 8\n", "#define GR_A_SIZE 16\n"),
+                     ("#define GR_X_SIZE 8\n", "#define GR_X_SIZE 16\n")):
+        assert old in d, old
+        d = d.replace(old, new)
+    d = d.replace("#define GR_CVT 0\n", "#define GR_CVT 6\n")
+    return d + (
+        "inline double2 gr_user_map1(double2 x) { return (double2)(x); }\n"
+        "#define GR_USER_X 0\n#define GR_USER_IDENT ((double2)(1, 0))\n"
+        "#define GR_USER_IDENT_X 0\n#define GR_USER_MERGE(gr_pa, gr_pb) %s\n"
+        "#undef GR_T\n#undef GR_T_SIZE\n#undef GR_MV\n#define GR_T double2\n"
+        "#define GR_T_SIZE 16\n#define GR_MV 1\n#undef GR_R\n#undef GR_R_SIZE\n"
+        "#undef GR_MVR\n#define GR_R double2\n#define GR_R_SIZE 16\n"
+        "#define GR_MVR 1\n" % CMUL)
+
+
 # name -> (family, defines): the NVIDIA-only paths of every family.
 CONFIGS = {
     "reduce-subgroup-argmax-bool": ("reduce", reduce_defs("bool", "argmax", 4, vw=16)),
@@ -151,6 +193,9 @@ CONFIGS = {
     "custom-unroll-last-logsumexp-f32": ("custom", custom_defs(
         "float", 1, vw=1, combine=3, elem_x="1", merge=LSE_MERGE,
         post="y = (GR_R)(gr_s.v + log(gr_s.x))")),
+    "custom-subgroup-cprod-c128": ("custom", cx_custom_defs()),
+    "scan-subgroup-cumprod-c128": ("scan", cx_scan_defs(0)),
+    "scan-lookback-cumprod-c128": ("scan", cx_scan_defs(1)),
     "bykey-atomics-sum-f32": ("bykey", bykey_defs("float32", "add")),
     "bykey-atomics-sum-f64-long": ("bykey", bykey_defs("float64", "add", key="long", ksize=8)),
     "bykey-lookback-sum-f32": ("bykey", bykey_defs("float32", "add", lookback=1, items=8, atomics=0)),

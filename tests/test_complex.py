@@ -226,10 +226,10 @@ def test_cumsum(func, dtype):
     dd = gpured.to_device(a)
     close(gpured.cumulative_sum(dd, include_initial=True).get(),
           np.concatenate([[0], np.cumsum(a)]).astype(dtype), dtype)
-    with np.errstate(over="ignore", invalid="ignore"):  # NumPy's products
-        np.testing.assert_array_equal(
-            gpured.cumulative_prod(dd, include_initial=True).get(),
-            np.concatenate([[1], np.cumprod(a)]).astype(dtype))
+    u = unit_data(dtype, (50,))  # (the products on the device: no overflow)
+    prod_close(gpured.cumulative_prod(gpured.to_device(u),
+                                      include_initial=True),
+               np.concatenate([[1], np.cumprod(u)]).astype(dtype), dtype)
     assert "gpured.Array" in repr(dd) and str(dtype.__name__) in repr(dd)
     ex = gpured.cumsum(a, exclusive=True)
     close(ex, np.concatenate([[0], np.cumsum(a)[:-1]]).astype(dtype), dtype)
@@ -264,10 +264,10 @@ def lexi_data(dtype):
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("func", ["prod", "nanprod", "min", "max", "nanmin",
-                                  "nanmax", "argmin", "argmax", "nanargmin",
-                                  "nanargmax", "ptp", "cumprod", "nancumprod",
-                                  "all", "any", "count_nonzero"])
+@pytest.mark.parametrize("func", ["min", "max", "nanmin", "nanmax",
+                                  "argmin", "argmax", "nanargmin",
+                                  "nanargmax", "ptp", "all", "any",
+                                  "count_nonzero"])
 def test_numpy_family(func, dtype):
     """NumPy's own computation (no complex kernels): equal to NumPy, host
     and device, and knobs name why they do not apply."""
@@ -330,8 +330,13 @@ def test_explain_complex():
     assert "variant" in e and "why" in e
     e = gpured.explain("var", a.reshape(10, 100), 1)
     assert "var(re) + var(im)" in e["complex"]
-    e = gpured.explain("prod", a)
+    e = gpured.explain("max", a)
     assert e["variant"] == "numpy" and "no complex kernel" in e["why"]
+    for op in ("prod", "nancumprod"):
+        e = gpured.explain(op, a)
+        assert "float2" in e["complex"] and e["variant"] != "numpy"
+    e = gpured.explain("argmax", gpured.to_device(a.reshape(10, 100)), 1)
+    assert "one pass" in e["complex"] and e["variant"] != "numpy"
     e = gpured.explain("reduceat", a, 0, indices=[0, 5])
     assert e["complex"].startswith("complex64")
 
@@ -401,7 +406,9 @@ def test_variants_complex():
     NumPy family; a listed variant runs on complex input."""
     v = gpured.variants("sum", "complex64")
     assert v == gpured.variants("sum", "float32")
-    assert gpured.variants("prod", "complex128") == []
+    assert gpured.variants("max", "complex128") == []
+    assert gpured.variants("prod", "complex128") == \
+        gpured.ReductionKernel.variants()
     a = data(np.complex64, (300,))
     for name in v[1:3]:
         close(gpured.sum(a, variant=name), np.sum(a), np.complex64, 300)
@@ -415,14 +422,16 @@ def test_timeit_complex():
     t = gpured.timeit("cumsum", a, 1, reps=2)
     close(t["result"], np.cumsum(a, axis=1), np.complex128, 640)
     with pytest.raises(gpured.VariantUnavailable, match="NumPy"):
-        gpured.timeit("prod", a)
+        gpured.timeit("max", a)
+    assert "float2" in gpured.explain("prod", a.astype(np.complex64))[
+        "complex"]  # (timeit: the same route, kernel.timeit)
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
 def test_lexi_device(dtype):
-    """argmin/argmax/min/max/ptp of device Arrays by real passes on the
-    device (_complex.lexi): NumPy's lexicographic order, first NaN (in
-    either part) wins, ties in the real part decided by the imaginary, the
+    """argmin/argmax/min/max/ptp of device Arrays in one device pass each
+    (_complex.lexi with _kernels.cx_extreme): NumPy's lexicographic
+    order, first NaN (in either part) wins, ties in the real part decided by the imaginary, the
     first of equal elements, signed zeros and infinities kept, bit for
     bit against NumPy."""
     rng = np.random.default_rng(7)
@@ -487,3 +496,119 @@ def test_lexi_device(dtype):
     x0[:, 0] = complex(np.nan, 0)
     with pytest.raises(ValueError, match="All-NaN"):
         gpured.nanargmin(gpured.to_device(x0), axis=0)
+
+
+# ------------------------------------ products on the device (issue 40)
+
+def unit_data(dtype, shape, seed=1, nan_frac=0.0):
+    """Values near unit modulus (long products neither overflow nor
+    vanish), NaN in either part where nan_frac."""
+    rng = np.random.default_rng(seed)
+    a = (np.exp(1j * rng.uniform(-np.pi, np.pi, shape)) *
+         rng.uniform(0.9, 1.1, shape)).astype(dtype)
+    if nan_frac:
+        m = rng.random(shape) < nan_frac
+        re = rng.random(shape) < 0.5
+        a[m & re] = a[m & re].imag * 1j + np.nan
+        a[m & ~re] = a[m & ~re].real + 1j * np.nan
+    return a
+
+
+def prod_close(got, want, dtype):
+    """The products' rounding order differs from NumPy's: a relative
+    tolerance (NaN placement exact)."""
+    got, want = np.asarray(host(got)), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    rtol = 2e-4 if np.dtype(dtype) == np.complex64 else 1e-11
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_prod_device(dtype):
+    """prod / nanprod run as device kernels: NumPy's values (relative
+    tolerance), dtypes and shapes; a device Array in, a device Array out."""
+    # (each geometry is a program build or two: few of them, the second
+    # dtype fewer still)
+    cases = [((1021,), None), ((3, 0), 1)]
+    if dtype == np.complex64:
+        cases += [((5, 7, 3), (0, 2)), ((40, 33), 1)]
+    for shape, axis in cases:
+        a = unit_data(dtype, shape, nan_frac=0.1)
+        for func in ("prod", "nanprod")[:1 + (shape == (1021,))]:
+            for keepdims in (False, True)[:1 + (len(shape) == 3)]:
+                want = getattr(np, func)(a, axis=axis, keepdims=keepdims)
+                for where, x in both(a):
+                    got = getattr(gpured, func)(x, axis=axis,
+                                                keepdims=keepdims)
+                    assert isinstance(got, gpured.Array) == (where == "device")
+                    prod_close(got, want, dtype)
+
+
+def test_prod_options():
+    """dtype=, out=, where=, initial= as NumPy's (one dtype: the kernels
+    are the ones test_prod_device runs); a real dtype= casts as NumPy's
+    (the real parts, a ComplexWarning); what has no kernel (bool) is
+    NumPy's answer on the host and a TypeError naming np.asarray for a
+    device Array (never a silent copy)."""
+    dtype = np.complex64
+    a = unit_data(dtype, (6, 50), nan_frac=0.05)
+    d = gpured.to_device(a)
+    w = np.random.default_rng(3).random((6, 50)) < 0.7
+    with np.errstate(invalid="ignore"):
+        prod_close(gpured.prod(d, axis=1, dtype=np.complex128),
+                   np.prod(a, axis=1, dtype=np.complex128), np.complex128)
+        prod_close(gpured.nanprod(d, axis=0, where=w),
+                   np.nanprod(a, axis=0, where=w), dtype)
+        prod_close(gpured.nanprod(a, where=gpured.to_device(w)),
+                   np.nanprod(a, where=w), dtype)
+        prod_close(gpured.nanprod(d, axis=1, initial=2 - 1j),
+                   np.nanprod(a, axis=1, initial=2 - 1j), dtype)
+        prod_close(gpured.nanprod(a, initial=0.5j),
+                   np.nanprod(a, initial=0.5j), dtype)
+        o = gpured.empty((6,), dtype)
+        assert gpured.nanprod(d, axis=1, out=o) is o
+        prod_close(o, np.nanprod(a, axis=1), dtype)
+        oh = np.empty((6, 1), dtype)
+        assert gpured.nanprod(d, axis=1, keepdims=True, out=oh) is oh
+        prod_close(oh, np.nanprod(a, axis=1, keepdims=True), dtype)
+    b = unit_data(dtype, (6, 50))
+    with pytest.warns(np.exceptions.ComplexWarning):
+        got = gpured.prod(gpured.to_device(b), axis=1, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        want = np.prod(b, axis=1, dtype=np.float64)
+        np.testing.assert_allclose(got.get(), want, rtol=1e-12)
+        assert got.dtype == want.dtype
+        with pytest.raises(TypeError, match="np.asarray"):
+            gpured.prod(d, dtype=bool)
+        np.testing.assert_array_equal(gpured.prod(a, dtype=bool),
+                                      np.prod(a, dtype=bool))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_cumprod_device(dtype):
+    """cumprod / nancumprod through the user scan: NumPy's values, host
+    and device, axes, NaNs, empty, out=, dtype=, exclusive."""
+    for shape, axis in [((1500,), None), ((5, 7, 3), 0), ((3, 0), 1)][
+            :3 - 2 * (dtype != np.complex64)]:
+        a = unit_data(dtype, shape, nan_frac=0.05)
+        for func in ("cumprod", "nancumprod")[:1 + (shape == (1500,))]:
+            want = getattr(np, func)(a, axis=axis)
+            for where, x in both(a):
+                got = getattr(gpured, func)(x, axis=axis)
+                assert isinstance(got, gpured.Array) == (where == "device")
+                prod_close(got, want, dtype)
+    a = unit_data(dtype, (4, 300))
+    d = gpured.to_device(a)
+    if dtype == np.complex64:
+        prod_close(gpured.cumprod(d, axis=1, dtype=np.complex128),
+                   np.cumprod(a, axis=1, dtype=np.complex128), np.complex128)
+    o = gpured.empty((4, 300), dtype)
+    assert gpured.cumprod(d, axis=0, out=o) is o
+    prod_close(o, np.cumprod(a, axis=0), dtype)
+    ex = np.concatenate([np.ones((4, 1), dtype), np.cumprod(a, axis=1)[:, :-1]],
+                        axis=1)
+    prod_close(gpured.cumprod(d, axis=1, exclusive=True), ex, dtype)
+    with pytest.raises(TypeError, match="np.asarray"):
+        gpured.cumprod(d, dtype=bool)

@@ -485,3 +485,72 @@ def test_options_build_and_cache_key():
                                    options=bad)
         with pytest.raises(err):
             gpured.ScanKernel("T x", "T y", "x", "a + b", "0", options=bad)
+
+
+# ------------------------------------------------------ complex types
+
+CXT = [np.complex64] + ([np.complex128] if HAS_FP64 else [])
+
+
+def _cdata(shape, dt):
+    return (RNG.uniform(-1, 1, shape) + 1j * RNG.uniform(-1, 1, shape)) \
+        .astype(dt)
+
+
+@pytest.mark.parametrize("dt", CXT, ids=lambda d: np.dtype(d).name)
+def test_complex_types(dt):
+    """complex64 / complex128 parameters are OpenCL float2 / double2 (.x
+    the real part, .y the imaginary): a vector identity, vector
+    arithmetic (+ is complex addition; * is componentwise), complex
+    inputs, outputs, scalars and reduce types, host and device, the
+    vector variant and a column layout."""
+    tol = 2e-5 if dt == np.complex64 else 1e-12
+    csum = gpured.ReductionKernel("T x", "T y", "x", "a + b", "y = a",
+                                  "(T)(0, 0)", "csum")
+    cprod = gpured.ReductionKernel(
+        "T x", "T y", "x", "(T)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)",
+        "y = a", "(T)(1, 0)", "cprod")
+    x = _cdata((9, 300), dt)
+    d = gpured.to_device(x)
+    u = np.exp(1j * RNG.uniform(-3, 3, 500)).astype(dt)
+    got = cprod(u)
+    assert got.dtype == dt and np.ndim(got) == 0
+    np.testing.assert_allclose(got, np.prod(u), rtol=tol * 50)
+    if dt != np.complex64:
+        return  # (the rest: the same text, one dtype: fewer builds)
+    for arg in (x, d):
+        r = csum(arg, axis=1)
+        assert isinstance(r, gpured.Array) == (arg is d)
+        np.testing.assert_allclose(np.asarray(r.get() if arg is d else r),
+                                   x.sum(axis=1), rtol=tol, atol=tol * 300)
+    np.testing.assert_allclose(csum(x, axis=0), x.sum(axis=0), rtol=tol,
+                               atol=tol * 10)  # columns: the items kernel
+    np.testing.assert_allclose(csum(x, axis=1, variant="vector", vw=2, ilp=2),
+                               x.sum(axis=1), rtol=tol, atol=tol * 300)
+    assert csum(np.zeros((2, 0), dt), axis=1).tolist() == [0, 0]
+    # complex in, real out; a complex scalar parameter
+    norm2 = gpured.ReductionKernel("T x", "float32 y",
+                                   "x.x * x.x + x.y * x.y", "a + b", "y = a",
+                                   "0", "norm2")
+    np.testing.assert_allclose(norm2(d, axis=1).get(),
+                               (np.abs(x) ** 2).sum(axis=1), rtol=2e-5)
+    shift = gpured.ReductionKernel("T x, T s", "T y", "x + s", "a + b",
+                                   "y = a", "(T)(0)", "cshift")
+    s = dt(0.5 - 2j)
+    np.testing.assert_allclose(shift(x, s, axis=0), (x + s).sum(axis=0),
+                               rtol=tol, atol=tol * 10)
+
+
+def test_complex_scan():
+    """ScanKernel over complex elements (a cumulative sum: vector +), host
+    and device, along either axis, exclusive (the product's scan:
+    gpured.cumprod's tests in test_complex.py)."""
+    dt, tol = np.complex64, 2e-5
+    ccum = gpured.ScanKernel("T x", "T y", "x", "a + b", "(T)(0)", "ccum")
+    x = _cdata((6, 700), dt)
+    np.testing.assert_allclose(ccum(x, axis=1), np.cumsum(x, axis=1),
+                               rtol=tol, atol=tol * 700)
+    d = gpured.to_device(x)
+    r = ccum(d, axis=0, exclusive=True)
+    want = np.concatenate([np.zeros((1, 700), dt), np.cumsum(x, axis=0)[:-1]])
+    np.testing.assert_allclose(r.get(), want, rtol=tol, atol=tol * 10)
