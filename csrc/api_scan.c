@@ -126,6 +126,15 @@ static int scan_result_dtype(scan_call *s)
     return 0;
 }
 
+/* A device out= (or new result) as the request's out operand: float16 /
+ * bfloat16 ones too, which the scan kernels write themselves
+ * (kernels/scan.cl GR_SRELT). */
+static int scan_out_operand(PyObject *out, gr_operand *o)
+{
+    int d2 = -1;
+    return gr_array_operand(gr_array_of(out), o, &d2);
+}
+
 /* Empty input: out, or an empty result where the input lives. */
 static void scan_empty(scan_call *s)
 {
@@ -148,7 +157,7 @@ static int scan_dest_new(scan_call *s, const gr_operand *like)
     api_call *c = &s->c;
     if (c->device_in && s->oh == NULL) {
         s->dres = device_empty(c->dev, c->rt, c->rnd, c->shape, like);
-        return s->dres ? out_operand(s->dres, &c->req.out) : -1;
+        return s->dres ? scan_out_operand(s->dres, &c->req.out) : -1;
     }
     PyArray_Descr *rd = gr_descr_of(c->rt);
     if (rd == NULL) {
@@ -183,7 +192,7 @@ static int scan_dest(scan_call *s)
     s->oh = (!is_none(s->out) && s->oa == NULL) ? (PyArrayObject *)s->out
                                                 : NULL;
     if (s->oa != NULL) {
-        return out_operand(s->out, &c->req.out);
+        return scan_out_operand(s->out, &c->req.out);
     }
     if (s->oh != NULL && PyArray_ISBEHAVED(s->oh) &&
         PyArray_ISNOTSWAPPED(s->oh) &&

@@ -169,6 +169,12 @@ def _narrow_bykey(name, r, kdt, vdt):
 # float32/float64 result narrowed once: no widening pass.  Their other
 # calls (where=, initial=, out=) and every other function widen.
 NATIVE = frozenset("sum mean min max argmin argmax".split())
+# Read and written natively by the scan kernels (kernels/scan.cl GR_SELT /
+# GR_SRELT): float32 (or float64) accumulation, each result rounded once
+# into the result dtype (the half itself unless dtype= says otherwise), on
+# the device for NumPy inputs too; out= still widens.
+NATIVE_SCAN = frozenset("cumsum cumprod nancumsum nancumprod cummin cummax "
+                        "cumulative_sum cumulative_prod".split())
 _NATIVE_IN = (_core.ArrayBase, np.ndarray)
 _NoValue = np._NoValue
 
@@ -213,6 +219,10 @@ def wrap(name, f):
                 arg.get("initial", _NoValue) is _NoValue:
             return _native(f, b, arg, has_dtype, dts["a"],
                            want if half_want else dts["a"])
+        if name in NATIVE_SCAN and halves == [data[0]] and out is None \
+                and isinstance(arg[data[0]], _NATIVE_IN) and \
+                (want is None or half_want or want.kind == "f"):
+            return f(*args, **kw)
         for k in halves:
             arg[k] = _widen(arg[k])
         if want is not None and not half_want:
@@ -250,7 +260,8 @@ def wrap_explain(f):
     def g(op, a, *args, **kw):
         dt = _dt(a)
         if not is_half(dt) or (op in NATIVE and not args and not (
-                {"where", "initial", "out"} & set(kw))):
+                {"where", "initial", "out"} & set(kw))) or (
+                op in NATIVE_SCAN and "out" not in kw):
             return f(op, a, *args, **kw)
         r = f(op, _widen(a), *args, **kw)
         if isinstance(r, dict):
