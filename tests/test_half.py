@@ -136,8 +136,12 @@ def test_counts_and_bools(dt, dev):
 @pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])
 @pytest.mark.parametrize("name", SCANS)
 def test_scans(name, dt, dev):
-    for shape, axis in DEV_CASES if dev else [((1000,), None), ((23, 40), 1),
-                                              ((23, 40), 0)]:
+    """The scans read and write the halves in the kernels (one program per
+    op, layout and dtype: bfloat16's rows and columns are
+    test_native_scans')."""
+    cases = [((1000,), None), ((23, 40), 1), ((23, 40), 0)] if dt == F16 \
+        else [((1000,), None)]
+    for shape, axis in [c for c in DEV_CASES if c in cases] if dev else cases:
         if name.endswith("prod"):
             a = (1 + data(np.float32, shape) / 64).astype(dt)
         else:
@@ -381,7 +385,9 @@ def test_native_scans(dt, monkeypatch):
     check(gpured.cumprod(gpured.to_device(p), axis=1),
           round_once(np.cumprod(p64, axis=1), dt), dt, 1)
     dp = gpured.to_device(p)
-    for v in SCAN_VARIANTS:
+    # bfloat16 shares every path but its load and store macros: float16
+    # alone climbs the ladder (program builds are CI's time)
+    for v in SCAN_VARIANTS if dt == F16 else ["decoupled_lookback"]:
         try:
             got = gpured.cumsum(dp, axis=1, variant=v)
         except gpured.VariantUnavailable as e:
