@@ -1,5 +1,7 @@
-"""float16 and bfloat16 inputs (issue 40): widened to float32, computed by
-the float32 kernels, the result narrowed ONCE to the input's dtype.
+"""float16 and bfloat16 inputs (issue 40): read natively by the reduce
+kernels (NATIVE) and by the scan kernels, which also write half results
+(NATIVE_SCAN); every other call widened to float32, computed by the
+float32 kernels, the result narrowed ONCE to the input's dtype.
 
 The kernels compute in float32 and float64 only; the two 2-byte float
 types are storage types: device Arrays hold them, and the casting copy

@@ -385,6 +385,9 @@ def test_native_scans(dt, monkeypatch):
     check(gpured.cumprod(gpured.to_device(p), axis=1),
           round_once(np.cumprod(p64, axis=1), dt), dt, 1)
     dp = gpured.to_device(p)
+    ci = gpured.cumulative_sum(dp, axis=1, include_initial=True)
+    check(ci, round_once(np.concatenate(
+        [np.zeros((3, 1)), np.cumsum(p64, axis=1)], axis=1), dt), dt, 1)
     # bfloat16 shares every path but its load and store macros: float16
     # alone climbs the ladder (program builds are CI's time)
     for v in SCAN_VARIANTS if dt == F16 else ["decoupled_lookback"]:
