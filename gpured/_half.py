@@ -257,14 +257,20 @@ def wrap_all(ns, names):
 def wrap_explain(f):
     """explain/timeit: a half input of a call that widens is shown (or
     timed) as the float32 call it becomes, with a "widened" note; the
-    native calls are explained as they are."""
+    native calls are explained as they are (timeit's result of a native
+    reduction narrowed once, as the call's)."""
     @functools.wraps(f)
     def g(op, a, *args, **kw):
         dt = _dt(a)
-        if not is_half(dt) or (op in NATIVE and not args and not (
-                {"where", "initial", "out"} & set(kw))) or (
-                op in NATIVE_SCAN and "out" not in kw):
+        if not is_half(dt) or (op in NATIVE_SCAN and "out" not in kw):
             return f(op, a, *args, **kw)
+        if op in NATIVE and not args and not (
+                {"where", "initial", "out"} & set(kw)):
+            r = f(op, a, *args, **kw)
+            if isinstance(r, dict) and "result" in r and \
+                    not op.startswith("arg"):  # timeit: as the call gives it
+                r = dict(r, result=_narrow(r["result"], dt))
+            return r
         r = f(op, _widen(a), *args, **kw)
         if isinstance(r, dict):
             r = dict(r, widened="%s -> float32 on %s first, the result "

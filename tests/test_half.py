@@ -408,3 +408,7 @@ def test_explain_names_the_path():
     assert "device" in gpured.explain("var", gpured.to_device(a))[
         "widened"]
     assert "widened" not in gpured.explain("cumsum", gpured.to_device(a))
+    # timeit of a native reduction gives the call's (narrowed) result, as
+    # notebooks/01_reduction_ladder.ipynb's float16 ladder checks it
+    r = gpured.timeit("sum", a, reps=1)["result"]
+    check(r, round_once(np.sum(a.astype(np.float64)), F16), F16)
