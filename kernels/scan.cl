@@ -556,7 +556,8 @@ inline uint grs_tile_load(__global const GRS_TG *row, ulong pos, ulong end,
         for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
             const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
             for (uint c = 0; c < GR_MV; ++c) {
-                xs[GRS_PAD(e) + c] = pos + e + c < end ? GRS_LD(row, pos + e + c) : (GR_T)0;
+                xs[GRS_PAD(e) + c] =
+                    pos + e + c < end ? GRS_LD(row, pos + e + c) : (GR_T)0;
             }
         }
     }
@@ -668,7 +669,8 @@ inline void grs_tile_store(__global GRS_RG *orow, ulong pos, ulong end,
 }
 
 /* The group's total of the tile at row[pos..end) (every work-item). */
-inline gr_state grs_tile_reduce(__global const GRS_TG *row, ulong pos, ulong end,
+inline gr_state grs_tile_reduce(__global const GRS_TG *row, ulong pos,
+                                ulong end,
                                 __local GR_A *lv, __local GR_X *lx,
                                 __local GRS_XT *xch)
 {

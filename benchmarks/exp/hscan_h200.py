@@ -90,7 +90,7 @@ del base
 
 # complex128 cumsum, 1 GiB
 m = 1 << int(os.environ.get("HS_CX_LOG2", "26"))
-z = (rng.standard_normal(m) + 1j * rng.standard_normal(m)).astype(np.complex128)
+z = rng.standard_normal(m) + 1j * rng.standard_normal(m)  # complex128
 dz = gpured.to_device(z)
 got = gpured.cumsum(dz[: 1 << 16]).get()
 assert np.allclose(got, np.cumsum(z[: 1 << 16])), "complex cumsum differs"
@@ -102,6 +102,23 @@ if cp is not None:
     cz = cp.asarray(z)
     peers["cupy"] = peer(lambda: cp.cumsum(cz), cp.cuda.Device().synchronize)
 row("cumsum 1 GiB complex128", loop_ms(lambda: gpured.cumsum(dz), sync), peers)
+# where its time goes (gpured/_complex.py _scan_rows): the parts laid out
+# first (a transposing copy), two float64 rows scanned, copied back
+from gpured import _complex as _cx  # noqa: E402
+v = _cx.real(dz)
+vt = v.transpose((1, 0)).copy()
+rt = gpured.cumsum(vt, axis=1)
+back = gpured.empty(v.shape, np.float64)
+parts = {
+    "transpose copy": loop_ms(lambda: v.transpose((1, 0)).copy(), sync),
+    "2 x 2**26 float64 row scans": loop_ms(
+        lambda: gpured.cumsum(vt, axis=1), sync),
+    "copy back": loop_ms(
+        lambda: gpured._core.device_copy(rt, back.transpose((1, 0))), sync),
+    "float64 cumsum 2**27 (1 GiB)": loop_ms(
+        lambda: gpured.cumsum(v.reshape(-1)), sync),
+}
+del vt, rt, back
 
 print("%-36s %10s  %-44s %s" % ("row", "gpured ms", "peers ms",
                                 "best peer / gpured"))
@@ -109,6 +126,8 @@ for name, ms, peers, r in rows:
     print("%-36s %10.3f  %-44s %s" % (
         name, ms, ", ".join("%s %.3f" % kv for kv in peers.items() if kv[1]),
         "%.2f" % r if r else "-"))
+print("\ncomplex128 cumsum's parts (ms): " + ", ".join(
+    "%s %.3f" % kv for kv in parts.items()))
 print("\nmax |error| of cumsum of 2**20 |x| against float64:")
 for name, e in errs:
     print("  %-9s " % name + ", ".join("%s %.4g" % kv for kv in e.items()))
