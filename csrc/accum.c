@@ -89,9 +89,17 @@ static int accum_scan(const gr_device *d, gr_op op, gr_dtype t, gr_dtype r,
         snprintf(err, errlen, "cummin/cummax keep the input dtype");
         return -1;
     }
+    /* float16 / bfloat16 (issue 40): the kernels read and write them
+     * themselves (kernels/scan.cl GR_SELT / GR_SRELT) and compute as for
+     * float32 (sums and products in float64 where the device has it) */
+    const gr_dtype t0 = t, r0 = r;
+    t = GR_IS_HALF(t) ? GR_FLOAT32 : t;
+    r = GR_IS_HALF(r) ? GR_FLOAT32 : r;
     if (accum_reduce(d, op, t, r, acc, err, errlen) != 0) {
         return -1;
     }
+    acc->t = t0;
+    acc->r = r0;
     /* float32 products: in float64 too where the device has it (the sums
      * already are, through gr_accum_for). */
     if (op == GR_MUL && r == GR_FLOAT32 && d->fp64) {

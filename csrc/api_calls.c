@@ -584,8 +584,11 @@ int call_begin(api_call *c, PyObject *a, PyObject *out)
     }
     c->device_in = c->req.in.blk != NULL;
     c->dev = c->req.dev;
+    /* reductions and scans read halves themselves (api_reduce.c
+     * red_half_check, kernels/scan.cl GR_SELT) */
     if (GR_IS_HALF(c->req.in.t) &&
-        (c->f->fam != GR_FAM_REDUCE || c->f->func == GR_F_REDUCEAT)) {
+        ((c->f->fam != GR_FAM_REDUCE && c->f->fam != GR_FAM_SCAN) ||
+         c->f->func == GR_F_REDUCEAT)) {
         PyErr_Format(PyExc_TypeError, "gpured: %s input is widened to "
                      "float32 by the public functions (internal call)",
                      gr_dtypes[c->req.in.t].name);

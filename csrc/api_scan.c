@@ -88,6 +88,24 @@ static int scan_axis(scan_call *s)
     return 0;
 }
 
+/* out='s dtype rule: an out of the input's own half dtype takes the scan
+ * in that half (NumPy's accumulate), the kernels writing it
+ * (kernels/scan.cl GR_SRELT); any other, the promotion (out_dtype_rule). */
+static int scan_out_rule(PyObject *out, gr_dtype in_t, gr_dtype *rt)
+{
+    if (GR_IS_HALF(in_t)) {
+        gr_array *oa = gr_array_of(out);
+        PyArray_Descr *od = oa ? oa->descr
+                               : PyArray_DESCR((PyArrayObject *)out);
+        if (gr_dtype_of_store(od, "out") == (int)in_t) {
+            *rt = in_t;
+            return 0;
+        }
+        PyErr_Clear();
+    }
+    return out_dtype_rule(out, in_t, rt);
+}
+
 /* result dtype: dtype=, else NumPy's default for the operator, or with
  * an out= the promotion of the input's dtype and out's (NumPy's
  * accumulate: out_dtype_rule); the
@@ -105,7 +123,7 @@ static int scan_result_dtype(scan_call *s)
     }
     if (c->rt_i < 0 && !is_none(s->out) &&
         (gr_array_of(s->out) != NULL || PyArray_Check(s->out)) &&
-        out_dtype_rule(s->out, c->req.in.t, &c->rt) != 0) {
+        scan_out_rule(s->out, c->req.in.t, &c->rt) != 0) {
         return -1;
     }
     if (call_fp64(c) != 0) {
@@ -124,6 +142,15 @@ static int scan_result_dtype(scan_call *s)
         return -1;
     }
     return 0;
+}
+
+/* A device out= (or new result) as the request's out operand: float16 /
+ * bfloat16 ones too, which the scan kernels write themselves
+ * (kernels/scan.cl GR_SRELT). */
+static int scan_out_operand(PyObject *out, gr_operand *o)
+{
+    int d2 = -1;
+    return gr_array_operand(gr_array_of(out), o, &d2);
 }
 
 /* Empty input: out, or an empty result where the input lives. */
@@ -148,7 +175,7 @@ static int scan_dest_new(scan_call *s, const gr_operand *like)
     api_call *c = &s->c;
     if (c->device_in && s->oh == NULL) {
         s->dres = device_empty(c->dev, c->rt, c->rnd, c->shape, like);
-        return s->dres ? out_operand(s->dres, &c->req.out) : -1;
+        return s->dres ? scan_out_operand(s->dres, &c->req.out) : -1;
     }
     PyArray_Descr *rd = gr_descr_of(c->rt);
     if (rd == NULL) {
@@ -172,6 +199,16 @@ static int scan_dest_new(scan_call *s, const gr_operand *like)
     return 0;
 }
 
+/* A host out of the result dtype (halves included: gr_dtype_of_store). */
+static int out_is_rt(PyArrayObject *oh, gr_dtype rt)
+{
+    const int t = gr_dtype_of_store(PyArray_DESCR(oh), "out");
+    if (t < 0) {
+        PyErr_Clear();
+    }
+    return t == (int)rt;
+}
+
 /* where results go: the user's out where it can take them (a device
  * array of any layout and dtype; a host array that is aligned, native
  * and of the result dtype), else a new array in the input's memory
@@ -183,11 +220,11 @@ static int scan_dest(scan_call *s)
     s->oh = (!is_none(s->out) && s->oa == NULL) ? (PyArrayObject *)s->out
                                                 : NULL;
     if (s->oa != NULL) {
-        return out_operand(s->out, &c->req.out);
+        return scan_out_operand(s->out, &c->req.out);
     }
     if (s->oh != NULL && PyArray_ISBEHAVED(s->oh) &&
         PyArray_ISNOTSWAPPED(s->oh) &&
-        gr_dtype_of(PyArray_DESCR(s->oh), "out") == (int)c->rt) {
+        out_is_rt(s->oh, c->rt)) {
         int d2 = -1;
         if (operand_of(s->out, &c->req.out, &c->tmp, &d2, "out") != 0) {
             return -1;

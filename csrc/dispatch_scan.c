@@ -396,8 +396,11 @@ static int scan_on_host(scan_call *c)
     const gr_operand *in = c->in, *out = c->out;
     const scan_side *si = &c->si, *so = &c->so;
     const size_t M = c->M, L = c->L;
+    /* float16 / bfloat16: the host loops take none; the device reads and
+     * writes them itself (kernels/scan.cl GR_SELT) */
     if (!(req->host_ok && in->host != NULL && out->host != NULL &&
-          !c->cast_in && si->ok && so->ok && out->t == req->rt)) {
+          !c->cast_in && si->ok && so->ok && out->t == req->rt &&
+          !GR_IS_HALF(in->t) && !GR_IS_HALF(req->rt))) {
         return 1;
     }
     const gr_layout hl = {M, L, si->ss, si->es};
@@ -480,7 +483,9 @@ static int scan_streams(const scan_call *c)
     const gr_request *req = c->req;
     const gr_device *d = c->d;
     const size_t L = c->L, isz = c->isz, rsz = c->rsz;
+    /* not halves: each chunk's carry would be rounded to the result */
     return c->in->host != NULL && c->out->host != NULL && !c->copy_in &&
+           !GR_IS_HALF(req->rt) &&
            !c->temp_out && c->M == 1 && c->lay.elem_stride == 1 &&
            c->so.es == 1 && req->mode == GR_RUN &&
            (gr_stream_wanted(d, L * isz) ||
@@ -612,10 +617,14 @@ static int scan_run(scan_call *c)
         gr_epilogue z;
         const size_t one[1] = {c->M};
         const ptrdiff_t rs[1] = {io->out_seg_stride};
+        /* halves: their bits, min(bits, 0) = +0.0 (column 0 holds the
+         * identity -0.0 only) */
+        const int half = GR_IS_HALF(req->rt);
+        const gr_dtype zt = half ? GR_UINT16 : req->rt;
         memset(&z, 0, sizeof z);
         z.mode = GR_EPI_OP;
-        z.op = GR_ADD;
-        if (gr_copy_nd(d, io->out, req->rt, io->out_base, io->out, req->rt,
+        z.op = half ? GR_MIN : GR_ADD;
+        if (gr_copy_nd(d, io->out, zt, io->out_base, io->out, zt,
                        io->out_base, 1, one, rs, rs, &z, st) != 0) {
             return -1;
         }

@@ -120,6 +120,14 @@ static const scan_row scan_rows[] = {
     [SR_FILL_CPU] = {.row = "cpu fill", .fill = 4},
 };
 
+/* Element and result sizes as the kernels hold them: float16 / bfloat16
+ * are float in registers and in the tiles' local memory (kernels/scan.cl
+ * GR_SELT), so they take float32's tiles. */
+static int reg_size(gr_dtype t)
+{
+    return GR_IS_HALF(t) ? 4 : gr_dtypes[t].size;
+}
+
 /* A row's work-group size and items over wg and items (fields left 0
  * keep theirs). */
 static void scan_apply(const scan_row *g, int tsize, int *wg, int *items,
@@ -342,7 +350,7 @@ static int plan_rows(const gr_device *d, const gr_layout *lay,
 static void tile_defaults(const gr_device *d, gr_op op, const gr_accum *acc,
                           int tsize, int *wg, int *items, gr_scan_plan *plan)
 {
-    const int rsize = gr_dtypes[acc->r].size;
+    const int rsize = reg_size(acc->r);
     plan->local = best_local(d, op, acc, &plan->sg);
     scan_apply(&scan_rows[SR_TILE], tsize, wg, items, plan);
     if (tsize == 4 && rsize == 4 &&
@@ -368,7 +376,7 @@ static void tile_rows(const gr_device *d, gr_op op, const gr_accum *acc,
                       const char *name, int ladder, const gr_knobs *ov,
                       int *wg, int *items, gr_scan_plan *plan)
 {
-    const int tsize = gr_dtypes[acc->t].size;
+    const int tsize = reg_size(acc->t);
     const int vec_items = (int)max_sz(1, 16 / (size_t)tsize);
     const int lookback = strcmp(name, "decoupled_lookback") == 0;
     if (strcmp(name, "naive") == 0) {
@@ -574,8 +582,8 @@ int gr_plan_scan(const gr_device *d, gr_op op, const gr_accum *acc,
 {
     const int rc = plan_scan(d, op, acc, lay, out_contig, ov, plan);
     if (rc == 0) {
-        const size_t rsize = (size_t)gr_dtypes[acc->r].size;
-        plan->wide = (size_t)gr_dtypes[acc->t].size < rsize && !plan->cpu_tile &&
+        const size_t rsize = (size_t)reg_size(acc->r);
+        plan->wide = (size_t)reg_size(acc->t) < rsize && !plan->cpu_tile &&
                      scan_wide_fits(d, (size_t)plan->wg, (size_t)plan->items, rsize);
     }
     return rc;

@@ -46,11 +46,29 @@ static int vec_width(int items, int size)
     return v;
 }
 
+/* float16 / bfloat16 (issue 40) are float in the kernels' registers and
+ * storage in memory (kernels/scan.cl GR_SELT / GR_SRELT): the register
+ * type, its size, and the storage code (0 plain, 1 half, 2 bfloat16). */
+static gr_dtype reg_t(int t)
+{
+    return GR_IS_HALF(t) ? GR_FLOAT32 : (gr_dtype)t;
+}
+
+static int reg_size(int t)
+{
+    return gr_dtypes[reg_t(t)].size;
+}
+
+static int elt_of(int t)
+{
+    return t == GR_FLOAT16 ? 1 : t == GR_BFLOAT16 ? 2 : 0;
+}
+
 /* The #define block that specialises kernels/common.cl + kernels/scan.cl. */
 static void defines(const void *ctx, char *buf, size_t n)
 {
     const skey *k = ctx;
-    const int rsize = gr_dtypes[k->r].size, tsize = gr_dtypes[k->t].size;
+    const int rsize = reg_size(k->r), tsize = reg_size(k->t);
     const char *a_min = "0", *a_max = "0";
     if (k->op == GR_MIN || k->op == GR_MAX) {
         a_min = gr_dtypes[k->t].minv;
@@ -74,7 +92,7 @@ static void defines(const void *ctx, char *buf, size_t n)
         "#define GR_CPU_TILE %d\n#define GR_NVIDIA %d\n"
         "#define GR_T_SIZE %d\n#define GR_R_SIZE %d\n#define GR_TSUM %d\n"
         "#define GR_NAN %d\n#define GR_STRIPE_WIDE %d\n",
-        k->fp64, gr_dtypes[k->t].cl, k->a_cl, gr_dtypes[k->r].cl,
+        k->fp64, gr_dtypes[reg_t(k->t)].cl, k->a_cl, gr_dtypes[reg_t(k->r)].cl,
         k->a_size == 1   ? "char"
         : k->a_size == 2 ? "short"
         : k->a_size == 4 ? "int"
@@ -84,6 +102,13 @@ static void defines(const void *ctx, char *buf, size_t n)
         vec_width(k->items, tsize), vec_width(k->items, rsize),
         k->k.in_aligned, k->k.out_aligned, k->k.lookback, k->spin,
         k->cpu_tile, k->nvidia, tsize, rsize, k->tsum, k->nan, k->wide);
+    if (len > 0 && (elt_of(k->t) || elt_of(k->r))) {
+        /* only the halves' programs say so (the others' sources and disk
+         * cache stay as they were) */
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "#define GR_SELT %d\n"
+                 "#define GR_SRELT %d\n", elt_of(k->t), elt_of(k->r));
+    }
     /* Developer knob for benchmarks/scan_knobs.py: GPURED_SCAN_XDEFS
      * appends #define lines to every scan program (part of the program
      * cache's key; the kernel memo is bypassed while it is set). */
@@ -124,7 +149,8 @@ static void make_key(skey *k, const gr_device *d, gr_op op,
     k->nvidia = d->nvidia_ptx;
     /* float32 sums in float64: each work-item's register run (<= 32
      * elements) in float32, the rest in float64 (kernels/scan.cl). */
-    k->tsum = op == GR_ADD && acc->t == GR_FLOAT32 && acc->r == GR_FLOAT32 &&
+    k->tsum = op == GR_ADD && reg_t(acc->t) == GR_FLOAT32 &&
+              reg_t(acc->r) == GR_FLOAT32 &&
               strcmp(acc->a_cl, "double") == 0 && !acc->comp &&
               !p->cpu_tile && p->items > 1 && p->items <= 32;
     k->wide = p->wide; /* kernels/scan.cl GR_STRIPE_WIDE */
@@ -324,7 +350,7 @@ int gr_scan_run(gr_device *d, gr_op op, const gr_accum *acc, int exclusive,
                 const gr_scan_io *io, gr_timing *timing, gr_status *st)
 {
     gr_span sp = {NULL, NULL};
-    const int tsize = gr_dtypes[acc->t].size, rsize = gr_dtypes[acc->r].size;
+    const int tsize = reg_size(acc->t), rsize = reg_size(acc->r);
     const int mv = vec_width(plan->items, tsize);
     const int mvr = vec_width(plan->items, rsize);
     srun r = {d, acc, plan, io};

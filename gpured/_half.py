@@ -1,5 +1,7 @@
-"""float16 and bfloat16 inputs (issue 40): widened to float32, computed by
-the float32 kernels, the result narrowed ONCE to the input's dtype.
+"""float16 and bfloat16 inputs (issue 40): read natively by the reduce
+kernels (NATIVE) and by the scan kernels, which also write half results
+(NATIVE_SCAN); every other call widened to float32, computed by the
+float32 kernels, the result narrowed ONCE to the input's dtype.
 
 The kernels compute in float32 and float64 only; the two 2-byte float
 types are storage types: device Arrays hold them, and the casting copy
@@ -169,6 +171,12 @@ def _narrow_bykey(name, r, kdt, vdt):
 # float32/float64 result narrowed once: no widening pass.  Their other
 # calls (where=, initial=, out=) and every other function widen.
 NATIVE = frozenset("sum mean min max argmin argmax".split())
+# Read and written natively by the scan kernels (kernels/scan.cl GR_SELT /
+# GR_SRELT): float32 (or float64) accumulation, each result rounded once
+# into the result dtype (the half itself unless dtype= says otherwise), on
+# the device for NumPy inputs too; out= still widens.
+NATIVE_SCAN = frozenset("cumsum cumprod nancumsum nancumprod cummin cummax "
+                        "cumulative_sum cumulative_prod".split())
 _NATIVE_IN = (_core.ArrayBase, np.ndarray)
 _NoValue = np._NoValue
 
@@ -213,6 +221,10 @@ def wrap(name, f):
                 arg.get("initial", _NoValue) is _NoValue:
             return _native(f, b, arg, has_dtype, dts["a"],
                            want if half_want else dts["a"])
+        if name in NATIVE_SCAN and halves == [data[0]] and out is None \
+                and isinstance(arg[data[0]], _NATIVE_IN) and \
+                (want is None or half_want or want.kind == "f"):
+            return f(*args, **kw)
         for k in halves:
             arg[k] = _widen(arg[k])
         if want is not None and not half_want:
@@ -245,13 +257,20 @@ def wrap_all(ns, names):
 def wrap_explain(f):
     """explain/timeit: a half input of a call that widens is shown (or
     timed) as the float32 call it becomes, with a "widened" note; the
-    native calls are explained as they are."""
+    native calls are explained as they are (timeit's result of a native
+    reduction narrowed once, as the call's)."""
     @functools.wraps(f)
     def g(op, a, *args, **kw):
         dt = _dt(a)
-        if not is_half(dt) or (op in NATIVE and not args and not (
-                {"where", "initial", "out"} & set(kw))):
+        if not is_half(dt) or (op in NATIVE_SCAN and "out" not in kw):
             return f(op, a, *args, **kw)
+        if op in NATIVE and not args and not (
+                {"where", "initial", "out"} & set(kw)):
+            r = f(op, a, *args, **kw)
+            if isinstance(r, dict) and "result" in r and \
+                    not op.startswith("arg"):  # timeit: as the call gives it
+                r = dict(r, result=_narrow(r["result"], dt))
+            return r
         r = f(op, _widen(a), *args, **kw)
         if isinstance(r, dict):
             r = dict(r, widened="%s -> float32 on %s first, the result "

@@ -198,6 +198,12 @@ def _cumulative(fname, ident, x, axis, dtype, out, include_initial, kw):
         _core.device_copy(_cx.real(_core.to_device(
             np.full(head.shape, ident, res.dtype), None, res.device_index)),
             _cx.real(head))
+    elif isinstance(res, _core.ArrayBase) and res.dtype.itemsize == 2 and \
+            res.dtype.kind in "fV":
+        # float16 / bfloat16 (no elementwise kernels): copied in
+        _core.device_copy(_core.to_device(
+            np.full(head.shape, ident, res.dtype), None, res.device_index),
+            head)
     elif isinstance(res, _core.ArrayBase):
         from ._array import zeros
         # the identity written in place on the device (elementwise add)

@@ -57,6 +57,51 @@
 
 #define GR_TILE ((ulong)GR_WG * GR_ITEMS)
 
+/* float16 / bfloat16 storage (issue 40; csrc/scan.c): GR_T and GR_R are
+ * float in registers while GR_SELT (the input) and GR_SRELT (the result)
+ * say how memory holds them: 1 half (vload_half / vstore_half_rte, core
+ * OpenCL C 1.2, no cl_khr_fp16), 2 bfloat16 as ushort bits (the upper
+ * half of a float; stores round to nearest even, a NaN stays a NaN).
+ * Loads widen exactly; each result is rounded once, from float. */
+#ifndef GR_SELT
+#define GR_SELT 0
+#endif
+#ifndef GR_SRELT
+#define GR_SRELT 0
+#endif
+#if GR_SELT == 1
+#define GRS_TG half
+#define GRS_LD(p, i) vload_half((i), (p))
+#elif GR_SELT == 2
+#define GRS_TG ushort
+#define GRS_LD(p, i) as_float((uint)(p)[i] << 16)
+#else
+#define GRS_TG GR_T
+#define GRS_LD(p, i) ((p)[i])
+#endif
+#if GR_SRELT == 2
+/* float -> bfloat16 bits, round to nearest even (kernels/copy.cl's) */
+inline ushort grs_bf16_rne(float f)
+{
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        return (ushort)((u >> 16) | 0x40u);
+    }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (ushort)(u >> 16);
+}
+#endif
+#if GR_SRELT == 1
+#define GRS_RG half
+#define GRS_ST(p, i, v) vstore_half_rte((v), (i), (p))
+#elif GR_SRELT == 2
+#define GRS_RG ushort
+#define GRS_ST(p, i, v) ((p)[i] = grs_bf16_rne(v))
+#else
+#define GRS_RG GR_R
+#define GRS_ST(p, i, v) ((p)[i] = (v))
+#endif
+
 #ifndef GR_SPIN
 #define GR_SPIN 4096
 #endif
@@ -96,23 +141,49 @@ inline void grs_fold(gr_state *s, GR_T x)
 #if GR_MV > 1
 #define GR_TVEC GR_CAT(GR_T, GR_MV)
 #define GR_VLOADN GR_CAT(vload, GR_MV)
+#if GR_SELT == 1
+#define GRS_VLOAD_IN(k, p) GR_CAT(vload_half, GR_MV)((k), (p))
+#elif GR_SELT == 2
+#define GRS_VLOAD_IN(k, p)                                                  \
+    GR_AS(GR_TVEC, GR_CONVERT(GR_CAT(uint, GR_MV), GR_VLOADN((k), (p))) << 16)
+#elif GR_IN_ALIGNED
+#define GRS_VLOAD_IN(k, p) (((__global const GR_TVEC *)(p))[k])
+#else
+#define GRS_VLOAD_IN(k, p) GR_VLOADN((k), (p))
+#endif
 #endif
 #if GR_MVR > 1
 #define GR_RVEC GR_CAT(GR_R, GR_MVR)
 #define GR_VSTOREN GR_CAT(vstore, GR_MVR)
+#if GR_SRELT == 1
+#define GRS_VSTORE_OUT(v, k, p)                                             \
+    GR_CAT(GR_CAT(vstore_half, GR_MVR), _rte)((v), (k), (p))
+#elif GR_SRELT == 2
+#define GRS_UVEC GR_CAT(uint, GR_MVR)
+/* grs_bf16_rne on a vector */
+inline GR_CAT(ushort, GR_MVR) grs_bf16_vec(GR_RVEC v)
+{
+    const GRS_UVEC u = GR_AS(GRS_UVEC, v);
+    const GRS_UVEC r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const GRS_UVEC n = (u >> 16) | 0x40u;
+    return GR_CONVERT(GR_CAT(ushort, GR_MVR),
+                      select(r, n, GR_AS(GRS_UVEC, isnan(v))));
+}
+#define GRS_VSTORE_OUT(v, k, p) GR_VSTOREN(grs_bf16_vec(v), (k), (p))
+#elif GR_OUT_ALIGNED
+#define GRS_VSTORE_OUT(v, k, p) (((__global GR_RVEC *)(p))[k] = (v))
+#else
+#define GRS_VSTORE_OUT(v, k, p) GR_VSTOREN((v), (k), (p))
+#endif
 #endif
 
 /* x[0..GR_ITEMS) <- p[0..GR_ITEMS), all in range. */
-inline void grs_load_full(__global const GR_T *p, GR_T *x)
+inline void grs_load_full(__global const GRS_TG *p, GR_T *x)
 {
 #if GR_MV > 1
 #pragma unroll
     for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
-#if GR_IN_ALIGNED
-        GR_TVEC v = ((__global const GR_TVEC *)p)[k];
-#else
-        GR_TVEC v = GR_VLOADN(k, p);
-#endif
+        GR_TVEC v = GRS_VLOAD_IN(k, p);
         union { GR_TVEC v; GR_T s[GR_MV]; } u;
         u.v = v;
 #pragma unroll
@@ -123,12 +194,12 @@ inline void grs_load_full(__global const GR_T *p, GR_T *x)
 #else
 #pragma unroll
     for (uint j = 0; j < GR_ITEMS; ++j) {
-        x[j] = p[j];
+        x[j] = GRS_LD(p, j);
     }
 #endif
 }
 
-inline void grs_store_full(__global GR_R *p, const GR_R *y)
+inline void grs_store_full(__global GRS_RG *p, const GR_R *y)
 {
 #if GR_MVR > 1
 #pragma unroll
@@ -138,16 +209,12 @@ inline void grs_store_full(__global GR_R *p, const GR_R *y)
         for (uint j = 0; j < GR_MVR; ++j) {
             u.s[j] = y[k * GR_MVR + j];
         }
-#if GR_OUT_ALIGNED
-        ((__global GR_RVEC *)p)[k] = u.v;
-#else
-        GR_VSTOREN(u.v, k, p);
-#endif
+        GRS_VSTORE_OUT(u.v, k, p);
     }
 #else
 #pragma unroll
     for (uint j = 0; j < GR_ITEMS; ++j) {
-        p[j] = y[j];
+        GRS_ST(p, j, y[j]);
     }
 #endif
 }
@@ -476,7 +543,7 @@ inline void grs_tile_regs(GR_T *x, __local const GRS_XT *xch)
 
 /* Loads this work-item's run of the tile at row[pos..end) (zeros past
  * end) and folds it; returns how many of its elements are in range. */
-inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
+inline uint grs_tile_load(__global const GRS_TG *row, ulong pos, ulong end,
                           GR_T *x, gr_state *agg, __local GRS_XT *xch)
 {
     const uint lid = get_local_id(0);
@@ -490,18 +557,15 @@ inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
 #pragma unroll
         for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
             const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
-#if GR_IN_ALIGNED
-            xch[GRS_PAD(e) / GR_MV] = ((__global const GR_TVEC *)(row + pos))[e / GR_MV];
-#else
-            xch[GRS_PAD(e) / GR_MV] = GR_VLOADN(0, row + pos + e);
-#endif
+            xch[GRS_PAD(e) / GR_MV] = GRS_VLOAD_IN(0, row + pos + e);
         }
     } else {
         __local GR_T *xs = (__local GR_T *)xch;
         for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
             const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
             for (uint c = 0; c < GR_MV; ++c) {
-                xs[GRS_PAD(e) + c] = pos + e + c < end ? row[pos + e + c] : (GR_T)0;
+                xs[GRS_PAD(e) + c] =
+                    pos + e + c < end ? GRS_LD(row, pos + e + c) : (GR_T)0;
             }
         }
     }
@@ -513,7 +577,7 @@ inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
     } else {
 #pragma unroll
         for (uint j = 0; j < GR_ITEMS; ++j) {
-            x[j] = j < nv ? row[p + j] : (GR_T)0;
+            x[j] = j < nv ? GRS_LD(row, p + j) : (GR_T)0;
         }
     }
     grs_nanrep(x);
@@ -539,7 +603,7 @@ inline uint grs_tile_load(__global const GR_T *row, ulong pos, ulong end,
 
 /* Writes the scan of this work-item's run (nv elements in range, tile
  * row[pos..end)), starting from its exclusive prefix `run`. */
-inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
+inline void grs_tile_store(__global GRS_RG *orow, ulong pos, ulong end,
                            uint nv, const GR_T *x, gr_state run, uint excl,
                            __local GRS_XT *xch)
 {
@@ -585,11 +649,7 @@ inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
 #pragma unroll
         for (uint k = 0; k < GR_ITEMS / GR_MVR; ++k) {
             const uint e = wbase + (k * GRS_LANES + lane) * GR_MVR;
-#if GR_OUT_ALIGNED
-            ((__global GR_RVEC *)(orow + pos))[e / GR_MVR] = xr[GRS_PADR(e) / GR_MVR];
-#else
-            GR_VSTOREN(xr[GRS_PADR(e) / GR_MVR], 0, orow + pos + e);
-#endif
+            GRS_VSTORE_OUT(xr[GRS_PADR(e) / GR_MVR], 0, orow + pos + e);
         }
     } else {
         __local GR_R *ys = (__local GR_R *)xch;
@@ -597,7 +657,7 @@ inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
             const uint e = wbase + (k * GRS_LANES + lane) * GR_MVR;
             for (uint c = 0; c < GR_MVR; ++c) {
                 if (pos + e + c < end) {
-                    orow[pos + e + c] = ys[GRS_PADR(e) + c];
+                    GRS_ST(orow, pos + e + c, ys[GRS_PADR(e) + c]);
                 }
             }
         }
@@ -609,7 +669,7 @@ inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
 #pragma unroll
         for (uint j = 0; j < GR_ITEMS; ++j) {
             if (j < nv) {
-                orow[p + j] = y[j];
+                GRS_ST(orow, p + j, y[j]);
             }
         }
     }
@@ -617,7 +677,8 @@ inline void grs_tile_store(__global GR_R *orow, ulong pos, ulong end,
 }
 
 /* The group's total of the tile at row[pos..end) (every work-item). */
-inline gr_state grs_tile_reduce(__global const GR_T *row, ulong pos, ulong end,
+inline gr_state grs_tile_reduce(__global const GRS_TG *row, ulong pos,
+                                ulong end,
                                 __local GR_A *lv, __local GR_X *lx,
                                 __local GRS_XT *xch)
 {
@@ -632,11 +693,11 @@ inline gr_state grs_tile_reduce(__global const GR_T *row, ulong pos, ulong end,
 
 /* Scan chunk (g % parts) of row (g / parts): elements [c0, c1) of it, from
  * the carried-in prefix carry_v/x[g] (reduce_then_scan) or the identity. */
-__kernel void gr_scan_chunks(__global const GR_T *in, ulong in_base, ulong L,
+__kernel void gr_scan_chunks(__global const GRS_TG *in, ulong in_base, ulong L,
                              ulong seg_stride, ulong chunk, uint parts,
                              __global const GR_A *carry_v,
                              __global const GR_X *carry_x, uint has_carry,
-                             __global GR_R *out, ulong out_base,
+                             __global GRS_RG *out, ulong out_base,
                              ulong out_seg_stride, uint excl)
 {
     __local GR_A lv[GR_LOCAL_N];
@@ -652,8 +713,8 @@ __kernel void gr_scan_chunks(__global const GR_T *in, ulong in_base, ulong L,
 #endif
     const ulong g = get_group_id(0);
     const ulong row = g / parts, part = g % parts;
-    __global const GR_T *rin = in + in_base + row * seg_stride;
-    __global GR_R *rout = out + out_base + row * out_seg_stride;
+    __global const GRS_TG *rin = in + in_base + row * seg_stride;
+    __global GRS_RG *rout = out + out_base + row * out_seg_stride;
     const ulong c0 = part * chunk;
     const ulong c1 = min(L, c0 + chunk);
     gr_state prefix = gr_identity();
@@ -679,7 +740,7 @@ __kernel void gr_scan_chunks(__global const GR_T *in, ulong in_base, ulong L,
 #endif /* !GR_CPU_TILE */
 
 /* Phase 1 of reduce_then_scan: the state of every chunk. */
-__kernel void gr_scan_reduce(__global const GR_T *in, ulong in_base, ulong L,
+__kernel void gr_scan_reduce(__global const GRS_TG *in, ulong in_base, ulong L,
                              ulong seg_stride, ulong chunk, uint parts,
                              __global GR_A *part_v, __global GR_X *part_x)
 {
@@ -691,13 +752,13 @@ __kernel void gr_scan_reduce(__global const GR_T *in, ulong in_base, ulong L,
 #endif
     const ulong g = get_group_id(0);
     const ulong row = g / parts, part = g % parts;
-    __global const GR_T *rin = in + in_base + row * seg_stride;
+    __global const GRS_TG *rin = in + in_base + row * seg_stride;
     const ulong c0 = part * chunk;
     const ulong c1 = min(L, c0 + chunk);
     gr_state a = gr_identity(), total;
 #if GR_WG == 1
     for (ulong i = c0; i < c1; ++i) {
-        grs_fold(&a, rin[i]);
+        grs_fold(&a, GRS_LD(rin, i));
     }
 #elif GR_OP == GR_OP_USER
     /* A user operator need not commute: work-item l folds the l-th
@@ -714,7 +775,7 @@ __kernel void gr_scan_reduce(__global const GR_T *in, ulong in_base, ulong L,
     /* Coalesced: work-item l folds elements l, l + WG, ... of the chunk
      * (all our operators are commutative). */
     for (ulong i = c0 + get_local_id(0); i < c1; i += GR_WG) {
-        grs_fold(&a, rin[i]);
+        grs_fold(&a, GRS_LD(rin, i));
     }
 #endif
     grs_group_scan(a, lv, lx, &total);
@@ -752,9 +813,9 @@ __kernel void gr_scan_partials(__global GR_A *part_v, __global GR_X *part_x,
 }
 
 /* One work-item per row, sequentially: short rows and strided layouts. */
-__kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
+__kernel void gr_scan_row_items(__global const GRS_TG *in, ulong in_base,
                                 ulong L, ulong seg_stride, ulong elem_stride,
-                                ulong M, __global GR_R *out, ulong out_base,
+                                ulong M, __global GRS_RG *out, ulong out_base,
                                 ulong out_seg_stride, ulong out_elem_stride,
                                 uint excl)
 {
@@ -762,8 +823,8 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
     if (row >= M) {
         return;
     }
-    __global const GR_T *rin = in + in_base + row * seg_stride;
-    __global GR_R *rout = out + out_base + row * out_seg_stride;
+    __global const GRS_TG *rin = in + in_base + row * seg_stride;
+    __global GRS_RG *rout = out + out_base + row * out_seg_stride;
     gr_state run = gr_identity();
     ulong i = 0;
     /* GR_ILP (the plan's ilp) loads issued before their folds: each store
@@ -773,19 +834,20 @@ __kernel void gr_scan_row_items(__global const GR_T *in, ulong in_base,
         GR_T x[GR_ILP];
 #pragma unroll
         for (uint u = 0; u < GR_ILP; ++u) {
-            x[u] = rin[(i + u) * elem_stride];
+            x[u] = GRS_LD(rin, (i + u) * elem_stride);
         }
 #pragma unroll
         for (uint u = 0; u < GR_ILP; ++u) {
             gr_state before = run;
             grs_fold(&run, x[u]);
-            rout[(i + u) * out_elem_stride] = gr_finish(excl ? before : run);
+            GRS_ST(rout, (i + u) * out_elem_stride,
+                   gr_finish(excl ? before : run));
         }
     }
     for (; i < L; ++i) {
         gr_state before = run;
-        grs_fold(&run, rin[i * elem_stride]);
-        rout[i * out_elem_stride] = gr_finish(excl ? before : run);
+        grs_fold(&run, GRS_LD(rin, i * elem_stride));
+        GRS_ST(rout, i * out_elem_stride, gr_finish(excl ? before : run));
     }
 }
 
@@ -829,7 +891,7 @@ inline gr_state grs_warp_fold(gr_state s)
  * warp 0 on NVIDIA) polls; the whole group joins only to reduce a stalled
  * predecessor (GR_SPIN polls without news). */
 inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
-                              __global const GR_T *rin, ulong L,
+                              __global const GRS_TG *rin, ulong L,
                               __local GR_A *lv, __local GR_X *lx,
                               __local long *sh_j, __local gr_state *sh_s,
                               __local GRS_XT *xch, uint *fell)
@@ -915,7 +977,7 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
 #if GR_CPU_TILE
         gr_state agg = gr_identity();
         for (ulong i = p0; i < min(L, p0 + GR_TILE); ++i) {
-            grs_fold(&agg, rin[i]);
+            grs_fold(&agg, GRS_LD(rin, i));
         }
 #else
         gr_state agg = grs_tile_reduce(rin, p0, min(L, p0 + GR_TILE), lv, lx, xch);
@@ -925,11 +987,11 @@ inline gr_state grs_look_back(__global ulong *status, ulong t, ulong k,
     }
 }
 
-__kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
+__kernel void gr_scan_lookback(__global const GRS_TG *in, ulong in_base,
                                ulong L, ulong seg_stride, ulong tiles,
                                __global uint *counter,
                                __global ulong *status, ulong ntiles,
-                               __global GR_R *out, ulong out_base,
+                               __global GRS_RG *out, ulong out_base,
                                ulong out_seg_stride, uint excl)
 {
     __local GR_A lv[GR_LOCAL_N];
@@ -964,8 +1026,8 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
     const ulong t = sh_tile;
 #endif
     const ulong row = t / tiles, k = t % tiles;
-    __global const GR_T *rin = in + in_base + row * seg_stride;
-    __global GR_R *rout = out + out_base + row * out_seg_stride;
+    __global const GRS_TG *rin = in + in_base + row * seg_stride;
+    __global GRS_RG *rout = out + out_base + row * out_seg_stride;
     const ulong pos = k * GR_TILE;
     const ulong end = min(L, pos + GR_TILE);
     gr_state prefix;
@@ -985,14 +1047,14 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
         for (ulong i = 0; i < sb; ++i) {
 #pragma unroll
             for (uint b = 0; b < GR_ILP; ++b) {
-                grs_fold(&agg[b], rin[pos + b * sb + i]);
+                grs_fold(&agg[b], GRS_LD(rin, pos + b * sb + i));
             }
         }
     } else {
         for (uint b = 0; b < GR_ILP; ++b) {
             agg[b] = gr_identity();
             for (ulong i = pos + b * sb; i < min(end, pos + (b + 1) * sb); ++i) {
-                grs_fold(&agg[b], rin[i]);
+                grs_fold(&agg[b], GRS_LD(rin, i));
             }
         }
     }
@@ -1019,16 +1081,16 @@ __kernel void gr_scan_lookback(__global const GR_T *in, ulong in_base,
             for (uint b = 0; b < GR_ILP; ++b) {
                 const ulong q = pos + b * sb + i;
                 gr_state before = run[b];
-                grs_fold(&run[b], rin[q]);
-                rout[q] = gr_finish(excl ? before : run[b]);
+                grs_fold(&run[b], GRS_LD(rin, q));
+                GRS_ST(rout, q, gr_finish(excl ? before : run[b]));
             }
         }
     } else {
         for (uint b = 0; b < GR_ILP; ++b) {
             for (ulong q = pos + b * sb; q < min(end, pos + (b + 1) * sb); ++q) {
                 gr_state before = run[b];
-                grs_fold(&run[b], rin[q]);
-                rout[q] = gr_finish(excl ? before : run[b]);
+                grs_fold(&run[b], GRS_LD(rin, q));
+                GRS_ST(rout, q, gr_finish(excl ? before : run[b]));
             }
         }
     }

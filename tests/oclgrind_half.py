@@ -4,7 +4,8 @@ values), checking each result against NumPy as well: the reduce kernels'
 native reads (kernels/common.cl GR_ELT: vload_half(N) and the bfloat16
 bits, vector loads and scalar tails, rows and adjacent columns) and the
 casting copy kernel both ways (kernels/copy.cl GR_S_HALF / GR_D_HALF:
-vstore_half_rte, bfloat16 rounding to nearest even).
+vstore_half_rte, bfloat16 rounding to nearest even), and the scan
+kernels' half loads and stores (kernels/scan.cl GR_SELT / GR_SRELT).
 
     python3 tests/oclgrind_half.py                # parent: runs the jobs
     python3 tests/oclgrind_half.py --child JOB    # what runs in oclgrind
@@ -51,6 +52,19 @@ def run(gpured, dt, job):
         if not np.array_equal(got, want):
             raise AssertionError("%s %s %s: %r != %r" % (fname, dt, variant,
                                                          got, want))
+        n += 1
+    if job["kind"] == "races":
+        # the scan kernels' half loads and stores (kernels/scan.cl GR_SELT /
+        # GR_SRELT): rows of 203 in tiles of 8 x 8, vectors through the
+        # warp-striped exchange and a scalar tail
+        got = gpured.cumsum(d, axis=1, variant="blelloch", wg_size=8,
+                            items=8).get()
+        want = np.cumsum(a64, axis=1)
+        wt = want.astype(t).astype(np.float64)
+        gap = np.abs(got.astype(np.float64) - wt)
+        ulp = 2.0 ** (-10 if dt == "float16" else -7)  # one, relative
+        if got.dtype != t or (gap > np.abs(wt) * ulp + 1e-6).any():
+            raise AssertionError("cumsum %s: %r != %r" % (dt, got, wt))
         n += 1
     # the copy kernel: widen, narrow from float32 (and float64), a view
     x = rng.standard_normal(301) * 100

@@ -136,8 +136,12 @@ def test_counts_and_bools(dt, dev):
 @pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])
 @pytest.mark.parametrize("name", SCANS)
 def test_scans(name, dt, dev):
-    for shape, axis in DEV_CASES if dev else [((1000,), None), ((23, 40), 1),
-                                              ((23, 40), 0)]:
+    """The scans read and write the halves in the kernels (one program per
+    op, layout and dtype: rows and columns here for float16's cumsum and
+    cummax, the other ops' and bfloat16's in test_native_scans)."""
+    cases = [((1000,), None), ((23, 40), 1), ((23, 40), 0)] \
+        if dt == F16 and name in ("cumsum", "cummax") else [((1000,), None)]
+    for shape, axis in [c for c in DEV_CASES if c in cases] if dev else cases:
         if name.endswith("prod"):
             a = (1 + data(np.float32, shape) / 64).astype(dt)
         else:
@@ -336,11 +340,75 @@ def test_native_reads(dt, monkeypatch):
                             np._NoValue, {})
 
 
+SCAN_VARIANTS = ["naive", "blelloch", "workgroup", "subgroup",
+                 "reduce_then_scan", "decoupled_lookback", "row_per_item"]
+
+
+@pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])
+def test_native_scans(dt, monkeypatch):
+    """The scan kernels read the halves and write the half results
+    themselves (kernels/scan.cl GR_SELT / GR_SRELT: no widening pass), for
+    host and device inputs: the look-back over several tiles (exclusive
+    too), rows, columns (a work-item each), dtype=float32, the nan forms,
+    products and cummax; each result within one rounding of the exact
+    float64 scan, and every variant of the ladder runs them or names why
+    not."""
+    import gpured._half as half
+
+    def no_widen(x):
+        raise AssertionError("widened")
+    monkeypatch.setattr(half, "_widen", no_widen)
+    big = data(dt, (3 * 8192 + 77,), seed=4)  # > 3 CPU look-back tiles
+    a64 = big.astype(np.float64)
+    for x in (big, gpured.to_device(big)):
+        got = gpured.cumsum(x)
+        assert got.dtype == dt and isinstance(got, type(x))
+        check(got, round_once(np.cumsum(a64), dt), dt, 1)
+    d = gpured.to_device(big)
+    ex = gpured.cumsum(d, exclusive=True).get()
+    check(ex, round_once(np.concatenate([[0.0], np.cumsum(a64)[:-1]]), dt),
+          dt, 1)
+    assert np.signbit(ex[0].astype(np.float32)) == 0  # +0.0, as NumPy's
+    f32 = gpured.cumsum(d, dtype=np.float32)
+    assert f32.dtype == np.float32
+    assert np.allclose(f32.get(), np.cumsum(a64), rtol=1e-5, atol=1e-3)
+    m = data(dt, (23, 40), seed=5, nan=True)
+    m64 = m.astype(np.float64)
+    dm = gpured.to_device(m)
+    for axis in (0, 1):  # columns: a work-item each; short rows alike
+        check(gpured.nancumsum(dm, axis=axis),
+              round_once(np.nancumsum(m64, axis=axis), dt), dt, 1)
+        check(gpured.cummax(m, axis=axis),
+              round_once(np.maximum.accumulate(m64, axis=axis), dt), dt)
+    p = (1 + data(np.float32, (3, 700), seed=6) / 64).astype(dt)
+    p64 = p.astype(np.float64)
+    check(gpured.cumprod(gpured.to_device(p), axis=1),
+          round_once(np.cumprod(p64, axis=1), dt), dt, 1)
+    dp = gpured.to_device(p)
+    ci = gpured.cumulative_sum(dp, axis=1, include_initial=True)
+    check(ci, round_once(np.concatenate(
+        [np.zeros((3, 1)), np.cumsum(p64, axis=1)], axis=1), dt), dt, 1)
+    # bfloat16 shares every path but its load and store macros: float16
+    # alone climbs the ladder (program builds are CI's time)
+    for v in SCAN_VARIANTS if dt == F16 else ["decoupled_lookback"]:
+        try:
+            got = gpured.cumsum(dp, axis=1, variant=v)
+        except gpured.VariantUnavailable as e:
+            assert str(e), v  # names why
+            continue
+        check(got, round_once(np.cumsum(p64, axis=1), dt), dt, 1)
+
+
 def test_explain_names_the_path():
     a = data(F16, (100,))
     native = gpured.explain("sum", a)
     assert "widened" not in native and native["accumulator"] in (
         "double", "float")
     assert "float16 -> float32" in gpured.explain("var", a)["widened"]
-    assert "device" in gpured.explain("cumsum", gpured.to_device(a))[
+    assert "device" in gpured.explain("var", gpured.to_device(a))[
         "widened"]
+    assert "widened" not in gpured.explain("cumsum", gpured.to_device(a))
+    # timeit of a native reduction gives the call's (narrowed) result, as
+    # notebooks/01_reduction_ladder.ipynb's float16 ladder checks it
+    r = gpured.timeit("sum", a, reps=1)["result"]
+    check(r, round_once(np.sum(a.astype(np.float64)), F16), F16)
