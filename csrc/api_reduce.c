@@ -666,6 +666,23 @@ static void red_empty(red_call *r)
         }
         host = hobj;
     }
+    /* a device mask of an empty input: only its shape matters (NumPy
+     * broadcasts it, or raises), so a host one of that shape stands in */
+    PyObject *wobj = r->wkeep ? r->wkeep : r->where;
+    PyObject *hw = NULL;
+    gr_array *wa = is_none(r->where) ? NULL : gr_array_of(r->where);
+    if (wa != NULL) {
+        npy_intp wshp[GR_MAXDIMS];
+        for (int i = 0; i < wa->nd; ++i) {
+            wshp[i] = (npy_intp)wa->shape[i];
+        }
+        hw = PyArray_ZEROS(wa->nd, wshp, NPY_BOOL, 0);
+        if (hw == NULL) {
+            Py_XDECREF(hobj);
+            return;
+        }
+        wobj = hw;
+    }
     PyObject *args = PyTuple_Pack(1, host);
     PyObject *kwd = PyDict_New();
     int bad = args == NULL || kwd == NULL ||
@@ -677,8 +694,7 @@ static void red_empty(red_call *r)
               (r->ddof_o != NULL &&
                PyDict_SetItemString(kwd, "ddof", r->ddof_o)) ||
               (!is_none(r->where) &&
-               PyDict_SetItemString(kwd, "where",
-                                    r->wkeep ? r->wkeep : r->where)) ||
+               PyDict_SetItemString(kwd, "where", wobj)) ||
               (!is_none(r->out) && gr_array_of(r->out) == NULL &&
                PyDict_SetItemString(kwd, "out", r->out));
     if (!bad) {
@@ -692,6 +708,7 @@ static void red_empty(red_call *r)
     Py_XDECREF(args);
     Py_XDECREF(kwd);
     Py_XDECREF(hobj);
+    Py_XDECREF(hw);
 }
 
 /* exact=True: float elements summed exactly (integers and bools are
