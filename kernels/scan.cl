@@ -874,11 +874,14 @@ __kernel void gr_scan_row_items(__global const GRS_TG *in, ulong in_base,
  * (lane l reads tile j - l), as CUB's DeviceScan does. */
 #define GRS_WARP_LOOKBACK 1
 
-/* Fold of the lanes' states (lane 0 ends with it). */
+/* Fold of the lanes' states in lane order (lane 0 ends with it).  d grows:
+ * after step d lane l holds lanes l .. l + 2d - 1 in order, so an operator
+ * that does not commute (ScanKernel's, its by-key (flag, value) states)
+ * folds right; a falling d would pair lanes 0, 16, 8, 24, ... */
 inline gr_state grs_warp_fold(gr_state s)
 {
 #pragma unroll
-    for (uint d = 16; d > 0; d >>= 1) {
+    for (uint d = 1; d < 32; d <<= 1) {
         /* lanes l and l + d: the higher lane is the earlier tile */
         s = grs_cat(gr_shfl_down_state(s, d), s);
     }
