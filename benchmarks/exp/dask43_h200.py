@@ -79,6 +79,9 @@ def row(what, ms, nbytes, ref=None, ref_name=""):
 
 def check(v, n, what):
     if float(v) != n:
+        if what.startswith("cupy"):  # a peer's answer: reported, not fatal
+            print("PEER WRONG %s: %r, want %d" % (what, v, n), flush=True)
+            return
         raise SystemExit("WRONG %s: %r, want %d" % (what, v, n))
 
 
