@@ -920,9 +920,9 @@ def _cmul(a, b, cl):
             % (cl, a, b, a, b, a, b, a, b))
 
 
-def _cx_one(rt):
-    return "(%s)(1, 0)" % _CL[rt.name] if rt.kind == "c" else \
-        "(%s)1" % _CL[rt.name]
+def _cx_one(rt, v=1):
+    return "(%s)(%d, 0)" % (_CL[rt.name], v) if rt.kind == "c" else \
+        "(%s)%d" % (_CL[rt.name], v)
 
 
 def _cx_op(rt):
@@ -931,13 +931,14 @@ def _cx_op(rt):
     return _cmul("a", "b", _CL[rt.name]) if rt.kind == "c" else "a * b"
 
 
-def _cx_map(it, rt, nan, where):
+def _cx_map(it, rt, nan, where, ident=1):
     """The map of element x (and mask w): converted to the result's type,
-    1 for a NaN element (nan) or a masked-out one (where)."""
+    the identity (1; sums: 0) for a NaN element (nan) or a masked-out one
+    (where)."""
     cl = _CL[rt.name]
     x = "x" if it == rt else "convert_%s(x)" % cl if rt.kind == "c" else \
         "(%s)(x.x)" % cl
-    one = _cx_one(rt)
+    one = _cx_one(rt, ident)
     if nan:
         x = "((isnan(x.x) || isnan(x.y)) ? %s : %s)" % (one, x)
     if where:
@@ -1032,12 +1033,18 @@ def _cx_reduction(it, rt, nan, masked):
                         "gr_nanprod" if nan else "gr_prod"))
 
 
-def _cx_scan(it, rt, nan):
-    return _builtin(("cxcumprod", it.name, rt.name, nan),
+def _cx_scan(it, rt, nan, add=False):
+    """cumprod (add: cumsum) of complex elements as a user scan of
+    float2 / double2 states: one pass, no layout copies."""
+    name = ("gr_nancumsum" if nan else "gr_cumsum") if add else \
+        ("gr_nancumprod" if nan else "gr_cumprod")
+    return _builtin(("cxcumsum" if add else "cxcumprod", it.name, rt.name,
+                     nan),
                     lambda: ScanKernel(
                         "%s x" % it.name, "%s y" % rt.name,
-                        _cx_map(it, rt, nan, False), _cx_op(rt),
-                        _cx_one(rt), "gr_nancumprod" if nan else "gr_cumprod"))
+                        _cx_map(it, rt, nan, False, 0 if add else 1),
+                        "a + b" if add else _cx_op(rt),
+                        _cx_one(rt, 0 if add else 1), name))
 
 
 def _cx_scale(r, s):
@@ -1057,9 +1064,17 @@ def _cx_scale(r, s):
     return k(flat, s, axis=1).reshape(shape)
 
 
-def cx_cumprod(a, axis, dtype, out, exclusive, nan, kw):
+def cx_cumsum(a, axis, dtype, out, exclusive, nan, kw):
+    """cumsum / nancumsum of complex a into a complex dtype (gpured._scan's
+    complex branch; a real dtype= stays on the real view's scan): the user
+    scan of vector states, one pass (the real view's scan needed the parts
+    moved apart and back: two layout copies of the whole array)."""
+    return cx_cumprod(a, axis, dtype, out, exclusive, nan, kw, add=True)
+
+
+def cx_cumprod(a, axis, dtype, out, exclusive, nan, kw, add=False):
     """cumprod / nancumprod of complex a (gpured._scan's complex branch)."""
-    name = "nancumprod" if nan else "cumprod"
+    name = ("nancum" if nan else "cum") + ("sum" if add else "prod")
     ts = _cx_types(name, a, dtype, out)
     if ts is None:
         if exclusive:
@@ -1069,7 +1084,7 @@ def cx_cumprod(a, axis, dtype, out, exclusive, nan, kw):
         return _cx_host(name, a, kw, getattr(np, name), axis=axis,
                         dtype=dtype, out=out)
     it, rt = ts
-    k = _cx_scan(it, rt, nan)
+    k = _cx_scan(it, rt, nan, add)
     kw = dict(kw)
     host = not _is_array(a)
     a = _to_dev(a, kw)
@@ -1084,6 +1099,15 @@ def cx_cumprod(a, axis, dtype, out, exclusive, nan, kw):
 
 
 _CX_OPS = ("prod", "nanprod", "cumprod", "nancumprod")
+_CX_SUMS = ("cumsum", "nancumsum")  # user scans unless dtype= is real
+
+
+def cx_kernel_op(op, a, dtype):
+    """Whether explain / timeit / variants of op on complex a go through
+    the user kernels (cx_plan)."""
+    if op in _CX_SUMS:
+        return dtype is None or _cx.dtype_is_cx(dtype)
+    return op in _CX_OPS
 
 
 def cx_plan(mode, op, a, axis, dtype, kw, reps=10):
@@ -1098,8 +1122,8 @@ def cx_plan(mode, op, a, axis, dtype, kw, reps=10):
     nan = op.startswith("nan")
     kw = dict(kw)
     a = _to_dev(a, kw)
-    if op.endswith("cumprod"):
-        k = _cx_scan(it, rt, nan)
+    if "cum" in op:
+        k = _cx_scan(it, rt, nan, op.endswith("cumsum"))
         ex = kw.pop("exclusive", False)
         r = k.explain(a, axis, ex, **kw) if mode == "explain" else \
             k.timeit(a, axis, ex, reps=reps, **kw)
@@ -1108,8 +1132,9 @@ def cx_plan(mode, op, a, axis, dtype, kw, reps=10):
         r = k.explain(a, axis=axis, **kw) if mode == "explain" else \
             k.timeit(a, axis=axis, reps=reps, **kw)
     r = dict(r)
-    r["complex"] = "%s as OpenCL %s, NumPy's complex multiply (a user " \
-        "kernel)" % (it, _CL[it.name])
+    r["complex"] = "%s as OpenCL %s, %s (a user kernel)" % (
+        it, _CL[it.name], "vector addition" if op.endswith("cumsum") else
+        "NumPy's complex multiply")
     return r
 
 

@@ -746,7 +746,7 @@ def variants(op="sum", dtype="float32", device=None):
     the user kernels' for the products (prod, cumprod and nan forms), none
     for those that have no single kernel (min, max, argmin, ...)."""
     if _cx.dtype_kind(dtype) == "c":
-        if op in _kernels._CX_OPS:
+        if op in _kernels._CX_OPS + _kernels._CX_SUMS:
             return (_kernels.ScanKernel if "cum" in op else
                     _kernels.ReductionKernel).variants()
         dtype = _cx.real_dtype(dtype)
@@ -804,7 +804,7 @@ def explain(op, a, axis=None, dtype=None, **kw):
             raise TypeError("explain(%r, operands): an elementwise operation "
                             "takes no axis or dtype" % op)
         return _ew.explain(op, a, **kw)
-    if op in _kernels._CX_OPS and _cx.is_cx(a):
+    if _cx.is_cx(a) and _kernels.cx_kernel_op(op, a, dtype):
         return _kernels.cx_plan("explain", op, a, axis, dtype, kw)
     if op in _kernels._CX_EXT and _cx.is_cx(a):
         r = _kernels.cx_ext_explain(op, a, axis, kw)
@@ -860,7 +860,7 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     if _user_kernel(op, dtype):
         return op.timeit(*(a if isinstance(a, tuple) else (a,)), axis=axis,
                          reps=reps, **kw)
-    if op in _kernels._CX_OPS and _cx.is_cx(a):
+    if _cx.is_cx(a) and _kernels.cx_kernel_op(op, a, dtype):
         return _kernels.cx_plan("timeit", op, a, axis, dtype, kw, reps)
     if _cx.is_cx(a):
         return _cx.timeit(timeit, op, a, axis, dtype, reps, kw)

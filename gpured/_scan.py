@@ -86,6 +86,9 @@ def cumsum(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     ``ilp``, ``spins``, ``device``.
     """
     if _cx.is_cx(a):
+        if dtype is None or _cx.dtype_is_cx(dtype):
+            return _kernels.cx_cumsum(_cx.arr(a), axis, dtype, out,
+                                      exclusive, False, kw)
         return _cx.scan(cumsum, a, axis, dtype, out, exclusive, kw)
     return _scan("cumsum", a, axis, dtype, out, exclusive, kw)
 
@@ -104,6 +107,9 @@ def nancumsum(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     (leading NaNs give zeros; the NaN test is fused into the scan's loads).
     Knobs as :func:`cumsum`."""
     if _cx.is_cx(a):
+        if dtype is None or _cx.dtype_is_cx(dtype):
+            return _kernels.cx_cumsum(_cx.arr(a), axis, dtype, out,
+                                      exclusive, True, kw)
         return _cx.scan(cumsum, _cx.nan_zeroed(a), axis, dtype, out,
                         exclusive, kw)
     return _scan("nancumsum", a, axis, dtype, out, exclusive, kw)
