@@ -72,13 +72,24 @@ int gr_plan_custom(const gr_device *d, const gr_custom_types *ty,
                     plan->kind == GR_K_WARP)) {
         /* auto chose (or tune() measured for sums) a variant a user
          * operator cannot run: the rule's next choice instead */
-        ov.variant = plan->kind == GR_K_WARP ? "segment_per_item"
-                     : d->is_gpu             ? "vector"
-                                             : "chunked";
+        ov.variant = plan->kind == GR_K_WARP || lay->elem_stride != 1
+                         ? "segment_per_item"
+                     : d->is_gpu ? "vector"
+                                 : "chunked";
         rc = gr_plan_reduce(d, GR_ADD, &acc, lay, &ov, plan);
     }
     if (rc != 0) {
         return rc;
+    }
+    if (plan->kind != GR_K_ITEMS && lay->elem_stride != 1) {
+        /* custom.cl's group kernel reads a segment's elements side by
+         * side; the built-in kernels' strided loads are not in it */
+        snprintf(plan->why, sizeof plan->why,
+                 "variant '%s' reads each segment's elements contiguously; "
+                 "here they are %llu elements apart (reduce along the last "
+                 "axis, or use segment_per_item)",
+                 name, (unsigned long long)lay->elem_stride);
+        return -2;
     }
     plan->sg_native = 0; /* sub_group_reduce_* know add/min/max only */
     if (plan->kind == GR_K_ITEMS) {

@@ -147,6 +147,19 @@ def test_variants():
                (x.astype(np.float64) ** 2).sum(axis=1), np.float32)
 
 
+def test_strided_layout_variants():
+    """Columns (elements a row apart): the group kernels read a segment's
+    elements side by side, so a named one is refused with the reason;
+    auto and segment_per_item give NumPy's sums."""
+    x = _data((9, 300), np.float32)
+    want = x.astype(np.float64).sum(axis=0)
+    _close(SUM(x, axis=0), want, np.float32)
+    _close(SUM(x, axis=0, variant="segment_per_item"), want, np.float32)
+    for v in ("vector", "naive", "chunked"):
+        with pytest.raises(gpured.VariantUnavailable, match="contiguously"):
+            SUM(x, axis=0, variant=v)
+
+
 def test_explain_timeit_tune():
     x = _data((3, 20_000), np.float32)  # test_variants' programs
     want = np.linalg.norm(x.astype(np.float64), axis=1)
