@@ -52,3 +52,23 @@ def sum_in_turns(parts, devices):
                 gpured.sum(q[k], axis=(0,), keepdims=True, dtype=np.float64)
     for d in devices:
         gpured.synchronize(d)
+
+
+class PeerRows(list):
+    """The exp scripts' table: rows of (name, gpured ms, {peer: ms or
+    None}, best peer / gpured), printed last."""
+
+    def add(self, name, ms, peers):
+        best = min((v for v in peers.values() if v), default=None)
+        self.append((name, ms, peers, best / ms if best else None))
+
+    def print(self, width=40, pwidth=44):
+        print("%-*s %10s  %-*s %s" % (width, "row", "gpured ms", pwidth,
+                                      "peers ms", "best peer / gpured"))
+        for name, ms, peers, r in self:
+            print("%-*s %10.3f  %-*s %s" % (
+                width, name, ms, pwidth,
+                ", ".join("%s %s" % (k, "%.3f" % v if v else "-")
+                          for k, v in peers.items()),
+                "%.2f" % r if r else "-"))
+

@@ -19,16 +19,14 @@ import os
 import numpy as np
 
 import gpured
-from _loop import loop_ms, optional_cupy, optional_torch
+from _loop import PeerRows, loop_ms, optional_cupy, optional_torch
 
 torch, cp = optional_torch(), optional_cupy()
 sync = gpured.synchronize
-rows = []
+rows = PeerRows()
 
 
-def row(name, ms, peers):
-    best = min((v for v in peers.values() if v), default=None)
-    rows.append((name, ms, peers, best / ms if best else None))
+row = rows.add
 
 
 def ref(g, a, func, size):
@@ -134,7 +132,4 @@ for func in ("mean", "var", "max", "first", "argmax", "nanmean", "len"):
     ms = loop_ms(lambda: gpured.aggregate(dg, da, func, size=G), sync)
     row("aggregate %s 2**%d f32, %d groups" % (func, n.bit_length() - 1, G), ms, peers_by.get(func, {}))
 
-print("%-40s %10s  %-36s %s" % ("row", "gpured ms", "peers ms", "best peer / gpured"))
-for name, ms, peers, r in rows:
-    print("%-40s %10.3f  %-36s %s" % (name, ms, ", ".join("%s %.3f" % kv for kv in peers.items() if kv[1]),
-                                       "%.2f" % r if r else "-"))
+rows.print()

@@ -15,16 +15,14 @@ import os
 import numpy as np
 
 import gpured
-from _loop import loop_ms, optional_cupy, optional_torch
+from _loop import PeerRows, loop_ms, optional_cupy, optional_torch
 
 torch, cp = optional_torch(), optional_cupy()
 sync = gpured.synchronize
-rows = []
+rows = PeerRows()
 
 
-def row(name, ms, peers):
-    best = min((v for v in peers.values() if v), default=None)
-    rows.append((name, ms, peers, best / ms if best else None))
+row = rows.add
 
 
 def peer(name, fn, syncf):
@@ -88,8 +86,4 @@ for dt, name in ((np.complex64, "c64"), (np.complex128, "c128")):
         loop_ms(lambda: gpured.cumprod(d), sync), peers)
     del d, tt, cc
 
-print("%-40s %10s  %-40s %s" % ("row", "gpured ms", "peers ms", "best peer / gpured"))
-for name, ms, peers, r in rows:
-    print("%-40s %10.3f  %-40s %s" % (
-        name, ms, ", ".join("%s %s" % (k, "%.3f" % v if v else "-") for k, v in peers.items()),
-        "%.2f" % r if r else "-"))
+rows.print()

@@ -17,16 +17,14 @@ import os
 import numpy as np
 
 import gpured
-from _loop import loop_ms, optional_cupy, optional_torch
+from _loop import PeerRows, loop_ms, optional_cupy, optional_torch
 
 torch, cp = optional_torch(), optional_cupy()
 sync = gpured.synchronize
-rows = []
+rows = PeerRows()
 
 
-def row(name, ms, peers):
-    best = min((v for v in peers.values() if v), default=None)
-    rows.append((name, ms, peers, best / ms if best else None))
+row = rows.add
 
 
 def bf16():
@@ -120,12 +118,7 @@ parts = {
 }
 del vt, rt, back
 
-print("%-36s %10s  %-44s %s" % ("row", "gpured ms", "peers ms",
-                                "best peer / gpured"))
-for name, ms, peers, r in rows:
-    print("%-36s %10.3f  %-44s %s" % (
-        name, ms, ", ".join("%s %.3f" % kv for kv in peers.items() if kv[1]),
-        "%.2f" % r if r else "-"))
+rows.print()
 print("\ncomplex128 cumsum's parts (ms): " + ", ".join(
     "%s %.3f" % kv for kv in parts.items()))
 print("\nmax |error| of cumsum of 2**20 |x| against float64:")

@@ -22,16 +22,14 @@ import os
 import numpy as np
 
 import gpured
-from _loop import loop_ms, optional_cupy, optional_torch
+from _loop import PeerRows, loop_ms, optional_cupy, optional_torch
 
 torch, cp = optional_torch(), optional_cupy()
 sync = gpured.synchronize
-rows = []
+rows = PeerRows()
 
 
-def row(name, ms, peers):
-    best = min((v for v in peers.values() if v), default=None)
-    rows.append((name, ms, peers, best / ms if best else None))
+row = rows.add
 
 
 def tsync():
@@ -176,9 +174,4 @@ for func in ("var", "mean", "max"):
     row("aggregate %s f32 2^%d, 4096 groups" % (func, int(np.log2(m))),
         loop_ms(lambda: gpured.aggregate(dg, dxv, func), sync), peers)
 
-print("%-40s %10s  %-52s %s" % ("row", "gpured ms", "peers ms",
-                                "best peer / gpured"))
-for name, ms, peers, r in rows:
-    print("%-40s %10.3f  %-52s %s" % (
-        name, ms, ", ".join("%s %.3f" % kv for kv in peers.items()),
-        "%.2f" % r if r else "-"))
+rows.print()
