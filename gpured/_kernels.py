@@ -1098,6 +1098,41 @@ def cx_cumprod(a, axis, dtype, out, exclusive, nan, kw, add=False):
     return res
 
 
+def _cx_ext_scan(dt, is_min):
+    """cummin / cummax of complex elements as NumPy's minimum / maximum
+    .accumulate: an element with a NaN part wins from where it stands (the
+    first such), else the lexicographic extreme (real part, then
+    imaginary), the earlier one on ties."""
+    name = "gr_cx_cummin" if is_min else "gr_cx_cummax"
+    c = "<" if is_min else ">"
+    expr = ("((isnan(a.x) || isnan(a.y)) ? a : (isnan(b.x) || isnan(b.y)) ? b"
+            " : (b.x %s a.x || (b.x == a.x && b.y %s a.y)) ? b : a)" % (c, c))
+    inf = "INFINITY" if is_min else "-INFINITY"
+    return _builtin(("cxcumext", dt.name, is_min), lambda: ScanKernel(
+        "%s x" % dt.name, "%s y" % dt.name, "x", expr,
+        "(%s)(%s, %s)" % (_CL[dt.name], inf, inf), name))
+
+
+def cx_cumext(a, axis, dtype, out, exclusive, is_min, kw):
+    """cummin / cummax of complex a on the device (host input too), or None
+    where dtype= asks for another type (the caller's NumPy route)."""
+    it = np.dtype(_dtype(a))
+    if dtype is not None and np.dtype(dtype) != it:
+        return None
+    k = _cx_ext_scan(it, is_min)
+    kw = dict(kw)
+    host = not _is_array(a)
+    a = _to_dev(a, kw)
+    res = k(a, axis=axis, exclusive=exclusive, **kw)
+    if host and _is_array(res):
+        res = res.get()
+    if out is not None:
+        if not _is_array(res) and _is_array(out):
+            res = _core.to_device(np.asarray(res), None, out.device_index)
+        return _to_out(res, out)
+    return res
+
+
 _CX_OPS = ("prod", "nanprod", "cumprod", "nancumprod")
 _CX_SUMS = ("cumsum", "nancumsum")  # user scans unless dtype= is real
 

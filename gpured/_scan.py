@@ -129,7 +129,10 @@ def cummin(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     flattened array for ``axis=None``; NaN propagates (exclusive scans
     start from the dtype's largest value / +inf)."""
     if _cx.is_cx(a):
-        return _cx_numpy("cummin", a, axis, dtype, out, exclusive, kw)
+        r = _kernels.cx_cumext(_cx.arr(a), axis, dtype, out, exclusive, True,
+                               kw)
+        return r if r is not None else \
+            _cx_numpy("cummin", a, axis, dtype, out, exclusive, kw)
     return _scan("cummin", a, axis, dtype, out, exclusive, kw)
 
 
@@ -137,7 +140,10 @@ def cummax(a, axis=None, dtype=None, out=None, exclusive=False, **kw):
     """Cumulative maximum along an axis, as ``numpy.maximum.accumulate``
     (NaN propagates; exclusive scans start from the smallest value / -inf)."""
     if _cx.is_cx(a):
-        return _cx_numpy("cummax", a, axis, dtype, out, exclusive, kw)
+        r = _kernels.cx_cumext(_cx.arr(a), axis, dtype, out, exclusive, False,
+                               kw)
+        return r if r is not None else \
+            _cx_numpy("cummax", a, axis, dtype, out, exclusive, kw)
     return _scan("cummax", a, axis, dtype, out, exclusive, kw)
 
 
