@@ -5,7 +5,7 @@ imaginary part): the same memory, no copy.  The componentwise functions
 run on that view with the trailing axis kept out of the reduced axes, and
 their real results (..., 2) are viewed back as complex:
 
-* sum / mean / cumsum (and their ``where=``, ``out=``, ``keepdims``,
+* sum / mean / cumsum into a real dtype (and their ``where=``, ``out=``, ``keepdims``,
   ``dtype=``): one core call on the view, so the kernels, plans, accuracy
   (compensated per component) and knobs are the real ones.  A full sum of
   a contiguous array is two calls: the view reshaped to (rows, C) columns
@@ -22,7 +22,10 @@ their real results (..., 2) are viewed back as complex:
 
 prod / nanprod / cumprod / nancumprod (complex multiplication) are user
 kernels with float2 / double2 elements (gpured/_kernels.py cx_prod,
-cx_cumprod), on the device for host arrays and device Arrays alike.
+cx_cumprod), on the device for host arrays and device Arrays alike; so
+are cumsum / nancumsum into a complex dtype (cx_cumsum: one pass, where
+the view's scan needed the parts moved apart and back) and cummin /
+cummax (cx_cumext, NumPy's order).
 
 What else is not componentwise -- min / max / argmin / argmax / ptp
 (NumPy's lexicographic order) and their nan forms, reduceat but add --
