@@ -6,7 +6,7 @@ run on that view with the trailing axis kept out of the reduced axes, and
 their real results (..., 2) are viewed back as complex:
 
 * sum / mean (and cumsum into a real dtype), with their ``where=``, ``out=``, ``keepdims``,
-  ``dtype=``): one core call on the view, so the kernels, plans, accuracy
+  ``dtype=``: one core call on the view, so the kernels, plans, accuracy
   (compensated per component) and knobs are the real ones.  A full sum of
   a contiguous array is two calls: the view reshaped to (rows, C) columns
   (C = 2k, adjacent columns coalesced on GPUs, one 64-byte vector a row on
