@@ -1064,6 +1064,22 @@ def _cx_scale(r, s):
     return k(flat, s, axis=1).reshape(shape)
 
 
+def _cx_run_scan(k, a, axis, out, exclusive, kw):
+    """Built-in complex scan k on a: a host input runs on device= (or the
+    default device) and comes back as NumPy; out= receives the result."""
+    kw = dict(kw)
+    host = not _is_array(a)
+    a = _to_dev(a, kw)
+    res = k(a, axis=axis, exclusive=exclusive, **kw)
+    if host and _is_array(res):
+        res = res.get()
+    if out is not None:
+        if not _is_array(res) and _is_array(out):
+            res = _core.to_device(np.asarray(res), None, out.device_index)
+        return _to_out(res, out)
+    return res
+
+
 def cx_cumsum(a, axis, dtype, out, exclusive, nan, kw):
     """cumsum / nancumsum of complex a into a complex dtype (gpured._scan's
     complex branch; a real dtype= stays on the real view's scan): the user
@@ -1084,18 +1100,8 @@ def cx_cumprod(a, axis, dtype, out, exclusive, nan, kw, add=False):
         return _cx_host(name, a, kw, getattr(np, name), axis=axis,
                         dtype=dtype, out=out)
     it, rt = ts
-    k = _cx_scan(it, rt, nan, add)
-    kw = dict(kw)
-    host = not _is_array(a)
-    a = _to_dev(a, kw)
-    res = k(a, axis=axis, exclusive=exclusive, **kw)
-    if host and _is_array(res):
-        res = res.get()
-    if out is not None:
-        if not _is_array(res) and _is_array(out):
-            res = _core.to_device(np.asarray(res), None, out.device_index)
-        return _to_out(res, out)
-    return res
+    return _cx_run_scan(_cx_scan(it, rt, nan, add), a, axis, out,
+                        exclusive, kw)
 
 
 def _cx_ext_scan(dt, is_min):
@@ -1119,18 +1125,8 @@ def cx_cumext(a, axis, dtype, out, exclusive, is_min, kw):
     it = np.dtype(_dtype(a))
     if dtype is not None and np.dtype(dtype) != it:
         return None
-    k = _cx_ext_scan(it, is_min)
-    kw = dict(kw)
-    host = not _is_array(a)
-    a = _to_dev(a, kw)
-    res = k(a, axis=axis, exclusive=exclusive, **kw)
-    if host and _is_array(res):
-        res = res.get()
-    if out is not None:
-        if not _is_array(res) and _is_array(out):
-            res = _core.to_device(np.asarray(res), None, out.device_index)
-        return _to_out(res, out)
-    return res
+    return _cx_run_scan(_cx_ext_scan(it, is_min), a, axis, out, exclusive,
+                        kw)
 
 
 _CX_OPS = ("prod", "nanprod", "cumprod", "nancumprod")
