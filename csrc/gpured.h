@@ -406,6 +406,8 @@ typedef struct {
     int passes;
     int wg2;              /* work-group size of pass 2                     */
     int lanes;            /* GR_K_WARP: work-items per segment (else 0)    */
+    int hf;               /* halves' plain sums: loads of vw * hf elements,
+                           * folded in float to vw (reduce.cl GR_HF); 0 none */
     const char *row;      /* the policy table's row that set the geometry  */
     char why[256];
 } gr_plan;

@@ -7,6 +7,7 @@
 #include "policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- variants */
@@ -179,6 +180,9 @@ enum {
     RR_FILL_CPU, RR_FILL_CPU_BIG
 };
 
+/* Halves' plain sums: vectors of this many loads added in float first
+ * (gr_plan.hf; kernels/common.cl GR_HF) */
+#define HALF_FOLD 2
 #define ITEMS_ROW_MAX 16 /* rows this short: one work-item per row       */
 
 static const reduce_row reduce_rows[] = {
@@ -513,6 +517,16 @@ static void group_defaults(const gr_device *d, gr_op op, const gr_accum *acc,
     if (v->vector && d->is_gpu && GR_IS_HALF(acc->t) && op == GR_ADD) {
         apply_row(plan, &reduce_rows[RR_GPU_2B_SUM], tsize);
     }
+    if (v->vector && GR_IS_HALF(acc->t) && op == GR_ADD && !acc->nan &&
+        !acc->var && !acc->where && v->load == LOAD_COALESCED &&
+        !v->one_per_item) {
+        /* halves' plain sums add pairs in float first, on every device
+         * (a NaN's, a mask's or a shift's rule applies to each element
+         * before it is added) */
+        plan->hf = HALF_FOLD;
+        const char *e = getenv("GPURED_EXP_HF");
+        if (e) plan->hf = atoi(e);
+    }
     if (v->vector && (op == GR_ALL || op == GR_ANY)) {
         apply_row(plan, &reduce_rows[RR_ALL_ANY], tsize);
     }
@@ -555,6 +569,9 @@ static int group_knobs(const gr_device *d, const gr_knobs *ov,
         plan->vw = 1;
         plan->ilp = 1;
     }
+    while (plan->hf > 1 && plan->vw * plan->hf > 16) {
+        plan->hf /= 2; /* loads of 16 elements at most */
+    }
     if (plan->sg == 1 && plan->wg < 32) {
         return gr_pol_whole_warps(plan, v->name);
     }
@@ -569,7 +586,8 @@ static void group_parts(const gr_device *d, gr_op op, const gr_accum *acc,
 {
     const size_t cu = d->compute_units;
     const int tsize = gr_dtypes[acc->t].size;
-    const size_t tile = (size_t)plan->wg * plan->vw;
+    const size_t tile =
+        (size_t)plan->wg * plan->vw * (size_t)(plan->hf > 1 ? plan->hf : 1);
     const size_t full = tile * plan->ilp;
     const reduce_row *big = &reduce_rows[RR_FILL_CPU_BIG];
     size_t target = d->is_gpu ? cu * max_sz(1, reduce_rows[RR_FILL_GPU].fill /
@@ -618,13 +636,14 @@ static void group_why(const gr_device *d, const variant_def *v,
 {
     snprintf(plan->why, sizeof plan->why,
              "%s%s: %d work-items per group, %s loads of %d element(s), %d "
-             "accumulator(s), %s combine; %zu group(s) per segment%s",
+             "accumulator(s)%s, %s combine; %zu group(s) per segment%s",
              plan->tuned ? "tuned by gpured.tune(); " : "",
              d->is_gpu ? "GPU" : "CPU", plan->wg,
              v->load == LOAD_CONTIG          ? "contiguous per-work-item"
              : v->load == LOAD_STRIDE_GLOBAL ? "global-size-strided"
                                              : "coalesced",
-             plan->vw, plan->ilp,
+             plan->hf > 1 ? plan->vw * plan->hf : plan->vw, plan->ilp,
+             plan->hf > 1 ? " (halves added in float first)" : "",
              (const char *[]){"interleaved (naive)", "sequential",
                               "unrolled sequential", "unrolled, last warp by "
                               "sub-group barrier",

@@ -23,6 +23,7 @@ typedef struct {
     int wg, vw, ilp;
     int load, combine, sg, sg_native, atomic;
     int lanes;  /* GR_K_WARP: work-items per segment (GR_SEG_LANES; 0 else) */
+    int hf;     /* halves' sums: GR_HF, loads folded in float (gr_plan.hf) */
 } pass_cfg;
 
 /* What decides a reduce program's defines (the kernel memo's key). */
@@ -89,6 +90,12 @@ static void defines(const void *ctx, char *buf, size_t n)
         const size_t used = strlen(buf);
         snprintf(buf + used, n - used, "#define GR_ELT %d\n",
                  k->t == GR_FLOAT16 ? 1 : 2);
+    }
+    if (c->hf > 1) {
+        /* halves' plain sums: vw * hf halves a load, folded in float */
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "#define GR_HF %d\n#define GR_LW %d\n",
+                 c->hf, c->vw * c->hf);
     }
     if (c->lanes) {
         /* only reduceat's programs: the others' sources stay as they were
@@ -336,7 +343,7 @@ static pass_cfg pass1_cfg(const gr_plan *p)
     const pass_cfg c = {0,        p->passes == 1, p->wg,
                         p->vw,    p->ilp,         p->load,
                         p->combine, p->sg,        p->sg_native,
-                        p->atomic, p->lanes};
+                        p->atomic, p->lanes,   p->hf};
     return c;
 }
 

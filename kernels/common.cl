@@ -109,6 +109,36 @@
 #define GR_VLOAD_T(p) GR_VLOAD(p)
 #endif
 
+/* Halves' plain sums (GR_HF, csrc gr_plan.hf): the main loops read GR_LW
+ * = GR_VW * GR_HF halves at once and add them down to GR_VW in float
+ * before the wide accumulator: a sum of GR_HF halves in float32 is exact
+ * but for exponents more than 13 apart (then within 2^-24 of it), and the
+ * conversions to double, the halves' bound, fall by GR_HF. */
+#ifndef GR_HF
+#define GR_HF 1
+#define GR_LW GR_VW
+#define GR_VLOAD_M(p) GR_VLOAD_T(p)
+#else
+#if GR_ELT == 1
+#define GR_LOAD_LW(p) GR_CAT(vload_half, GR_LW)(0, (p))
+#else
+#define GR_LOAD_LW(p)                                                       \
+    GR_AS(GR_CAT(float, GR_LW),                                             \
+          GR_CONVERT(GR_CAT(uint, GR_LW), GR_CAT(vload, GR_LW)(0, (p))) << 16)
+#endif
+inline GR_VEC(float) gr_hfold(GR_CAT(float, GR_LW) x)
+{
+#if GR_HF == 2
+    return x.lo + x.hi;
+#elif GR_HF == 4
+    return (x.lo.lo + x.lo.hi) + (x.hi.lo + x.hi.hi);
+#else
+#error "GR_HF is 2 or 4"
+#endif
+}
+#define GR_VLOAD_M(p) gr_hfold(GR_LOAD_LW(p))
+#endif
+
 #define GR_VA GR_VEC(GR_A)
 #define GR_VM GR_VEC(GR_AM)
 

@@ -398,9 +398,9 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     /* variant: stride_local, vector */
     /* Consecutive work-items read consecutive vectors: coalesced; each
      * work-item's loads are local-size vectors apart. */
-    const ulong start = lo + lid * GR_VW;
-    const ulong step = (ulong)GR_WG * GR_VW;
-    nv = n / ((ulong)GR_WG * GR_VW);
+    const ulong start = lo + lid * GR_LW;
+    const ulong step = (ulong)GR_WG * GR_LW;
+    nv = n / ((ulong)GR_WG * GR_LW);
 #endif
     {
         GR_VA av[GR_ILP];
@@ -419,14 +419,14 @@ void gr_reduce_group(__global const GR_IN *restrict in,
             for (int u = 0; u < GR_ILP; ++u) {
                 const ulong at = start + (k + u) * step;
                 GR_FOLD_MAIN(av[u], ax[u],
-                             GR_WSEL_V(GR_CVTN_V(GR_VLOAD_T(p + at)), wq + at),
+                             GR_WSEL_V(GR_CVTN_V(GR_VLOAD_M(p + at)), wq + at),
                              at, k + u);
             }
         }
         for (; k < nv; ++k) {
             const ulong at = start + k * step;
             GR_FOLD_MAIN(av[0], ax[0],
-                         GR_WSEL_V(GR_CVTN_V(GR_VLOAD_T(p + at)), wq + at), at,
+                         GR_WSEL_V(GR_CVTN_V(GR_VLOAD_M(p + at)), wq + at), at,
                          k);
         }
         /* Accumulators and lanes -> one state. */
@@ -464,7 +464,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 #endif
     /* What the vector tiles left over (all of it for partial input). */
     if (GR_LOAD != GR_LOAD_STRIDE_GLOBAL) {
-        const ulong rest = lo + nv * (ulong)GR_WG * GR_VW;
+        const ulong rest = lo + nv * (ulong)GR_WG * GR_LW;
         for (ulong i = rest + lid; i < hi; i += GR_WG) {
             GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, wq, i, i);
         }

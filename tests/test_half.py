@@ -412,3 +412,31 @@ def test_explain_names_the_path():
     # notebooks/01_reduction_ladder.ipynb's float16 ladder checks it
     r = gpured.timeit("sum", a, reps=1)["result"]
     check(r, round_once(np.sum(a.astype(np.float64)), F16), F16)
+
+
+@pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])
+def test_sum_pairs_in_float(dt):
+    """Plain sums of halves on the coalesced variants read vw * 2 halves
+    a load and add pairs in float before the double accumulator
+    (csrc/plan_reduce.c HALF_FOLD, kernels/common.cl GR_HF): rounded-once
+    answers at every vector width (16 leaves no room: no fold), with the
+    tails the wide loads leave, rows included; nansum and where= keep
+    their per-element rules."""
+    for shape, axis in (((4099,), None), ((3, 1000), 1), ((2, 8195), -1)):
+        a = data(dt, shape, seed=3)
+        d = gpured.to_device(a)
+        want = round_once(np.sum(a.astype(np.float64), axis=axis), dt)
+        for v, vw in (("vector", 2), ("vector", 8), ("vector", 16),
+                      ("stride_local", 4)):
+            got = gpured.sum(d, axis=axis, variant=v, vw=vw, wg_size=32)
+            check(got, want, dt)
+        why = gpured.explain("sum", d, axis=axis, variant="vector", vw=4)
+        assert "halves added in float first" in why["why"], why["why"]
+        a[..., 5] = np.nan
+        d = gpured.to_device(a)
+        check(gpured.nansum(d, axis=axis, variant="vector"),
+              round_once(np.nansum(a.astype(np.float64), axis=axis), dt), dt)
+        m = np.arange(a.size).reshape(a.shape) % 3 != 0
+        check(gpured.sum(d, axis=axis, variant="vector", where=m),
+              round_once(np.sum(a.astype(np.float64), axis=axis, where=m),
+                         dt), dt)
