@@ -569,8 +569,8 @@ static int group_knobs(const gr_device *d, const gr_knobs *ov,
         plan->vw = 1;
         plan->ilp = 1;
     }
-    while (plan->hf > 1 && plan->vw * plan->hf > 16) {
-        plan->hf /= 2; /* loads of 16 elements at most */
+    if (plan->hf > 1 && plan->vw * plan->hf != 4 && plan->vw * plan->hf != 8) {
+        plan->hf = 0; /* the folded loads are 8 or 16 bytes */
     }
     if (plan->sg == 1 && plan->wg < 32) {
         return gr_pol_whole_warps(plan, v->name);

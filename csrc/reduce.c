@@ -94,8 +94,9 @@ static void defines(const void *ctx, char *buf, size_t n)
     if (c->hf > 1) {
         /* halves' plain sums: vw * hf halves a load, folded in float */
         const size_t used = strlen(buf);
-        snprintf(buf + used, n - used, "#define GR_HF %d\n#define GR_LW %d\n",
-                 c->hf, c->vw * c->hf);
+        snprintf(buf + used, n - used,
+                 "#define GR_HF %d\n#define GR_LW %d\n#define GR_LWU %d\n",
+                 c->hf, c->vw * c->hf, c->vw * c->hf / 2);
     }
     if (c->lanes) {
         /* only reduceat's programs: the others' sources stay as they were

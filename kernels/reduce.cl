@@ -379,6 +379,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 
     gr_state s = gr_identity();
     ulong nv = 0;          /* vector loads per work-item               */
+    ulong lo_al = lo;      /* where the vector loads start             */
 #if !GR_IN_PARTIAL
     const ulong n = hi - lo; /* lo < L: parts = ceil(L / chunk) */
 #if GR_LOAD == GR_LOAD_CONTIG
@@ -398,9 +399,15 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     /* variant: stride_local, vector */
     /* Consecutive work-items read consecutive vectors: coalesced; each
      * work-item's loads are local-size vectors apart. */
-    const ulong start = lo + lid * GR_LW;
+#if GR_HF > 1
+    /* whole vectors of GR_LW halves from the first aligned one on */
+    lo_al = min(hi, lo + (((ulong)(2 * GR_LW) -
+                           ((ulong)(p + lo) & (2 * GR_LW - 1))) &
+                          (2 * GR_LW - 1)) / 2);
+#endif
+    const ulong start = lo_al + lid * GR_LW;
     const ulong step = (ulong)GR_WG * GR_LW;
-    nv = n / ((ulong)GR_WG * GR_LW);
+    nv = (n - (lo_al - lo)) / ((ulong)GR_WG * GR_LW);
 #endif
     {
         GR_VA av[GR_ILP];
@@ -464,8 +471,11 @@ void gr_reduce_group(__global const GR_IN *restrict in,
 #endif
     /* What the vector tiles left over (all of it for partial input). */
     if (GR_LOAD != GR_LOAD_STRIDE_GLOBAL) {
-        const ulong rest = lo + nv * (ulong)GR_WG * GR_LW;
+        const ulong rest = lo_al + nv * (ulong)GR_WG * GR_LW;
         for (ulong i = rest + lid; i < hi; i += GR_WG) {
+            GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, wq, i, i);
+        }
+        for (ulong i = lo + lid; i < lo_al; i += GR_WG) {
             GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, wq, i, i);
         }
     }

@@ -430,6 +430,11 @@ def test_sum_pairs_in_float(dt):
                       ("stride_local", 4)):
             got = gpured.sum(d, axis=axis, variant=v, vw=vw, wg_size=32)
             check(got, want, dt)
+        if axis is None:  # a view one half in: the unaligned head
+            for off in (1, 3):
+                got = gpured.sum(d[off:], variant="vector", vw=4, wg_size=32)
+                check(got, round_once(np.sum(a[off:].astype(np.float64)),
+                                      dt), dt)
         why = gpured.explain("sum", d, axis=axis, variant="vector", vw=4)
         assert "halves added in float first" in why["why"], why["why"]
         a[..., 5] = np.nan
