@@ -253,8 +253,8 @@ static const reduce_row reduce_rows[] = {
      * 0.284 at ilp 1; 8-byte loads (vw 4) 0.277 at ilp 2, 0.280 at ilp 1;
      * vw 16 0.54-0.68; float32's own sum 0.243, torch's float16 0.255.
      * Measured for sums only (min/max/argmax keep the 16-byte row). */
-    [RR_GPU_2B_SUM] = {.row = "gpu 2-byte floats, 8-byte vectors",
-                       .vec_bytes = 8, .ilp = 2},
+    [RR_GPU_2B_SUM] = {.row = "gpu 2-byte floats, 16-byte loads added "
+                       "in pairs", .vec_bytes = 8, .ilp = 4},
     [RR_GPU_8B] = {.row = "gpu 8-byte values", .vw = 4, .ilp = 4},
     [RR_GPU_8B_ARG] = {.row = "gpu 8-byte values, argmin/argmax", .vw = 4,
                        .ilp = 2},
@@ -517,15 +517,18 @@ static void group_defaults(const gr_device *d, gr_op op, const gr_accum *acc,
     if (v->vector && d->is_gpu && GR_IS_HALF(acc->t) && op == GR_ADD) {
         apply_row(plan, &reduce_rows[RR_GPU_2B_SUM], tsize);
     }
-    if (v->vector && GR_IS_HALF(acc->t) && op == GR_ADD && !acc->nan &&
-        !acc->var && !acc->where && v->load == LOAD_COALESCED &&
-        !v->one_per_item) {
-        /* halves' plain sums add pairs in float first, on every device
-         * (a NaN's, a mask's or a shift's rule applies to each element
-         * before it is added) */
-        plan->hf = HALF_FOLD;
+    if (v->vector && GR_IS_HALF(acc->t) && !acc->where && !acc->ptp &&
+        v->load == LOAD_COALESCED && !v->one_per_item) {
+        /* halves' aligned loads: plain sums add pairs in float first (a
+         * NaN's or a shift's rule applies to each element before it is
+         * added); min/max read them as they are */
+        if (op == GR_ADD && !acc->nan && !acc->var) {
+            plan->hf = HALF_FOLD;
+        } else if (op == GR_MIN || op == GR_MAX) {
+            plan->hf = 1;
+        }
         const char *e = getenv("GPURED_EXP_HF");
-        if (e) plan->hf = atoi(e);
+        if (e && plan->hf) plan->hf = op == GR_ADD ? atoi(e) : atoi(e) > 1;
     }
     if (v->vector && (op == GR_ALL || op == GR_ANY)) {
         apply_row(plan, &reduce_rows[RR_ALL_ANY], tsize);
@@ -569,8 +572,8 @@ static int group_knobs(const gr_device *d, const gr_knobs *ov,
         plan->vw = 1;
         plan->ilp = 1;
     }
-    if (plan->hf > 1 && plan->vw * plan->hf != 4 && plan->vw * plan->hf != 8) {
-        plan->hf = 0; /* the folded loads are 8 or 16 bytes */
+    if (plan->hf && plan->vw * plan->hf != 4 && plan->vw * plan->hf != 8) {
+        plan->hf = 0; /* the aligned loads are 8 or 16 bytes */
     }
     if (plan->sg == 1 && plan->wg < 32) {
         return gr_pol_whole_warps(plan, v->name);
@@ -587,7 +590,7 @@ static void group_parts(const gr_device *d, gr_op op, const gr_accum *acc,
     const size_t cu = d->compute_units;
     const int tsize = gr_dtypes[acc->t].size;
     const size_t tile =
-        (size_t)plan->wg * plan->vw * (size_t)(plan->hf > 1 ? plan->hf : 1);
+        (size_t)plan->wg * plan->vw * (size_t)(plan->hf ? plan->hf : 1);
     const size_t full = tile * plan->ilp;
     const reduce_row *big = &reduce_rows[RR_FILL_CPU_BIG];
     size_t target = d->is_gpu ? cu * max_sz(1, reduce_rows[RR_FILL_GPU].fill /
@@ -642,7 +645,7 @@ static void group_why(const gr_device *d, const variant_def *v,
              v->load == LOAD_CONTIG          ? "contiguous per-work-item"
              : v->load == LOAD_STRIDE_GLOBAL ? "global-size-strided"
                                              : "coalesced",
-             plan->hf > 1 ? plan->vw * plan->hf : plan->vw, plan->ilp,
+             plan->hf ? plan->vw * plan->hf : plan->vw, plan->ilp,
              plan->hf > 1 ? " (halves added in float first)" : "",
              (const char *[]){"interleaved (naive)", "sequential",
                               "unrolled sequential", "unrolled, last warp by "

@@ -91,8 +91,8 @@ static void defines(const void *ctx, char *buf, size_t n)
         snprintf(buf + used, n - used, "#define GR_ELT %d\n",
                  k->t == GR_FLOAT16 ? 1 : 2);
     }
-    if (c->hf > 1) {
-        /* halves' plain sums: vw * hf halves a load, folded in float */
+    if (c->hf) {
+        /* halves: aligned loads of vw * hf, sums folded in float */
         const size_t used = strlen(buf);
         snprintf(buf + used, n - used,
                  "#define GR_HF %d\n#define GR_LW %d\n#define GR_LWU %d\n",

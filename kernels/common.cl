@@ -109,37 +109,47 @@
 #define GR_VLOAD_T(p) GR_VLOAD(p)
 #endif
 
-/* Halves' plain sums (GR_HF, csrc gr_plan.hf): the main loops read GR_LW
- * = GR_VW * GR_HF halves as one naturally aligned vector of GR_LWU uints
- * (a vload of halves or ushorts is GR_LW 2-byte loads on NVIDIA) and add
- * adjacent elements in float down to GR_VW before the wide accumulator
+/* Halves' plain sums and min/max (GR_HF, csrc gr_plan.hf): the main loops
+ * read GR_LW = GR_VW * GR_HF halves as one naturally aligned vector of
+ * GR_LWU uints (a vload of halves or ushorts is GR_LW 2-byte loads on
+ * NVIDIA); sums (GR_HF 2, 4) add adjacent elements in float down to GR_VW
+ * before the wide accumulator
  * (a float32 sum of two halves is exact but for exponents more than 13
  * apart, then within 2^-24 of it).  reduce.cl runs the unaligned head of
  * a chunk element by element. */
 #ifndef GR_HF
-#define GR_HF 1
+#define GR_HALIGN 0
 #define GR_LW GR_VW
 #define GR_VLOAD_M(p) GR_VLOAD_T(p)
 #else
+#define GR_HALIGN 1 /* aligned loads: reduce.cl runs the head apart */
 #define GR_UV GR_CAT(uint, GR_LWU)
 #define GR_FU GR_CAT(float, GR_LWU)
 inline GR_VEC(float) gr_hload(__global const GR_T *p)
 {
     const GR_UV u = *(__global const GR_UV *)p;
 #if GR_ELT == 2
-    const GR_FU f = GR_AS(GR_FU, u << 16) + GR_AS(GR_FU, u & (GR_UV)0xffff0000u);
+    const GR_FU ev = GR_AS(GR_FU, u << 16);
+    const GR_FU od = GR_AS(GR_FU, u & (GR_UV)0xffff0000u);
 #else
     uint w[GR_LWU];
     GR_CAT(vstore, GR_LWU)(u, 0, w);
     const GR_CAT(float, GR_LW) h = GR_CAT(vload_half, GR_LW)(0, (const half *)w);
-    const GR_FU f = h.even + h.odd;
+    const GR_FU ev = h.even, od = h.odd;
 #endif
-#if GR_HF == 2
+#if GR_HF == 1
+    /* min / max: every element, in no particular lane */
+    return (GR_CAT(float, GR_LW))(ev, od);
+#else
+    const GR_FU f = ev + od;
+#endif
+#if GR_HF == 1
+#elif GR_HF == 2
     return f;
 #elif GR_HF == 4
     return f.even + f.odd;
 #else
-#error "GR_HF is 2 or 4"
+#error "GR_HF is 1, 2 or 4"
 #endif
 }
 #define GR_VLOAD_M(p) gr_hload(p)

@@ -399,7 +399,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     /* variant: stride_local, vector */
     /* Consecutive work-items read consecutive vectors: coalesced; each
      * work-item's loads are local-size vectors apart. */
-#if GR_HF > 1
+#if GR_HALIGN
     /* whole vectors of GR_LW halves from the first aligned one on */
     lo_al = min(hi, lo + (((ulong)(2 * GR_LW) -
                            ((ulong)(p + lo) & (2 * GR_LW - 1))) &

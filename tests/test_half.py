@@ -417,24 +417,29 @@ def test_explain_names_the_path():
 @pytest.mark.parametrize("dt", HALVES, ids=["float16", "bfloat16"])
 def test_sum_pairs_in_float(dt):
     """Plain sums of halves on the coalesced variants read vw * 2 halves
-    a load and add pairs in float before the double accumulator
-    (csrc/plan_reduce.c HALF_FOLD, kernels/common.cl GR_HF): rounded-once
-    answers at every vector width (16 leaves no room: no fold), with the
-    tails the wide loads leave, rows included; nansum and where= keep
-    their per-element rules."""
+    as one aligned vector and add pairs in float before the double
+    accumulator, min/max read them unfolded (csrc/plan_reduce.c
+    HALF_FOLD, kernels/common.cl GR_HF): rounded-once answers at every
+    vector width (loads over 16 bytes: no fold), with the tails and the
+    unaligned heads, rows included; nansum and where= keep their
+    per-element rules."""
     for shape, axis in (((4099,), None), ((3, 1000), 1), ((2, 8195), -1)):
         a = data(dt, shape, seed=3)
         d = gpured.to_device(a)
         want = round_once(np.sum(a.astype(np.float64), axis=axis), dt)
-        for v, vw in (("vector", 2), ("vector", 8), ("vector", 16),
-                      ("stride_local", 4)):
-            got = gpured.sum(d, axis=axis, variant=v, vw=vw, wg_size=32)
+        for vw in (2, 4, 16):
+            got = gpured.sum(d, axis=axis, variant="vector", vw=vw,
+                             wg_size=32)
             check(got, want, dt)
         if axis is None:  # a view one half in: the unaligned head
             for off in (1, 3):
                 got = gpured.sum(d[off:], variant="vector", vw=4, wg_size=32)
                 check(got, round_once(np.sum(a[off:].astype(np.float64)),
                                       dt), dt)
+        # min / max: aligned loads, no fold
+        got = gpured.max(d[1:] if axis is None else d, axis=axis,
+                         variant="vector", vw=8, wg_size=32)
+        check(got, np.max(a[1:] if axis is None else a, axis=axis), dt)
         why = gpured.explain("sum", d, axis=axis, variant="vector", vw=4)
         assert "halves added in float first" in why["why"], why["why"]
         a[..., 5] = np.nan
