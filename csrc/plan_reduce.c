@@ -521,10 +521,11 @@ static void group_defaults(const gr_device *d, gr_op op, const gr_accum *acc,
         v->load == LOAD_COALESCED && !v->one_per_item) {
         /* halves' aligned loads: plain sums add pairs in float first (a
          * NaN's or a shift's rule applies to each element before it is
-         * added); min/max read them as they are */
+         * added); min/max/argmin/argmax read them as they are */
         if (op == GR_ADD && !acc->nan && !acc->var) {
             plan->hf = HALF_FOLD;
-        } else if (op == GR_MIN || op == GR_MAX) {
+        } else if (op == GR_MIN || op == GR_MAX || op == GR_ARGMIN ||
+                   op == GR_ARGMAX) {
             plan->hf = 1;
         }
         const char *e = getenv("GPURED_EXP_HF");

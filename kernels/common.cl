@@ -109,11 +109,11 @@
 #define GR_VLOAD_T(p) GR_VLOAD(p)
 #endif
 
-/* Halves' plain sums and min/max (GR_HF, csrc gr_plan.hf): the main loops
+/* Halves' plain sums and extremes (GR_HF, csrc gr_plan.hf): the main loops
  * read GR_LW = GR_VW * GR_HF halves as one naturally aligned vector of
  * GR_LWU uints (a vload of halves or ushorts is GR_LW 2-byte loads on
  * NVIDIA); sums (GR_HF 2, 4) add adjacent elements in float down to GR_VW
- * before the wide accumulator
+ * before the wide accumulator, the others (GR_HF 1) take them in order
  * (a float32 sum of two halves is exact but for exponents more than 13
  * apart, then within 2^-24 of it).  reduce.cl runs the unaligned head of
  * a chunk element by element. */
@@ -137,9 +137,12 @@ inline GR_VEC(float) gr_hload(__global const GR_T *p)
     const GR_CAT(float, GR_LW) h = GR_CAT(vload_half, GR_LW)(0, (const half *)w);
     const GR_FU ev = h.even, od = h.odd;
 #endif
-#if GR_HF == 1
-    /* min / max: every element, in no particular lane */
-    return (GR_CAT(float, GR_LW))(ev, od);
+#if GR_HF == 1 && GR_ELT == 1
+    return h; /* min/max, argmin/argmax: the elements in order */
+#elif GR_HF == 1 && GR_LWU == 4
+    return shuffle2(ev, od, (uint8)(0, 4, 1, 5, 2, 6, 3, 7));
+#elif GR_HF == 1
+    return shuffle2(ev, od, (uint4)(0, 2, 1, 3));
 #else
     const GR_FU f = ev + od;
 #endif

@@ -400,10 +400,15 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     /* Consecutive work-items read consecutive vectors: coalesced; each
      * work-item's loads are local-size vectors apart. */
 #if GR_HALIGN
-    /* whole vectors of GR_LW halves from the first aligned one on */
+    /* whole vectors of GR_LW halves from the first aligned one on; the
+     * head before it first, element by element (argmin/argmax: the
+     * lowest indices fold first, ties then merge by index) */
     lo_al = min(hi, lo + (((ulong)(2 * GR_LW) -
                            ((ulong)(p + lo) & (2 * GR_LW - 1))) &
                           (2 * GR_LW - 1)) / 2);
+    for (ulong i = lo + lid; i < lo_al; i += GR_WG) {
+        GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, wq, i, i);
+    }
 #endif
     const ulong start = lo_al + lid * GR_LW;
     const ulong step = (ulong)GR_WG * GR_LW;
@@ -473,9 +478,6 @@ void gr_reduce_group(__global const GR_IN *restrict in,
     if (GR_LOAD != GR_LOAD_STRIDE_GLOBAL) {
         const ulong rest = lo_al + nv * (ulong)GR_WG * GR_LW;
         for (ulong i = rest + lid; i < hi; i += GR_WG) {
-            GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, wq, i, i);
-        }
-        for (ulong i = lo + lid; i < lo_al; i += GR_WG) {
             GR_FOLD_ELEM(s, p, inx + seg_base, var_cnt + seg_base, wq, i, i);
         }
     }

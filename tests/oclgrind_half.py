@@ -31,6 +31,7 @@ CONFIGS = [
     # aligned 16-byte loads from a view 203 halves in: the head apart
     # (kernels/common.cl GR_HF; the sum above folds pairs)
     ("max", "vector", {"wg_size": 8, "vw": 8}, "from row 1"),
+    ("argmax", "vector", {"wg_size": 8, "vw": 4}, "from row 1"),
 ]
 
 

@@ -436,10 +436,20 @@ def test_sum_pairs_in_float(dt):
                 got = gpured.sum(d[off:], variant="vector", vw=4, wg_size=32)
                 check(got, round_once(np.sum(a[off:].astype(np.float64)),
                                       dt), dt)
-        # min / max: aligned loads, no fold
-        got = gpured.max(d[1:] if axis is None else d, axis=axis,
-                         variant="vector", vw=8, wg_size=32)
-        check(got, np.max(a[1:] if axis is None else a, axis=axis), dt)
+        # extremes: aligned loads in order, no fold; ties to the first
+        x = a[1:] if axis is None else a.copy()
+        x[..., 3::5] = x.max()  # ties across heads, vectors and lanes
+        if axis is None:
+            b = a.copy()
+            b[1:] = x
+            dx = gpured.to_device(b)[1:]
+        else:
+            dx = gpured.to_device(x)
+        got = gpured.max(dx, axis=axis, variant="vector", vw=8, wg_size=32)
+        check(got, np.max(x, axis=axis), dt)
+        got = gpured.argmax(dx, axis=axis, variant="vector", vw=4,
+                            wg_size=32)
+        check(got, np.argmax(x.astype(np.float64), axis=axis), dt)
         why = gpured.explain("sum", d, axis=axis, variant="vector", vw=4)
         assert "halves added in float first" in why["why"], why["why"]
         a[..., 5] = np.nan
