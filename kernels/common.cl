@@ -128,25 +128,26 @@
 inline GR_VEC(float) gr_hload(__global const GR_T *p)
 {
     const GR_UV u = *(__global const GR_UV *)p;
-#if GR_ELT == 2
-    const GR_FU ev = GR_AS(GR_FU, u << 16);
-    const GR_FU od = GR_AS(GR_FU, u & (GR_UV)0xffff0000u);
+#if GR_ELT == 2 && GR_HF > 1
+    /* bfloat16 pairs: the upper halves of floats, in no particular order */
+    const GR_FU f = GR_AS(GR_FU, u << 16) + GR_AS(GR_FU, u & (GR_UV)0xffff0000u);
 #else
-    uint w[GR_LWU];
+    uint w[GR_LWU]; /* the bits, read back as GR_LW 2-byte elements */
     GR_CAT(vstore, GR_LWU)(u, 0, w);
+#if GR_ELT == 1
     const GR_CAT(float, GR_LW) h = GR_CAT(vload_half, GR_LW)(0, (const half *)w);
-    const GR_FU ev = h.even, od = h.odd;
-#endif
-#if GR_HF == 1 && GR_ELT == 1
-    return h; /* min/max, argmin/argmax: the elements in order */
-#elif GR_HF == 1 && GR_LWU == 4
-    return shuffle2(ev, od, (uint8)(0, 4, 1, 5, 2, 6, 3, 7));
-#elif GR_HF == 1
-    return shuffle2(ev, od, (uint4)(0, 2, 1, 3));
 #else
-    const GR_FU f = ev + od;
+    const GR_CAT(float, GR_LW) h = GR_AS(
+        GR_CAT(float, GR_LW),
+        GR_CONVERT(GR_CAT(uint, GR_LW), GR_CAT(vload, GR_LW)(0, (const ushort *)w))
+            << 16);
+#endif
+#if GR_HF > 1
+    const GR_FU f = h.even + h.odd;
+#endif
 #endif
 #if GR_HF == 1
+    return h; /* min/max, argmin/argmax: the elements in order */
 #elif GR_HF == 2
     return f;
 #elif GR_HF == 4
