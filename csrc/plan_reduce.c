@@ -7,7 +7,6 @@
 #include "policy.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- variants */
@@ -175,6 +174,7 @@ typedef struct {
 enum {
     RR_WARP, RR_WARP_ARG, RR_ITEMS_GPU, RR_ITEMS_CPU, RR_ITEMS_COLS,
     RR_CHUNKED, RR_LADDER, RR_SCALAR, RR_VECTOR, RR_VECTOR_WIDE, RR_GPU_2B_SUM,
+    RR_GPU_2B_EXT,
     RR_GPU_8B,
     RR_GPU_8B_ARG, RR_ALL_ANY, RR_GPU_ROWS, RR_COUNT_8B, RR_FILL_GPU,
     RR_FILL_CPU, RR_FILL_CPU_BIG
@@ -255,6 +255,13 @@ static const reduce_row reduce_rows[] = {
      * Measured for sums only (min/max/argmax keep the 16-byte row). */
     [RR_GPU_2B_SUM] = {.row = "gpu 2-byte floats, 16-byte loads added "
                        "in pairs", .vec_bytes = 8, .ilp = 4},
+    /* H200, 1 GiB, wall, aligned loads of halves in order (benchmarks/exp/
+     * f16_ext_h200.py, 2026-11-29): vw 4 ilp 4 max 0.255 / 0.260 ms
+     * (float16 / bfloat16; float32's max 0.255), argmax 0.289 / 0.325
+     * (float32's 0.258); the 16-byte row (vw 8 ilp 2) 0.292 / 0.265 and
+     * argmax (vw 8 ilp 4) 0.308 / 0.533 */
+    [RR_GPU_2B_EXT] = {.row = "gpu 2-byte extremes, 8-byte aligned loads",
+                       .vec_bytes = 8, .ilp = 4},
     [RR_GPU_8B] = {.row = "gpu 8-byte values", .vw = 4, .ilp = 4},
     [RR_GPU_8B_ARG] = {.row = "gpu 8-byte values, argmin/argmax", .vw = 4,
                        .ilp = 2},
@@ -514,8 +521,12 @@ static void group_defaults(const gr_device *d, gr_op op, const gr_accum *acc,
     if (v->vector && tsize == 8 && d->is_gpu && acc->var != 3) {
         apply_row(plan, &reduce_rows[arg ? RR_GPU_8B_ARG : RR_GPU_8B], tsize);
     }
-    if (v->vector && d->is_gpu && GR_IS_HALF(acc->t) && op == GR_ADD) {
-        apply_row(plan, &reduce_rows[RR_GPU_2B_SUM], tsize);
+    if (v->vector && d->is_gpu && GR_IS_HALF(acc->t)) {
+        if (op == GR_ADD) {
+            apply_row(plan, &reduce_rows[RR_GPU_2B_SUM], tsize);
+        } else if (op == GR_MIN || op == GR_MAX || arg) {
+            apply_row(plan, &reduce_rows[RR_GPU_2B_EXT], tsize);
+        }
     }
     if (v->vector && GR_IS_HALF(acc->t) && !acc->where && !acc->ptp &&
         v->load == LOAD_COALESCED && !v->one_per_item) {
@@ -528,8 +539,6 @@ static void group_defaults(const gr_device *d, gr_op op, const gr_accum *acc,
                    op == GR_ARGMAX) {
             plan->hf = 1;
         }
-        const char *e = getenv("GPURED_EXP_HF");
-        if (e && plan->hf) plan->hf = op == GR_ADD ? atoi(e) : atoi(e) > 1;
     }
     if (v->vector && (op == GR_ALL || op == GR_ANY)) {
         apply_row(plan, &reduce_rows[RR_ALL_ANY], tsize);

@@ -1,8 +1,10 @@
 """Halves' plain sums with pairs added in float first (gr_plan.hf,
 kernels/common.cl GR_HF): 1 GiB float16 / bfloat16 device sums over the
-fold factor (GPURED_EXP_HF, set per process by run_many) and the vector
-width, wall clock, beside float32's sum, torch and CuPy; every result
-checked against the float64 sum rounded once.
+fold factor (GPURED_EXP_HF, set per process by run_many; the knob
+existed in csrc/plan_reduce.c up to commit 25072fa, run it there) and the
+vector width, wall clock, beside float32's sum, torch and CuPy; every
+result checked against the float64 sum rounded once.  Without the knob
+it times the plan's rows and the extremes beside the peers.
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/run_many.py \\
         GPURED_EXP_HF=1 benchmarks/exp/f16_fold_h200.py \\
