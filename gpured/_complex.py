@@ -311,44 +311,37 @@ def _full_sum(f, v, rd, kw, mean=False, we=None):
     return tot.astype(t) if tot.dtype != t else tot
 
 
-def _one_call(name, a, keepdims):
-    """sum / mean of every element of a C-contiguous NumPy complex array,
-    no knobs: ONE core call on the real view (n, 2) over axis 0 (the host
-    path folds the interleaved parts in one pass: csrc/host_reduce.c
-    red_lanes; a device takes the (n, 2) column plan), its (2,) result
-    viewed as complex."""
-    rt = _REAL[a.dtype]
-    r = _core.reduce(name, np.ndarray((a.size, 2), rt, a), 0, None, None,
-                     False, _NoValue, _NOKW)
-    c = r.view(_CPLX[r.dtype])
-    return c.reshape((1,) * a.ndim) if keepdims else c[0]
-
-
-_NOKW = {}
-# Where a GPU is listed, placement may send a large NumPy array to it,
-# whose (n, 2) column plan has two columns: from this many bytes on, the
-# (rows, C) columns of _full_sum instead (None: not known yet).
+# sum / mean of every element of a C-contiguous NumPy complex array, no
+# knobs: ONE core call on the real view (n, 2) over axis 0 (the host path
+# folds the interleaved parts in one pass, csrc/host_reduce.c red_lanes;
+# a device takes the (n, 2) column plan), its (2,) result viewed as
+# complex.  Where a GPU is listed, placement may send a large NumPy array
+# to it, whose (n, 2) column plan has two columns: above _ONE_CALL_GPU_MAX
+# bytes there, _full_sum's (rows, C) columns instead.
 _ONE_CALL_GPU_MAX = 1 << 20
-_HAS_GPU = None
+_HAS_GPU = []  # [whether a GPU is listed], once asked
 
 
-def _one_call_ok(a):
-    global _HAS_GPU
-    if a.nbytes <= _ONE_CALL_GPU_MAX:
-        return True
-    if _HAS_GPU is None:
-        _HAS_GPU = any(d["type"] == "GPU" for d in _core.devices())
-    return not _HAS_GPU
+def _has_gpu():
+    if not _HAS_GPU:
+        _HAS_GPU.append(any(d["type"] == "GPU" for d in _core.devices()))
+    return _HAS_GPU[0]
 
 
 def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
     """sum / mean / nansum / nanmean (f: the real function; where the
     nan mask already folded in)."""
-    if type(a) is np.ndarray and axis is None and where is True and \
-            dtype is None and out is None and initial is _NoValue and \
-            not kw and a.dtype in _REAL and a.flags.c_contiguous and \
-            a.size and f.__name__ in ("sum", "mean") and _one_call_ok(a):
-        return _one_call(f.__name__, a, keepdims)
+    if type(a) is np.ndarray and where is True and axis is None and \
+            out is None and dtype is None and initial is _NoValue and \
+            not kw:
+        nb = a.nbytes
+        if nb and a.flags.c_contiguous and a.dtype in _REAL and (
+                nb <= _ONE_CALL_GPU_MAX or not _has_gpu()):
+            r = _core.reduce(f.__name__, np.ndarray(
+                (a.size, 2), _REAL[a.dtype], a), 0, None, None, False,
+                _NoValue, kw)
+            c = r.view(a.dtype)
+            return c.reshape((1,) * a.ndim) if keepdims else c[0]
     a = arr(a)
     if dtype is not None and not dtype_is_cx(dtype):
         return _real_part_call(f, a, (), dict(
