@@ -328,6 +328,13 @@ def _has_gpu():
     return _HAS_GPU[0]
 
 
+def _one_call(a, axis, dtype, kw):
+    """Whether reduce's one call applies (for explain)."""
+    return (type(a) is np.ndarray and axis is None and dtype is None and
+            not kw and a.nbytes > 0 and a.flags.c_contiguous and
+            (a.nbytes <= _ONE_CALL_GPU_MAX or not _has_gpu()))
+
+
 def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
     """sum / mean / nansum / nanmean (f: the real function; where the
     nan mask already folded in)."""
@@ -648,6 +655,9 @@ def explain(f, op, a, axis, dtype, kw):
             note += ", the parts laid out as rows (a device copy each way)"
         else:
             res = f("cumsum", v, ax, rd, **kw)
+    elif _one_call(a, axis, dtype, kw) and op in ("sum", "mean"):
+        res = f(op, np.ndarray((a.size, 2), rt, a), 0)
+        note += ", its (n, 2) parts summed over axis 0 in one call"
     else:
         n = a.size
         cols = _cols(v)
