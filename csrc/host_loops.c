@@ -736,14 +736,17 @@ DEF_FCOMP_FOLD(static, fcomp_f32d, float, f64, CV_F64, LDS_F64)
  * real view (n, 2) of a complex array is the case (gpured/_complex.py).
  * p starts at column 0; the states carry across calls. */
 /* Prefetch (into L2) of the `lines` cache lines LANES_PF_BYTES after q, a
- * step of the lanes folds, where `left` elements remain (runs from the
- * caches skip it).  As the colz kernels', the folds alone miss too few
- * lines to stream from memory here: 2-core Xeon, 256 MiB complex128,
- * ms, none 30-49, 16 KiB ahead 29-40, 4 KiB 23-33 (a shared machine). */
+ * step of the lanes folds, where the run is longer than LANES_PF_MIN
+ * bytes (pf; shorter runs are in the caches).  As the colz kernels', the
+ * folds alone miss too few lines to stream from memory here: 2-core
+ * Xeon, complex128 sums, us, 16 MiB 795-850 -> 731-759, 256 MiB
+ * 29500-30000 -> 21700-22100; from L2, 1 MiB, 33-35 without, 35-36
+ * with (4 KiB ahead; 16 KiB was no better). */
 #define LANES_PF_BYTES ((size_t)4096)
-#define LANES_PF(q, left, lines)                                             \
+#define LANES_PF_MIN ((size_t)2 << 20)
+#define LANES_PF(q, pf, lines)                                               \
     do {                                                                     \
-        if ((left) * sizeof *(q) > 2 * LANES_PF_BYTES) {                     \
+        if (pf) {                                                            \
             for (int f_ = 0; f_ < (lines); ++f_) {                           \
                 __builtin_prefetch((const char *)(q) + LANES_PF_BYTES +      \
                                        64 * f_, 0, 2);                       \
@@ -760,9 +763,10 @@ DEF_FCOMP_FOLD(static, fcomp_f32d, float, f64, CV_F64, LDS_F64)
         v_##X v0 = {0}, v1 = v0, v2 = v0, v3 = v0;                           \
         v_##X x0 = v0, x1 = v0, x2 = v0, x3 = v0;                            \
         size_t i = 0;                                                        \
+        const int pf = n * sizeof *p > LANES_PF_MIN;                         \
         int l;                                                               \
         for (; i + 4 * W <= n; i += 4 * W) {                                 \
-            LANES_PF(p + i, n - i, (int)(4 * W * sizeof *p + 63) / 64);      \
+            LANES_PF(p + i, pf, (int)(4 * W * sizeof *p + 63) / 64);         \
             v_##X y0 = LOADV(p + i), y1 = LOADV(p + i + W);                  \
             v_##X y2 = LOADV(p + i + 2 * W);                                 \
             v_##X y3 = LOADV(p + i + 3 * W);                                 \
@@ -806,9 +810,10 @@ DEF_FCOMP_LANES(fcompl_f32d, float, f64, CV_F64, LDS_F64)
         __m512d x0 = v0, x1 = v0, x2 = v0, x3 = v0;                          \
         double lv[8], lx[8];                                                 \
         size_t i = 0;                                                        \
+        const int pf = n * sizeof *p > LANES_PF_MIN;                         \
         int l;                                                               \
         for (; i + 32 <= n; i += 32) {                                       \
-            LANES_PF(p + i, n - i, (int)sizeof *p / 2);                      \
+            LANES_PF(p + i, pf, (int)sizeof *p / 2);                         \
             F2SUM_Z(v0, x0, LOADZ(p + i), one);                              \
             F2SUM_Z(v1, x1, LOADZ(p + i + 8), one);                          \
             F2SUM_Z(v2, x2, LOADZ(p + i + 16), one);                         \
@@ -840,12 +845,13 @@ static GR_CLONES void fsumwl_f32(const void *vp, size_t n, size_t B,
                                  gr_hstate *s)
 {
     const float *p = (const float *)vp;
+    const int pf = n * sizeof *p > LANES_PF_MIN;
     v_f64 a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
           a6 = a0, a7 = a0;
     size_t i = 0;
     int l;
     for (; i + 32 <= n; i += 32) {
-        LANES_PF(p + i, n - i, 2);
+        LANES_PF(p + i, pf, 2);
         a0 += CV_F64(p + i);
         a1 += CV_F64(p + i + 4);
         a2 += CV_F64(p + i + 8);
