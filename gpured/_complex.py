@@ -7,10 +7,13 @@ their real results (..., 2) are viewed back as complex:
 
 * sum / mean (and cumsum into a real dtype), with their ``where=``, ``out=``, ``keepdims``,
   ``dtype=``: one core call on the view, so the kernels, plans, accuracy
-  (compensated per component) and knobs are the real ones.  A full sum of
-  a contiguous array is two calls: the view reshaped to (rows, C) columns
-  (C = 2k, adjacent columns coalesced on GPUs, one 64-byte vector a row on
-  CPUs) summed over the rows in float64, then the (k, 2) partials.
+  (compensated per component) and knobs are the real ones.  A plain full
+  sum / mean of a C-contiguous NumPy array is ONE call on the (n, 2) view
+  over axis 0 (the host path's lanes kernels read the parts interleaved,
+  in one pass); other full sums of a contiguous array are two calls: the
+  view reshaped to (rows, C) columns (C = 2k, adjacent columns coalesced
+  on GPUs, one 64-byte vector a row on CPUs) summed over the rows in
+  float64, then the (k, 2) partials.
 * var / std: NumPy's var of complex is mean(|x - mean|^2) = var(re) +
   var(im) with the same ddof: the per-component variances in one call,
   then their sum over the trailing axis (std: its square root).
