@@ -61,6 +61,11 @@ def test_full_sum_mean(dtype):
         check(got[0, 0, 0], a, func)
     e = gpured.explain("sum", a)
     assert "one call" in e["complex"] and e["segments"] == 2, e
+    # an offset into the buffer (not 16-byte aligned), read-only
+    b = data(dtype, 1001, seed=4)[3:]
+    b.flags.writeable = False
+    for func in ("sum", "mean"):
+        check(getattr(gpured, func)(b), b, func)
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
