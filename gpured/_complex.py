@@ -322,6 +322,8 @@ def _full_sum(f, v, rd, kw, mean=False, we=None):
 # to it, whose (n, 2) column plan has two columns: above _ONE_CALL_GPU_MAX
 # bytes there, _full_sum's (rows, C) columns instead.
 _ONE_CALL_GPU_MAX = 1 << 20
+_ndarray = np.ndarray
+_core_reduce = _core.reduce
 _HAS_GPU = []  # [whether a GPU is listed], once asked
 
 
@@ -341,16 +343,14 @@ def _one_call(a, axis, dtype, kw):
 def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
     """sum / mean / nansum / nanmean (f: the real function; where the
     nan mask already folded in)."""
-    if type(a) is np.ndarray and where is True and axis is None and \
+    if type(a) is _ndarray and where is True and axis is None and \
             out is None and dtype is None and initial is _NoValue and \
             not kw:
-        nb = a.nbytes
-        if nb and a.flags.c_contiguous and a.dtype in _REAL and (
+        nb, rt = a.nbytes, _REAL.get(a.dtype)
+        if nb and rt is not None and a.flags.c_contiguous and (
                 nb <= _ONE_CALL_GPU_MAX or not _has_gpu()):
-            r = _core.reduce(f.__name__, np.ndarray(
-                (a.size, 2), _REAL[a.dtype], a), 0, None, None, False,
-                _NoValue, kw)
-            c = r.view(a.dtype)
+            c = _core_reduce(f.__name__, _ndarray((a.size, 2), rt, a), 0,
+                             None, None, False, _NoValue, kw).view(a.dtype)
             return c.reshape((1,) * a.ndim) if keepdims else c[0]
     a = arr(a)
     if dtype is not None and not dtype_is_cx(dtype):
