@@ -198,6 +198,10 @@ enum { KT_SAME, KT_F32, KT_F64, KT_U64 };
 typedef void (*fold_fn)(const void *p, size_t n, size_t base, gr_hstate *s);
 typedef void (*col_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
                        gr_hstate *s, void *scratch);
+/* Lanes kernels fold B interleaved columns, p[0..n) one run whose
+ * element i is column i % B (B dividing the kernel's lanes), into states
+ * s[0..B) (host_loops.c: the real view (n, 2) of complex arrays). */
+typedef void (*lanes_fn)(const void *p, size_t n, size_t B, gr_hstate *s);
 /* Every column kernel keeps at most 16 bytes per segment (two vectors of
  * 8-byte lanes, or value + index), plus a vector of slack. */
 #define COL_SCRATCH(B) (16 * (B) + 64)
@@ -263,6 +267,8 @@ typedef enum {
 typedef struct {
     fold_fn fold;
     col_fn col;       /* NULL: no column kernel                          */
+    lanes_fn lanes;   /* NULL, or interleaved columns (lanes_w: lanes)    */
+    int lanes_w;
 #ifdef GR_HAVE_COLZ
     colz_fn colz;     /* NULL, or a column kernel writing finished results */
 #endif

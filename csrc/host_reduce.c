@@ -469,6 +469,83 @@ static int red_par_run(const gr_red_impl *k, const gr_host_op *o,
     return 0;
 }
 
+/* ------------------------------------------ a few interleaved columns
+ * M columns of contiguous rows (elem_stride M, M dividing the lanes
+ * kernel's lanes: the real view (n, 2) of a complex array) as one run of
+ * M * L elements (k->lanes): blocks of about GR_HOST_STOP_BYTES with
+ * Ctrl-C's check between; on several threads, ranges of rows, each with
+ * its own M states, merged in order (as the column pieces). */
+typedef struct {
+    const gr_red_impl *k;
+    const char *base;
+    size_t M, L, per, tsize;
+    gr_hstate *st;
+} red_lanes_par;
+
+static void lanes_run(const gr_red_impl *k, const char *p, size_t M,
+                      size_t n, size_t tsize, gr_hstate *st)
+{
+    const size_t blk = (GR_HOST_STOP_BYTES / tsize) / M * M;
+    size_t i0;
+    for (i0 = 0; i0 < n; i0 += blk) {
+        if (i0 > 0 && gr_par_stopped()) {
+            return;
+        }
+        k->lanes(p + i0 * tsize, n - i0 < blk ? n - i0 : blk, M, st);
+    }
+}
+
+static void lanes_task(void *vp, size_t t)
+{
+    const red_lanes_par *a = (const red_lanes_par *)vp;
+    const size_t i0 = t * a->per, i1 = i0 + a->per < a->L ? i0 + a->per : a->L;
+    gr_hstate *st = a->st + t * a->M;
+    size_t j;
+    for (j = 0; j < a->M; ++j) {
+        st[j] = a->k->init;
+    }
+    if (i0 < i1) {
+        lanes_run(a->k, a->base + i0 * a->M * a->tsize, a->M,
+                  (i1 - i0) * a->M, a->tsize, st);
+    }
+}
+
+static int red_lanes(const gr_red_impl *k, const gr_host_op *o,
+                     const char *base, size_t M, size_t L, void *out)
+{
+    const size_t tsize = (size_t)gr_dtypes[o->t].size;
+    size_t ntasks = gr_host_par_tasks(o, M * L * tsize), j, m;
+    gr_hstate one[8];
+    red_lanes_par a = {k, base, M, L, 0, tsize, one};
+    if (ntasks > 0) {
+        /* whole cache lines of rows a range */
+        ntasks = gr_host_ranges(L, ntasks, 64, &a.per);
+    }
+    if (ntasks < 2) {
+        ntasks = 1;
+        a.per = L;
+    } else if ((a.st = malloc(ntasks * M * sizeof *a.st)) == NULL) {
+        return -1;
+    }
+    if (ntasks == 1) {
+        lanes_task(&a, 0);
+    } else {
+        gr_par_run(lanes_task, &a, ntasks, o->threads);
+    }
+    if (!gr_par_stopped()) {
+        for (j = 1; j < ntasks; ++j) {
+            for (m = 0; m < M; ++m) {
+                gr_host_merge(k, o, &a.st[m], &a.st[j * M + m]);
+            }
+        }
+        col_finish(k, o, a.st, M, base, L, (ptrdiff_t)M, out, 0);
+    }
+    if (a.st != one) {
+        free(a.st);
+    }
+    return 0;
+}
+
 int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
                    ptrdiff_t seg_stride, ptrdiff_t elem_stride, void *out)
 {
@@ -486,6 +563,12 @@ int gr_host_reduce(const gr_host_op *o, const void *in, size_t M, size_t L,
         }
         red_identity(o, M, out);
         return 0;
+    }
+    /* a few interleaved columns of contiguous rows: one run */
+    if (k.lanes != NULL && k.kt == KT_SAME && M > 1 && M <= 8 &&
+        k.lanes_w % (int)M == 0 && seg_stride == 1 &&
+        elem_stride == (ptrdiff_t)M) {
+        return red_lanes(&k, o, base, M, L, out);
     }
     /* columns: blocks of adjacent segments, row by row */
     cols = M > 1 && seg_stride == 1 && k.kt == KT_SAME &&

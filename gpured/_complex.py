@@ -7,10 +7,13 @@ their real results (..., 2) are viewed back as complex:
 
 * sum / mean (and cumsum into a real dtype), with their ``where=``, ``out=``, ``keepdims``,
   ``dtype=``: one core call on the view, so the kernels, plans, accuracy
-  (compensated per component) and knobs are the real ones.  A full sum of
-  a contiguous array is two calls: the view reshaped to (rows, C) columns
-  (C = 2k, adjacent columns coalesced on GPUs, one 64-byte vector a row on
-  CPUs) summed over the rows in float64, then the (k, 2) partials.
+  (compensated per component) and knobs are the real ones.  A plain full
+  sum / mean of a C-contiguous NumPy array is ONE call on the (n, 2) view
+  over axis 0 (the host path's lanes kernels read the parts interleaved,
+  in one pass); other full sums of a contiguous array are two calls: the
+  view reshaped to (rows, C) columns (C = 2k, adjacent columns coalesced
+  on GPUs, one 64-byte vector a row on CPUs) summed over the rows in
+  float64, then the (k, 2) partials.
 * var / std: NumPy's var of complex is mean(|x - mean|^2) = var(re) +
   var(im) with the same ddof: the per-component variances in one call,
   then their sum over the trailing axis (std: its square root).
@@ -311,9 +314,44 @@ def _full_sum(f, v, rd, kw, mean=False, we=None):
     return tot.astype(t) if tot.dtype != t else tot
 
 
+# sum / mean of every element of a C-contiguous NumPy complex array, no
+# knobs: ONE core call on the real view (n, 2) over axis 0 (the host path
+# folds the interleaved parts in one pass, csrc/host_reduce.c red_lanes;
+# a device takes the (n, 2) column plan), its (2,) result viewed as
+# complex.  Where a GPU is listed, placement may send a large NumPy array
+# to it, whose (n, 2) column plan has two columns: above _ONE_CALL_GPU_MAX
+# bytes there, _full_sum's (rows, C) columns instead.
+_ONE_CALL_GPU_MAX = 1 << 20
+_ndarray = np.ndarray
+_core_reduce = _core.reduce
+_HAS_GPU = []  # [whether a GPU is listed], once asked
+
+
+def _has_gpu():
+    if not _HAS_GPU:
+        _HAS_GPU.append(any(d["type"] == "GPU" for d in _core.devices()))
+    return _HAS_GPU[0]
+
+
+def _one_call(a, axis, dtype, kw):
+    """Whether reduce's one call applies (for explain)."""
+    return (type(a) is np.ndarray and axis is None and dtype is None and
+            not kw and a.nbytes > 0 and a.flags.c_contiguous and
+            (a.nbytes <= _ONE_CALL_GPU_MAX or not _has_gpu()))
+
+
 def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
     """sum / mean / nansum / nanmean (f: the real function; where the
     nan mask already folded in)."""
+    if type(a) is _ndarray and where is True and axis is None and \
+            out is None and dtype is None and initial is _NoValue and \
+            not kw:
+        nb, rt = a.nbytes, _REAL.get(a.dtype)
+        if nb and rt is not None and a.flags.c_contiguous and (
+                nb <= _ONE_CALL_GPU_MAX or not _has_gpu()):
+            c = _core_reduce(f.__name__, _ndarray((a.size, 2), rt, a), 0,
+                             None, None, False, _NoValue, kw).view(a.dtype)
+            return c.reshape((1,) * a.ndim) if keepdims else c[0]
     a = arr(a)
     if dtype is not None and not dtype_is_cx(dtype):
         return _real_part_call(f, a, (), dict(
@@ -620,6 +658,9 @@ def explain(f, op, a, axis, dtype, kw):
             note += ", the parts laid out as rows (a device copy each way)"
         else:
             res = f("cumsum", v, ax, rd, **kw)
+    elif _one_call(a, axis, dtype, kw) and op in ("sum", "mean"):
+        res = f(op, np.ndarray((a.size, 2), rt, a), 0)
+        note += ", its (n, 2) parts summed over axis 0 in one call"
     else:
         n = a.size
         cols = _cols(v)

@@ -546,6 +546,30 @@ def test_column_sums_exact(dt, par):
                     check_reduce(ADD, a2, dt, label, wide=0)
 
 
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_lanes_sums_exact(dt, par):
+    """A few interleaved columns of contiguous rows (M = 2, 4, 8; the real
+    view (n, 2) of complex arrays: red_lanes, the lanes kernels -- TwoSum,
+    AVX-512 Fast2Sum, float32 in double, float32 into a float64 TwoSum):
+    the correctly rounded sum of every column (float32 with wide=0 within
+    the TwoSum bound), over heights that leave every tail of the vectors
+    and steps, and runs past a Ctrl-C block (4 MiB) and the prefetch's
+    reach; M = 3 (not a lanes width) as the column kernels."""
+    rng = np.random.default_rng(91 + code(dt))
+    shapes = [(M, L) for M in (2, 4, 8) for L in (1, 2, 3, 5, 17, 64, 1001)]
+    shapes += [(3, 1001), (2, 300001 if dt == np.float64 else 600001)]
+    for M, L in shapes:
+        for kind in ("plain", "cancel", "wrap", "special"):
+            if L > 10000 and kind != "cancel":
+                continue
+            base = values(dt, M * L, kind, rng).reshape(L, M)
+            label = "%dx%d %s" % (M, L, kind)
+            check_reduce(ADD, base.T, dt, label)
+            if dt == np.float32 and L < 10000:
+                check_reduce(ADD, base.T, np.float64, label + " f64")
+                check_reduce(ADD, base.T, dt, label, wide=0)
+
+
 def test_zero_signs_and_nan(par):
     f = np.float64
     for x in ([0.0, -0.0], [-0.0, 0.0], [1.0, -0.0, 2.0, 0.0, 3.0],

@@ -1,4 +1,5 @@
-"""Issue 40's CPU target: float16 / bfloat16 / complex sums of NumPy arrays
+"""Issue 40's CPU target: float16 / bfloat16 / complex sums (complex means
+too, the "mean" rows) of NumPy arrays
 (the host path or the CPU device, as placement picks) against NumPy's, at
 64 KiB - 256 MiB, on this machine (run it on an idle CI-class machine):
     .venv/bin/python benchmarks/exp/cpu_dtypes.py"""
@@ -40,3 +41,8 @@ for dt in [np.dtype(np.float16), BF16, np.dtype(np.complex64),
             where = type(e).__name__
         print("%-10s %9d %11.3f %11.3f %7.2f  %s" % (dt.name, nbytes, g, w, w / g, where),
               flush=True)
+        if dt.kind == "c":  # mean too (one call on the (n, 2) view)
+            g = loop_ms(lambda: gpured.mean(a), lambda: None, calls=calls, loops=5)
+            w = loop_ms(lambda: np.mean(a), lambda: None, calls=calls, loops=5)
+            print("%-10s %9d %11.3f %11.3f %7.2f  %s" % (
+                "  mean", nbytes, g, w, w / g, where), flush=True)
