@@ -1375,7 +1375,11 @@ def _cx_div(s, c):
             r = np.asarray(s) / np.asarray(c)
         return r.astype(s.dtype)
     v = _cx.real(s)
-    q = v / (c if not _is_array(c) else c.reshape(c.shape + (1,)))
+    if _is_array(c):
+        c = c.reshape(c.shape + (1,))
+    elif np.ndim(c):
+        c = np.asarray(c)[..., None]
+    q = v / c
     return _cx.cx(q if q.dtype == v.dtype else q.astype(v.dtype), False)
 
 
