@@ -1342,7 +1342,10 @@ def _cx_sum_kernel(it, rt, at, comp, state):
         ex = zero
     else:
         merge = "p_->v += q_.v; p_->x += q_.x;"
-        val = "(gr_s.x.y != 0 ? gr_s.v / gr_s.x.x : gr_s.v)"
+        # NumPy's complex division by a real count (Smith's: a NaN or
+        # infinite part spreads to the other)
+        val = "(gr_s.x.y != 0 ? (%s)(gr_s.v.x + gr_s.v.y * 0, gr_s.v.y - " \
+              "gr_s.v.x * 0) / gr_s.x.x : gr_s.v)" % acl
         ex = "(%s)((%s) ? 1 : 0, meanf)" % (acl, keep)
     st = [
         "#define GR_USER_X 1",
@@ -1368,19 +1371,19 @@ def _cx_count_kernel(it):
 
 def _cx_div(s, c):
     """Complex results s divided by the counts c (an int, or int64 of s's
-    shape): the real views' division (elementwise), NumPy's result dtype
-    kept."""
+    shape) as NumPy divides (complex by complex(c, 0): a NaN or infinite
+    part spreads to the other), its dtype kept: NumPy on the host, the
+    real views' elementwise operations on the device."""
     if not _is_array(s):
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.asarray(s) / np.asarray(c)
         return r.astype(s.dtype)
     v = _cx.real(s)
-    if _is_array(c):
-        c = c.reshape(c.shape + (1,))
-    elif np.ndim(c):
-        c = np.asarray(c)[..., None]
-    q = v / c
-    return _cx.cx(q if q.dtype == v.dtype else q.astype(v.dtype), False)
+    re, im = v[..., 0], v[..., 1]
+    if not _is_array(c) and np.ndim(c):
+        c = _core.to_device(np.ascontiguousarray(c), None, s.device_index)
+    nr, ni = (re + im * 0.0) / c, (im - re * 0.0) / c
+    return _cx._pair(nr.astype(v.dtype), ni.astype(v.dtype))
 
 
 def _cx_sum_plan(op, a, dtype, out, kw):
