@@ -126,6 +126,11 @@ for dt, tag in ((np.complex64, "complex64"), (np.complex128, "complex128")):
                  peers(lambda: torch.nanmean(tf), lambda: cp.nanmean(cf)))
         rows.add("complex64 nansum along rows", loop_ms(lambda: gpured.nansum(d, axis=1), sync),
                  peers(lambda: torch.nansum(tt, 1), lambda: cp.nansum(cc, 1)))
+        check("complex64 nansum axis 0", gpured.nansum(d, axis=0),
+              np.nansum(a.astype(np.complex128), axis=0), dt)
+        print("explain complex64 nansum axis 0: %s" % gpured.explain("nansum", d, 0)["variant"])
+        rows.add("complex64 nansum axis 0 (columns)", loop_ms(lambda: gpured.nansum(d, axis=0), sync),
+                 peers(lambda: torch.nansum(tt, 0), lambda: cp.nansum(cc, 0)))
         print("before (valid mask + masked real sum): complex64 nansum %.3f ms" % loop_ms(
             lambda: _complex.reduce(gpured.sum, flat, None, None, None, False, np._NoValue,
                                     _complex.valid(flat, True), {}), sync))
