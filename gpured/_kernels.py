@@ -1382,6 +1382,8 @@ def _cx_div(s, c):
     re, im = v[..., 0], v[..., 1]
     if not _is_array(c) and np.ndim(c):
         c = _core.to_device(np.ascontiguousarray(c), None, s.device_index)
+    if _is_array(c):
+        c = c.astype(v.dtype)  # (float32 parts: no float64 on the way)
     nr, ni = (re + im * 0.0) / c, (im - re * 0.0) / c
     return _cx._pair(nr.astype(v.dtype), ni.astype(v.dtype))
 

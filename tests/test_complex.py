@@ -703,3 +703,16 @@ def test_user_sums(dtype):
             re = math.fsum(a[i].real.astype(np.float64))
             im = math.fsum(a[i].imag.astype(np.float64))
             assert r[i] == ct.type(complex(re, im)), (r[i], re, im)
+
+
+def test_user_sums_no_fp64(monkeypatch):
+    """A device without fp64: complex64 sums in float2 with TwoSum per
+    part, nanmean divided by a counting pass (forced here: PoCL has
+    fp64)."""
+    from gpured import _kernels
+    monkeypatch.setattr(_kernels, "_device_fp64", lambda args: False)
+    a = data(np.complex64, (6, 300), seed=4, nan_frac=0.1)
+    d = gpured.to_device(a)
+    close(gpured.nanmean(d, axis=1).get(), np.nanmean(a, axis=1), np.complex64, 300)
+    close(gpured.nansum(a, axis=1), np.nansum(a, axis=1), np.complex64, 300)
+    assert "float2, TwoSum" in gpured.explain("nanmean", d, 1)["complex"]
