@@ -1262,10 +1262,11 @@ def cx_ext_explain(op, a, axis, kw):
 # elementwise passes, then a masked sum).  Accumulation as the real sums:
 # a complex64 result in double2 where the device has fp64 (plain adds),
 # otherwise -- complex128, or no fp64 -- Knuth's TwoSum per component, the
-# error term riding in the state's second part.  A mean divides by L (the
-# segment's length) in the post-map; nanmean and a masked mean count the
-# elements kept in the state's second part (double2 accumulation), or in
-# a second, counting pass where that part holds the compensation.
+# error term riding in the state's second part.  A mean divides by the
+# count of elements kept, carried in the state's second part (double2
+# accumulation), or afterwards (L, or nanmean's counting pass) where that
+# part holds the compensation.  where= and knobs keep the real view's
+# route (_complex.reduce).
 
 _CX_SUM_OPS = ("sum", "mean", "nansum", "nanmean")
 
@@ -1274,10 +1275,10 @@ def cx_sum_route(op, a, axis, dtype, out, where, kw):
     """Whether op of complex a runs as a user kernel here (cx_sum): no
     knobs but device=, no where= (a masked sum keeps the real view's
     where= pass: fewer kernels to compile), a complex (or no) dtype= and
-    out=; nansum /
-    nanmean for every axis, sum / mean along trailing axes that keep some
-    (a full sum keeps _complex's two-stage columns, leading axes the real
-    view's column kernels, which read it contiguously)."""
+    out=; nansum / nanmean along any axes, sum / mean along trailing axes
+    that keep some (a full sum keeps _complex's two-stage columns,
+    leading axes the real view's column kernels, which read it
+    contiguously)."""
     if op not in _CX_SUM_OPS or set(kw) - {"device"} or where is not True:
         return False
     if dtype is not None and np.dtype(dtype).kind != "c":
@@ -1389,8 +1390,9 @@ def _cx_div(s, c):
 
 
 def _cx_sum_plan(op, a, dtype, out, kw):
-    """(kernel, arguments, the count's kernel (None: none; 0: L), the
-    call's kw, the result dtype) of cx_sum / cx_plan."""
+    """(kernel, arguments, the divisor afterwards (None: none; "L": the
+    slices' length; else the counting kernel), the call's kw, the result
+    dtype) of cx_sum / cx_plan."""
     nan, mean = op.startswith("nan"), op.endswith("mean")
     kw = dict(kw)
     a = _to_dev(a, kw)
@@ -1399,8 +1401,18 @@ def _cx_sum_plan(op, a, dtype, out, kw):
     k = _cx_sum_kernel(it, rt, at, comp, mean and not comp)
     ck = None
     if mean and comp:
-        ck = _cx_count_kernel(it) if nan else 0
+        ck = _cx_count_kernel(it) if nan else "L"
     return k, args, ck, kw, rt
+
+
+def _cx_divided(res, ck, args, axis, keepdims, kw):
+    """A compensated mean's sums res divided by the divisor ck (see
+    _cx_sum_plan)."""
+    if isinstance(ck, str):
+        x = args[0]
+        return _cx_div(res, _Layout(x.shape if _is_array(x) else
+                                    np.shape(x), axis).L)
+    return _cx_div(res, ck(*args, axis=axis, keepdims=keepdims, **kw))
 
 
 def cx_sum(op, a, axis, dtype, out, keepdims, initial, where, kw):
@@ -1412,11 +1424,7 @@ def cx_sum(op, a, axis, dtype, out, keepdims, initial, where, kw):
     k, args, ck, kw, rt = _cx_sum_plan(op, a, dtype, out, kw)
     res = k(*args, axis=axis, keepdims=keepdims, **kw)
     if ck is not None:
-        if ck == 0:
-            L = _Layout(a.shape if _is_array(a) else np.shape(a), axis).L
-            res = _cx_div(res, L)
-        else:
-            res = _cx_div(res, ck(*args, axis=axis, keepdims=keepdims, **kw))
+        res = _cx_divided(res, ck, args, axis, keepdims, kw)
     elif op.endswith("mean") and 0 in (a.shape if _is_array(a) else
                                        np.shape(a)):
         res = _cx_div(res, 0)  # empty slices (the state's meanf is 0)
@@ -1458,9 +1466,7 @@ def _cx_sum_explain(mode, op, a, axis, dtype, kw, reps):
     r = dict(k.explain(*args, axis=axis, **kw) if mode == "explain" else
              k.timeit(*args, axis=axis, reps=reps, **kw))
     if mode != "explain" and ck is not None:  # the result, not the sum
-        r["result"] = _cx_div(r["result"], ck(*args, axis=axis, **kw) if ck
-                              else _Layout(args[0].shape if _is_array(
-                                  args[0]) else np.shape(args[0]), axis).L)
+        r["result"] = _cx_divided(r["result"], ck, args, axis, False, kw)
     it, _, at, comp = _cx_sum_types(a, dtype, None, _device_fp64(args))
     r["complex"] = "%s as OpenCL %s, %saccumulated in %s%s (a user " \
         "kernel)%s" % (
