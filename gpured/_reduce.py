@@ -861,8 +861,10 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     (every run), ``plan`` (as :func:`explain`) and ``result``.
     ``timeit(kernel, a)``: a :class:`ReductionKernel`'s ``kernel.timeit``.
 
-    complex64/complex128: the real view's one call (the (..., 2) plan over
-    the same axes; a full sum's two-stage columns and device cumsum's
+    complex64/complex128: the user kernel where one runs the call
+    (products, complex cumsum, sum/mean along rows, nansum/nanmean:
+    ``kernel.timeit``), else the real view's one call (the (..., 2) plan
+    over the same axes; a full sum's two-stage columns and device cumsum's
     row layout are not what this times), its result viewed as complex
     (var/std: the two parts' variances); the functions NumPy computes raise
     VariantUnavailable.
