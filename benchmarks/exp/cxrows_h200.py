@@ -7,7 +7,9 @@ and nanmean of the whole array and nansum along rows (one pass; before:
 an elementwise valid mask, then a masked sum: 13.5 ms) -- and 1 GiB
 complex128 sums along rows (double2, TwoSum per part) and nanmean (the
 sum, then a counting pass), beside torch and CuPy.  The "before" lines
-time the real view's call the old route made, for reference; the host
+time the real view's call the old route made, for reference (rows of
+256 too: there NVIDIA's warp-per-row plan is no user kernel's, so one
+work-item reads a row); the host
 line compares a 64 MiB NumPy input's row sum (the user kernel on the
 device, copies included) with the old host route and NumPy.  Every result
 is checked against NumPy first (rows: a slice; full sums: the whole
@@ -100,6 +102,19 @@ for dt, tag in ((np.complex64, "complex64"), (np.complex128, "complex128")):
         lambda: _complex.reduce(gpured.sum, d, 1, None, None, False, np._NoValue, True, {}),
         sync)))
     if dt == np.complex64:
+        # short rows: NVIDIA's warp-per-row plan is not a user kernel's,
+        # so the items kernel runs them (one work-item per row)
+        d2, t2, c2 = d.reshape(-1, 256), (tt.reshape(-1, 256) if tt is not None else None), \
+            (cc.reshape(-1, 256) if cc is not None else None)
+        check("complex64 sum rows of 256", gpured.sum(d2, axis=1)[:k],
+              a.reshape(-1, 256)[:k].sum(axis=1), dt)
+        print("explain complex64 sum rows of 256: %s" % gpured.explain("sum", d2, 1)["variant"])
+        rows.add("complex64 sum along rows of 256", loop_ms(lambda: gpured.sum(d2, axis=1), sync),
+                 peers(lambda: torch.sum(t2, 1), lambda: cp.sum(c2, 1)))
+        print("before (real view, strided parts): complex64 sum rows of 256 %.3f ms" % loop_ms(
+            lambda: _complex.reduce(gpured.sum, d2, 1, None, None, False, np._NoValue, True, {}),
+            sync))
+        del d2, t2, c2
         check("complex64 sum axis 0", gpured.sum(d, axis=0), a.sum(axis=0, dtype=np.complex128), dt)
         rows.add("complex64 sum axis 0 (columns)",
                  loop_ms(lambda: gpured.sum(d, axis=0), sync),
