@@ -5,19 +5,25 @@ imaginary part): the same memory, no copy.  The componentwise functions
 run on that view with the trailing axis kept out of the reduced axes, and
 their real results (..., 2) are viewed back as complex:
 
-* sum / mean (and cumsum into a real dtype), with their ``where=``, ``out=``, ``keepdims``,
-  ``dtype=``: one core call on the view, so the kernels, plans, accuracy
-  (compensated per component) and knobs are the real ones.  A plain full
-  sum / mean of a C-contiguous NumPy array is ONE call on the (n, 2) view
-  over axis 0 (the host path's lanes kernels read the parts interleaved,
-  in one pass); other full sums of a contiguous array are two calls: the
-  view reshaped to (rows, C) columns (C = 2k, adjacent columns coalesced
-  on GPUs, one 64-byte vector a row on CPUs) summed over the rows in
-  float64, then the (k, 2) partials.
+* sum / mean over every axis, leading ones (columns) or middle ones, or
+  with knobs, ``where=`` or a real ``dtype=`` (and cumsum into a real
+  dtype), with their ``where=``, ``out=``, ``keepdims``, ``dtype=``: one
+  core call on the view, so the kernels, plans, accuracy (compensated per
+  component) and knobs are the real ones.  (Along trailing axes the view's
+  parts are strided segments, elem_stride 2: those sums, and nansum /
+  nanmean along any axes, are user kernels -- gpured/_kernels.py cx_sum,
+  routed by cx_sum_route before reduce is called.)  A plain full sum /
+  mean of a C-contiguous NumPy array is ONE call on the (n, 2) view over
+  axis 0 (the host path's lanes kernels read the parts interleaved, in one
+  pass); other full sums of a contiguous array are two calls: the view
+  reshaped to (rows, C) columns (C = 2k, adjacent columns coalesced on
+  GPUs, one 64-byte vector a row on CPUs) summed over the rows in float64,
+  then the (k, 2) partials.
 * var / std: NumPy's var of complex is mean(|x - mean|^2) = var(re) +
   var(im) with the same ddof: the per-component variances in one call,
   then their sum over the trailing axis (std: its square root).
-* nansum / nanmean / nanvar / nanstd / nancumsum: NumPy drops an element
+* nansum / nanmean with knobs or ``where=``, nanvar / nanstd /
+  nancumsum: NumPy drops an element
   whose real *or* imaginary part is NaN (np.isnan of complex): the
   element-level "valid" mask (both parts not NaN) is computed (NumPy's
   isnan for host arrays, the device's elementwise kernels for Arrays) and
@@ -26,6 +32,9 @@ their real results (..., 2) are viewed back as complex:
 prod / nanprod / cumprod / nancumprod (complex multiplication) are user
 kernels with float2 / double2 elements (gpured/_kernels.py cx_prod,
 cx_cumprod), on the device for host arrays and device Arrays alike; so
+are sum / mean along rows and nansum / nanmean (cx_sum: one pass, the
+NaN test in the load; complex64 accumulated in double2 where the device
+has fp64, else TwoSum per part); so
 are cumsum / nancumsum into a complex dtype (cx_cumsum: one pass, where
 the view's scan needed the parts moved apart and back) and cummin /
 cummax (cx_cumext, NumPy's order).
@@ -33,8 +42,10 @@ cummax (cx_cumext, NumPy's order).
 What else is not componentwise -- min / max / argmin / argmax / ptp
 (NumPy's lexicographic order) and their nan forms, reduceat but add --
 runs on NumPy (host arrays; a device Array goes through the host and
-the result comes back), except min / max / argmin / argmax / ptp of
-device Arrays, which run on the device (lexi: one pass each through
+the result comes back: reduceat's segments differ in length, which the
+user reductions' M x L layout cannot express), except min / max /
+argmin / argmax / ptp of device Arrays, which run on the device (lexi:
+one pass each through
 gpured/_kernels.py cx_extreme); any knob (``variant=``...) asks for a
 kernel that does not exist: it raises :class:`gpured.VariantUnavailable` with that reason.  The
 by-key sums are two real calls (by_key).

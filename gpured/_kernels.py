@@ -1133,17 +1133,22 @@ _CX_OPS = ("prod", "nanprod", "cumprod", "nancumprod")
 _CX_SUMS = ("cumsum", "nancumsum")  # user scans unless dtype= is real
 
 
-def cx_kernel_op(op, a, dtype):
-    """Whether explain / timeit / variants of op on complex a go through
-    the user kernels (cx_plan)."""
+def cx_kernel_op(op, a, dtype, axis=None, kw=None):
+    """Whether explain / timeit of op on complex a (along axis, with
+    knobs kw) go through the user kernels (cx_plan)."""
+    if op in _CX_SUM_OPS:
+        return cx_sum_route(op, a, axis, dtype, None, True, kw or {})
     if op in _CX_SUMS:
         return dtype is None or _cx.dtype_is_cx(dtype)
     return op in _CX_OPS
 
 
 def cx_plan(mode, op, a, axis, dtype, kw, reps=10):
-    """gpured.explain / timeit of a complex product (op in _CX_OPS): the
-    built-in user kernel's explain() / timeit(), "complex" naming it."""
+    """gpured.explain / timeit of a complex product, scan or sum (op in
+    _CX_OPS, _CX_SUMS, _CX_SUM_OPS): the built-in user kernel's explain()
+    / timeit(), "complex" naming it."""
+    if op in _CX_SUM_OPS:
+        return _cx_sum_explain(mode, op, a, axis, dtype, kw, reps)
     ts = _cx_types(op, a, dtype, None)
     if ts is None:
         raise _core.VariantUnavailable(
@@ -1245,4 +1250,228 @@ def cx_ext_explain(op, a, axis, kw):
     r["complex"] = "%s as OpenCL %s, NumPy's lexicographic order in one " \
         "pass (the element and its offset as the state)" % (
             a.dtype, _CL[np.dtype(a.dtype).name])
+    return r
+
+
+# ------------------------------- complex sums along rows, nan forms (issue 40)
+#
+# sum / mean along trailing axes ("rows") and nansum / nanmean along any
+# axes of complex64 / complex128, as user reductions of float2 / double2
+# elements: the real view's row sums read each part as a strided segment
+# (elem_stride 2) and its nan forms built an element mask first (three
+# elementwise passes, then a masked sum).  Accumulation as the real sums:
+# a complex64 result in double2 where the device has fp64 (plain adds),
+# otherwise -- complex128, or no fp64 -- Knuth's TwoSum per component, the
+# error term riding in the state's second part.  A mean divides by the
+# count of elements kept, carried in the state's second part (double2
+# accumulation), or afterwards (L, or nanmean's counting pass) where that
+# part holds the compensation.  where= and knobs keep the real view's
+# route (_complex.reduce).
+
+_CX_SUM_OPS = ("sum", "mean", "nansum", "nanmean")
+
+
+def cx_sum_route(op, a, axis, dtype, out, where, kw):
+    """Whether op of complex a runs as a user kernel here (cx_sum): no
+    knobs but device=, no where= (a masked sum keeps the real view's
+    where= pass: fewer kernels to compile), a complex (or no) dtype= and
+    out=; nansum / nanmean along any axes, sum / mean along trailing axes
+    that keep some (a full sum keeps _complex's two-stage columns,
+    leading axes the real view's column kernels, which read it
+    contiguously)."""
+    if op not in _CX_SUM_OPS or set(kw) - {"device"} or where is not True:
+        return False
+    if dtype is not None and np.dtype(dtype).kind != "c":
+        return False
+    if out is not None and (isinstance(out, tuple) or
+                            not isinstance(out, (np.ndarray,
+                                                 _core.ArrayBase)) or
+                            out.dtype.kind != "c" or
+                            out.dtype.name not in _CL):
+        return False
+    if op.startswith("nan"):
+        return True
+    nd = len(a.shape) if _is_array(a) else np.ndim(a)
+    lay = _Layout(a.shape if _is_array(a) else np.shape(a), axis)
+    return bool(lay.K) and lay.R == tuple(range(len(lay.K), nd))
+
+
+def _cx_sum_types(a, dtype, out, fp64):
+    """(input, result, accumulator dtypes, compensated)."""
+    it = np.dtype(_dtype(a))
+    rt = np.dtype(dtype) if dtype is not None else \
+        np.dtype(out.dtype) if out is not None else it
+    if rt == np.complex64 and fp64:
+        return it, rt, np.dtype(np.complex128), False
+    return it, rt, rt, True
+
+
+# The kernels' texts are few (every one is compiled per plan): whether
+# NaN elements are dropped (nanf) and whether a mean is asked (meanf) are
+# run-time scalars, not defines.
+_CX_KEEP = "!(nanf && (isnan(x.x) || isnan(x.y)))"  # an element kept
+
+
+def _cx_ins(it):
+    return "%s x, int32 nanf, int32 meanf" % it.name
+
+
+def _cx_sum_kernel(it, rt, at, comp, state):
+    """The user reduction of the kept elements: state (complex64 results
+    on fp64 devices): the state's second part counts them (.x) and holds
+    meanf per element (.y): a mean divides by the count; comp: TwoSum per
+    component (sums only: a mean divides afterwards); else plain adds of
+    the accumulator's vectors, a sum."""
+    key = ("cxsum", it.name, rt.name, at.name, comp, state)
+    acl, rcl = _CL[at.name], _CL[rt.name]
+    keep = _CX_KEEP
+    zero = "(%s)(0, 0)" % acl
+    mapx = "((%s) ? convert_%s(x) : %s)" % (keep, acl, zero)
+    ins = _cx_ins(it)
+    if not comp and not state:
+        return _builtin(key, lambda: ReductionKernel(
+            ins, "%s y" % rt.name, mapx, "a + b",
+            "y = convert_%s(a)" % rcl, zero, "gr_cx_sum",
+            reduce_type=at.name))
+    if comp:
+        merge = ("const %s t_ = p_->v + q_.v; const %s b_ = t_ - p_->v; "
+                 "p_->x += q_.x + ((p_->v - (t_ - b_)) + (q_.v - b_)); "
+                 "p_->v = t_;" % (acl, acl))
+        # an infinite sum has a NaN error term: keep the infinity
+        val = "select(gr_s.v + gr_s.x, gr_s.v, isinf(gr_s.v) | " \
+              "(gr_s.x == %s))" % zero
+        ex = zero
+    else:
+        merge = "p_->v += q_.v; p_->x += q_.x;"
+        # NumPy's complex division by a real count (Smith's: a NaN or
+        # infinite part spreads to the other)
+        val = "(gr_s.x.y != 0 ? (%s)(gr_s.v.x + gr_s.v.y * 0, gr_s.v.y - " \
+              "gr_s.v.x * 0) / gr_s.x.x : gr_s.v)" % acl
+        ex = "(%s)((%s) ? 1 : 0, meanf)" % (acl, keep)
+    st = [
+        "#define GR_USER_X 1",
+        "#define GR_USER_IDENT %s" % zero,
+        "#define GR_USER_IDENT_X %s" % zero,
+        "#define GR_USER_ELEM_X %s" % ex,
+        "#define GR_USER_MERGE(gr_pa, gr_pb) do { gr_state *p_ = (gr_pa); "
+        "const gr_state q_ = (gr_pb); %s } while (0)" % merge,
+        "#define GR_USER_POST { y = convert_%s(%s); }" % (rcl, val)]
+    return _builtin(key, lambda: ReductionKernel(
+        ins, "%s y" % rt.name, mapx, "a", "", zero,
+        "gr_cx_mean" if state else "gr_cx_sum", reduce_type=at.name,
+        _state=st))
+
+
+def _cx_count_kernel(it):
+    """The kept elements' count per slice (int64): a compensated
+    nanmean's divisor."""
+    return _builtin(("cxcount", it.name), lambda: ReductionKernel(
+        _cx_ins(it), "int64 c", "((%s) ? 1 : 0)" % _CX_KEEP,
+        "a + b", "c = a", "0", "gr_cx_count", reduce_type="int64"))
+
+
+def _cx_div(s, c):
+    """Complex results s divided by the counts c (an int, or int64 of s's
+    shape) as NumPy divides (complex by complex(c, 0): a NaN or infinite
+    part spreads to the other), its dtype kept: NumPy on the host, the
+    real views' elementwise operations on the device."""
+    if not _is_array(s):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.asarray(s) / np.asarray(c)
+        return r.astype(s.dtype)
+    v = _cx.real(s)
+    re, im = v[..., 0], v[..., 1]
+    if not _is_array(c) and np.ndim(c):
+        c = _core.to_device(np.ascontiguousarray(c), None, s.device_index)
+    if _is_array(c):
+        c = c.astype(v.dtype)  # (float32 parts: no float64 on the way)
+    nr, ni = (re + im * 0.0) / c, (im - re * 0.0) / c
+    return _cx._pair(nr.astype(v.dtype), ni.astype(v.dtype))
+
+
+def _cx_sum_plan(op, a, dtype, out, kw):
+    """(kernel, arguments, the divisor afterwards (None: none; "L": the
+    slices' length; else the counting kernel), the call's kw, the result
+    dtype) of cx_sum / cx_plan."""
+    nan, mean = op.startswith("nan"), op.endswith("mean")
+    kw = dict(kw)
+    a = _to_dev(a, kw)
+    args = (a, np.int32(nan), np.int32(mean))
+    it, rt, at, comp = _cx_sum_types(a, dtype, out, _device_fp64(args))
+    k = _cx_sum_kernel(it, rt, at, comp, mean and not comp)
+    ck = None
+    if mean and comp:
+        ck = _cx_count_kernel(it) if nan else "L"
+    return k, args, ck, kw, rt
+
+
+def _cx_divided(res, ck, args, axis, keepdims, kw):
+    """A compensated mean's sums res divided by the divisor ck (see
+    _cx_sum_plan)."""
+    if isinstance(ck, str):
+        x = args[0]
+        return _cx_div(res, _Layout(x.shape if _is_array(x) else
+                                    np.shape(x), axis).L)
+    return _cx_div(res, ck(*args, axis=axis, keepdims=keepdims, **kw))
+
+
+def cx_sum(op, a, axis, dtype, out, keepdims, initial, where, kw):
+    """sum / mean / nansum / nanmean of complex a as a user kernel (see
+    above), or None where cx_sum_route says no (the real view's path)."""
+    if not cx_sum_route(op, a, axis, dtype, out, where, kw):
+        return None
+    host = not _is_array(a)
+    k, args, ck, kw, rt = _cx_sum_plan(op, a, dtype, out, kw)
+    res = k(*args, axis=axis, keepdims=keepdims, **kw)
+    if ck is not None:
+        res = _cx_divided(res, ck, args, axis, keepdims, kw)
+    elif op.endswith("mean") and 0 in (a.shape if _is_array(a) else
+                                       np.shape(a)):
+        res = _cx_div(res, 0)  # empty slices (the state's meanf is 0)
+    if host and op.endswith("mean"):
+        _cx_mean_warn(op, a, axis, res)
+    if initial is not np._NoValue:
+        if _is_array(res):
+            res = _cx.cx(_cx._add_initial(_cx.real(res), initial, None),
+                         False)
+        else:
+            res = (np.asarray(res) + rt.type(initial)).astype(rt)
+    if host:
+        res = np.asarray(res.get() if _is_array(res) else res)
+        res = res[()] if res.ndim == 0 else res
+    if out is not None:
+        if not _is_array(res):
+            res = np.asarray(res)
+            if _is_array(out):
+                res = _core.to_device(res, None, out.device_index)
+        return _to_out(res, out)
+    return res
+
+
+def _cx_mean_warn(op, a, axis, res):
+    """NumPy's "Mean of empty slice" for host input where a slice keeps
+    no element (looked for only where a result is NaN)."""
+    a = np.asarray(a)
+    if a.size and not np.isnan(np.asarray(res)).any():
+        return
+    keep = ~np.isnan(a) if op == "nanmean" else np.ones(a.shape, bool)
+    if (np.count_nonzero(keep, axis=axis) == 0).any():
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+
+
+def _cx_sum_explain(mode, op, a, axis, dtype, kw, reps):
+    """cx_plan of sum / mean / nansum / nanmean: the one user kernel's
+    plan (a compensated mean: the sum's, then the division)."""
+    k, args, ck, kw, rt = _cx_sum_plan(op, a, dtype, None, kw)
+    r = dict(k.explain(*args, axis=axis, **kw) if mode == "explain" else
+             k.timeit(*args, axis=axis, reps=reps, **kw))
+    if mode != "explain" and ck is not None:  # the result, not the sum
+        r["result"] = _cx_divided(r["result"], ck, args, axis, False, kw)
+    it, _, at, comp = _cx_sum_types(a, dtype, None, _device_fp64(args))
+    r["complex"] = "%s as OpenCL %s, %saccumulated in %s%s (a user " \
+        "kernel)%s" % (
+            it, _CL[it.name], "elements with a NaN part dropped, " if
+            op.startswith("nan") else "", _CL[at.name],
+            ", TwoSum per part" if comp else "",
+            "" if ck is None else ", then divided by each slice's count")
     return r

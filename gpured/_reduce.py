@@ -94,8 +94,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
     the same pass (every reduction with ``where=`` works this way).
     """
     if _cx.is_cx(a):
-        return _cx.reduce(sum, a, axis, dtype, out, keepdims, initial, where,
-                          kw)
+        r = _kernels.cx_sum("sum", _cx.arr(a), axis, dtype, out, keepdims,
+                            initial, where, kw)
+        return r if r is not None else _cx.reduce(
+            sum, a, axis, dtype, out, keepdims, initial, where, kw)
     return _where_reduce("sum", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -119,8 +121,11 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False,
     slices give 0; integer and bool inputs are summed as by :func:`sum`.
     """
     if _cx.is_cx(a):
-        return _cx.reduce(sum, a, axis, dtype, out, keepdims, initial,
-                          _cx.valid(a, where), kw)
+        r = _kernels.cx_sum("nansum", _cx.arr(a), axis, dtype, out, keepdims,
+                            initial, where, kw)
+        return r if r is not None else _cx.reduce(
+            sum, a, axis, dtype, out, keepdims, initial, _cx.valid(a, where),
+            kw)
     return _where_reduce("nansum", a, axis, dtype, out, keepdims, initial, kw,
                          _mask(a, where))
 
@@ -342,8 +347,11 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *,
     only gives NaN with NumPy's "Mean of empty slice" RuntimeWarning
     (NumPy inputs)."""
     if _cx.is_cx(a) and (dtype is None or _cx.dtype_is_cx(dtype)):
-        return _cx.reduce(mean, a, axis, dtype, out, keepdims, _NoValue,
-                          _cx.valid(a, where), kw, sum)
+        r = _kernels.cx_sum("nanmean", _cx.arr(a), axis, dtype, out,
+                            keepdims, _NoValue, where, kw)
+        return r if r is not None else _cx.reduce(
+            mean, a, axis, dtype, out, keepdims, _NoValue,
+            _cx.valid(a, where), kw, sum)
     dev = isinstance(a, _core.ArrayBase)
     x = a if dev else np.asarray(a)
     if x.dtype.kind not in "fc":
@@ -635,8 +643,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True,
     pass, divided by each slice's count of the mask.
     """
     if _cx.is_cx(a):
-        return _cx.reduce(mean, a, axis, dtype, out, keepdims, _NoValue,
-                          where, kw, sum)
+        r = _kernels.cx_sum("mean", _cx.arr(a), axis, dtype, out, keepdims,
+                            _NoValue, where, kw)
+        return r if r is not None else _cx.reduce(
+            mean, a, axis, dtype, out, keepdims, _NoValue, where, kw, sum)
     m = _mask(a, where)
     if m is None:
         return _reduce("mean", a, axis, dtype, out, keepdims, _NoValue, kw)
@@ -804,7 +814,7 @@ def explain(op, a, axis=None, dtype=None, **kw):
             raise TypeError("explain(%r, operands): an elementwise operation "
                             "takes no axis or dtype" % op)
         return _ew.explain(op, a, **kw)
-    if _cx.is_cx(a) and _kernels.cx_kernel_op(op, a, dtype):
+    if _cx.is_cx(a) and _kernels.cx_kernel_op(op, a, dtype, axis, kw):
         return _kernels.cx_plan("explain", op, a, axis, dtype, kw)
     if op in _kernels._CX_EXT and _cx.is_cx(a):
         r = _kernels.cx_ext_explain(op, a, axis, kw)
@@ -851,8 +861,10 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     (every run), ``plan`` (as :func:`explain`) and ``result``.
     ``timeit(kernel, a)``: a :class:`ReductionKernel`'s ``kernel.timeit``.
 
-    complex64/complex128: the real view's one call (the (..., 2) plan over
-    the same axes; a full sum's two-stage columns and device cumsum's
+    complex64/complex128: the user kernel where one runs the call
+    (products, complex cumsum, sum/mean along rows, nansum/nanmean:
+    ``kernel.timeit``), else the real view's one call (the (..., 2) plan
+    over the same axes; a full sum's two-stage columns and device cumsum's
     row layout are not what this times), its result viewed as complex
     (var/std: the two parts' variances); the functions NumPy computes raise
     VariantUnavailable.
@@ -860,7 +872,7 @@ def timeit(op, a, axis=None, dtype=None, reps=10, **kw):
     if _user_kernel(op, dtype):
         return op.timeit(*(a if isinstance(a, tuple) else (a,)), axis=axis,
                          reps=reps, **kw)
-    if _cx.is_cx(a) and _kernels.cx_kernel_op(op, a, dtype):
+    if _cx.is_cx(a) and _kernels.cx_kernel_op(op, a, dtype, axis, kw):
         return _kernels.cx_plan("timeit", op, a, axis, dtype, kw, reps)
     if _cx.is_cx(a):
         return _cx.timeit(timeit, op, a, axis, dtype, reps, kw)

@@ -13,7 +13,7 @@ Small cases: the group kernel's vector loads and leftovers over two passes
 non-commutative operator) through the look-back and reduce_then_scan, its
 by-key form (ScanKernel.by_key: (flag, value) states), and complex
 elements (a complex64 product's vector lanes, a complex128 cumprod's
-16-byte look-back states).
+16-byte look-back states, the complex sums' two-part double2 states).
 """
 import os
 import sys
@@ -102,6 +102,10 @@ def complex_cases(gpured):
     zd = gpured.to_device(z.astype(np.complex64))
     yield gpured.argmax(zd, axis=1).get(), np.argmax(z, axis=1)
     yield gpured.max(zd).get(), np.max(z.astype(np.complex64))
+    # complex sums (_kernels.cx_sum): a complex64 nanmean's double2 state
+    # (sum, count), a complex128 nansum's TwoSum state (sum, error)
+    yield gpured.nanmean(zd, axis=1).get(), np.nanmean(z, axis=1)
+    yield gpured.nansum(z, axis=1), np.nansum(z, axis=1)
 
 
 def child(job):

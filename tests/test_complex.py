@@ -632,3 +632,88 @@ def test_cumprod_device(dtype):
     prod_close(gpured.cumprod(d, axis=1, exclusive=True), ex, dtype)
     with pytest.raises(TypeError, match="np.asarray"):
         gpured.cumprod(d, dtype=bool)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=lambda d: np.dtype(d).name)
+def test_user_sums(dtype):
+    """sum / mean along trailing axes and nansum / nanmean along any axes
+    as user kernels of float2 / double2 elements (gpured/_kernels.py
+    cx_sum): host arrays and device Arrays against NumPy, keepdims, out=,
+    dtype=, initial=, empty slices, NaN in either part, infinities, and
+    the compensated accuracy (a cancelling row against math.fsum)."""
+    import math
+    ct = np.dtype(dtype)
+    other = np.complex128 if ct == np.complex64 else np.complex64
+    cases = [("sum", (30, 257), 1), ("mean", (4, 6, 33), (1, 2)),
+             ("nansum", (37, 5), 0), ("nanmean", (6, 7, 5), 1),
+             ("nansum", (513,), None), ("nanmean", (9, 40), -1),
+             ("mean", (3, 0), 1), ("nanmean", (0, 4), 0)]
+    for func, shape, axis in cases:
+        a = data(dtype, shape, seed=len(shape), nan_frac=0.2 if
+                 func.startswith("nan") else 0.0)
+        if func == "nanmean" and a.size:
+            a[..., 0, :] = complex(np.nan, 1)  # an all-NaN slice along 0 / 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for kd in (False, True):
+                want = getattr(np, func)(a, axis=axis, keepdims=kd)
+                for where, x in both(a):
+                    got = getattr(gpured, func)(x, axis=axis, keepdims=kd)
+                    assert isinstance(got, gpured.Array) == (where == "device")
+                    close(host(got), want, dtype, a.size)
+        e = gpured.explain(func, a, axis)
+        assert "user kernel" in e["complex"], e["complex"]
+    # NumPy's warning for a slice that keeps nothing (host input)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        gpured.nanmean(np.full((3, 4), complex(1, np.nan), ct), axis=1)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        gpured.mean(np.zeros((2, 0), ct), axis=1)
+    # NaN propagates in plain sums; infinities stay infinite (TwoSum's
+    # error term is NaN there)
+    a = data(dtype, (4, 9))
+    a[1, 3] = complex(np.nan, 0)
+    a[2, 2] = complex(np.inf, -np.inf)
+    for where, x in both(a):
+        for func in ("sum", "nansum", "mean", "nanmean"):
+            with np.errstate(invalid="ignore"):
+                want = getattr(np, func)(a, axis=1)
+            got = host(getattr(gpured, func)(x, axis=1))
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5)  # inf == inf
+    # dtype=, out= (host and device), initial=
+    a = data(dtype, (8, 65))
+    for where, x in both(a):
+        close(host(gpured.sum(x, axis=1, dtype=other)),
+              np.sum(a, axis=1, dtype=other), np.complex64, 65)
+        close(host(gpured.nanmean(x, axis=0, dtype=other)),
+              np.nanmean(a, axis=0, dtype=other), np.complex64, 8)
+        for out in (np.empty(8, other), gpured.empty(8, other)):
+            assert gpured.mean(x, axis=1, out=out) is out
+            close(host(out), np.mean(a, axis=1, out=np.empty(8, other)), np.complex64, 65)
+        close(host(gpured.nansum(x, axis=1, initial=2 - 1j)),
+              np.nansum(a, axis=1, initial=2 - 1j), dtype, 65)
+    with pytest.raises(TypeError):
+        gpured.nansum(a, axis=1, out=np.empty(8, np.float64))
+    # compensated: components that cancel
+    big = 1e30 if ct == np.complex128 else 1e8
+    row = np.array([1, big, 1, -big, 3, big, -big, 1] * 8, np.float64)
+    a = (row + 1j * row[::-1]).astype(dtype).reshape(2, 32)
+    for where, x in both(a):
+        r = host(gpured.sum(x, axis=1))
+        for i in range(2):
+            re = math.fsum(a[i].real.astype(np.float64))
+            im = math.fsum(a[i].imag.astype(np.float64))
+            assert r[i] == ct.type(complex(re, im)), (r[i], re, im)
+
+
+def test_user_sums_no_fp64(monkeypatch):
+    """A device without fp64: complex64 sums in float2 with TwoSum per
+    part, nanmean divided by a counting pass (forced here: PoCL has
+    fp64)."""
+    from gpured import _kernels
+    monkeypatch.setattr(_kernels, "_device_fp64", lambda args: False)
+    a = data(np.complex64, (6, 300), seed=4, nan_frac=0.1)
+    d = gpured.to_device(a)
+    close(gpured.nanmean(d, axis=1).get(), np.nanmean(a, axis=1), np.complex64, 300)
+    close(gpured.nansum(a, axis=1), np.nansum(a, axis=1), np.complex64, 300)
+    assert "float2, TwoSum" in gpured.explain("nanmean", d, 1)["complex"]
