@@ -1070,32 +1070,11 @@ def _executor(n):
         return _POOL[0]
 
 
-def _runs(blocks, axis):
-    """blocks cut into runs [(i, m)] of m that one core call reduces as
-    the rows of one (m, size) view: whole-chunk reductions of C-contiguous
-    chunks of one shape lying end to end in one buffer (to_device's
-    _Slabs); else runs of one."""
-    out = []
-    whole = axis is not None and len(blocks) and \
-        tuple(sorted(axis)) == tuple(range(blocks[0].ndim))
-    for i, b in enumerate(blocks):
-        if out and whole:
-            j, m = out[-1]
-            a = blocks[j + m - 1]
-            if (b.buffer is a.buffer and b.shape == a.shape and
-                    b.offset == a.offset + a.nbytes and b.nbytes and
-                    b.is_c_contiguous and blocks[j].is_c_contiguous):
-                out[-1] = (j, m + 1)
-                continue
-        out.append((i, 1))
-    return out
-
-
 def _device_partials(fname, dt, q, axis):
     """One device's chunks q [(ridx, block)] in order: the first partial a
     core call of its own, the others written into the rows of one buffer
-    there, a run of adjacent chunks (_runs) by one call.  Returns (ridx,
-    first partial, buffer or None, its rows' ridx)."""
+    there.  Returns (ridx, first partial, buffer or None, its rows'
+    ridx)."""
     red = _core.reduce
     r0, b0 = q[0]
     p = red(fname, b0, axis, dt, None, True, _NoValue, {})
@@ -1106,20 +1085,9 @@ def _device_partials(fname, dt, q, axis):
     # rows as Arrays on the buffer (buf[i] without the indexing rules:
     # ~1 us each instead of ~5)
     st, step, off = buf.strides[1:], buf.strides[0], buf.offset
-    rest = [b for _, b in q[1:]]
-    for i, m in _runs(rest, axis):
-        b = rest[i]
-        if m == 1:
-            red(fname, b, axis, dt,
-                Array(buf.buffer, p.shape, p.dtype, st, off + i * step),
-                True, _NoValue, {})
-            continue
-        # m chunks as the rows of one view, their partials m rows of buf
-        # (p is one element: step bytes a row)
-        rows = Array(b.buffer, (m, b.size), b.dtype,
-                     (b.nbytes, b.itemsize), b.offset)
-        red(fname, rows, (1,), dt,
-            Array(buf.buffer, (m, 1), p.dtype, (step, step), off + i * step),
+    for i in range(n):
+        red(fname, q[i + 1][1], axis, dt,
+            Array(buf.buffer, p.shape, p.dtype, st, off + i * step),
             True, _NoValue, {})
     return r0, p, buf, [r for r, _ in q[1:]]
 
@@ -1136,12 +1104,7 @@ def _enqueue_direct(order, by_dev, direct, res, axis):
     fname, dtype_of = direct
     devs = sorted(by_dev)
     dts = {d: None if dtype_of is None else dtype_of(res, d) for d in devs}
-    if builtins.all(len(_runs([b for _, b in by_dev[d][1:]], axis)) <= 2
-                    for d in devs):
-        # a few calls a device (to_device's adjacent chunks): one thread
-        done = [_device_partials(fname, dts[d], by_dev[d], axis)
-                for d in devs]
-    elif _ENQ_THREADS and len(devs) > 1 and builtins.min(
+    if _ENQ_THREADS and len(devs) > 1 and builtins.min(
             len(by_dev[d]) for d in devs) >= _THREAD_MIN:
         ex = _executor(len(devs) - 1)
         futs = [ex.submit(_device_partials, fname, dts[d], by_dev[d], axis)
@@ -1843,73 +1806,15 @@ def reduceat(a, indices, axis=0, dtype=None, op="add", *, devices=None,
 
 # ------------------------------------------------- device-resident arrays
 
-def _device_of(k, pos, policy, rates):
-    """The device of chunk k (C order of the block grid) under policy."""
-    if policy == "round_robin" or len(pos) == 1:
-        return pos[k % len(pos)]
-    return pos[_pattern(pos, tuple(_rates_for(pos, rates, "device")))[k % 64]]
-
-
-class _Slabs:
-    """Where to_device's chunks go: one buffer a device for all the chunks
-    placed there, chunk k at a fixed byte offset (its predecessors' bytes
-    on that device), so that a device's chunks lie adjacent and the
-    reductions take runs of them in one core call (_device_partials: one
-    launch for the run, not one a chunk).  A buffer is a generation whose
-    slots are written once: a chunk put again (the graph computed again)
-    goes to a fresh generation, and only the newest one is held here (the
-    chunks hold theirs), so no live chunk is ever overwritten.  A buffer
-    that cannot be had (over the device's largest allocation, out of
-    memory), or a pickled copy (dask.distributed's workers), puts chunk by
-    chunk as gpured.to_device does."""
-
-    def __init__(self, nbytes, place):
-        self.at = {}      # k -> (device, byte offset, bytes)
-        self.total = {}   # device -> bytes
-        for k, (n, p) in enumerate(zip(nbytes, place)):
-            self.at[k] = (p, self.total.get(p, 0), n)
-            self.total[p] = self.total.get(p, 0) + n
-        self.gen = {}     # device -> (buffer, slots taken)
-        self.lock = threading.Lock()
-        self.on = True
-
-    def __reduce__(self):
-        return (_Slabs._off, ())
-
-    @staticmethod
-    def _off():
-        s = _Slabs([], [])
-        s.on = False
-        return s
-
-    def put(self, k, block, p):
-        """block (host) as an Array in its slot on p, or None."""
-        if not self.on or k not in self.at or self.at[k][0] != p:
-            return None
-        host = np.ascontiguousarray(block)
-        _, off, n = self.at[k]
-        if host.nbytes == 0 or host.nbytes != n or host.dtype.hasobject:
-            return None
-        with self.lock:
-            g = self.gen.get(p)
-            if g is None or k in g[1]:
-                try:
-                    g = self.gen[p] = (_core.buffer_alloc(self.total[p], p),
-                                       set())
-                except (MemoryError, gpured.OpenCLError, ValueError):
-                    self.on = False
-                    return None
-            g[1].add(k)
-            buf = g[0]
-        _core.buffer_write(buf, off, host.view(np.uint8).reshape(-1))
-        return Array(buf, host.shape, host.dtype, host.strides, off)
-
-
-def _put(block, block_id=None, *, grid, devices, policy, rates, slabs=None):
+def _put(block, block_id=None, *, grid, devices, policy, rates):
     k = int(np.ravel_multi_index(block_id, grid)) if grid else 0
-    p = _device_of(k, _resolve(devices), policy, rates)
-    got = None if slabs is None else slabs.put(k, block, p)
-    return got if got is not None else gpured.to_device(block, device=p)
+    pos = _resolve(devices)
+    if policy == "round_robin" or len(pos) == 1:
+        p = pos[k % len(pos)]
+    else:
+        p = pos[_pattern(pos, tuple(_rates_for(pos, rates, "device")))[
+            k % 64]]
+    return gpured.to_device(block, device=p)
 
 
 _PATTERNS = {}
@@ -1946,15 +1851,9 @@ def to_device(a, devices=None, policy="rate", rates=None):
         _check_dtype(x.dtype, "input")
     placer = _Placer(devices, policy, rates)  # validates the arguments
     meta = gpured.empty((0,) * x.ndim, x.dtype)
-    pos = _resolve(placer.devices)
-    sizes = [int(np.prod(c)) * x.dtype.itemsize
-             for c in product(*x.chunks)]
-    slabs = _Slabs(sizes, [_device_of(k, pos, placer.policy, placer.rates)
-                           for k in range(len(sizes))])
     return x.map_blocks(
         _put, grid=x.numblocks, devices=placer.devices,
-        policy=placer.policy, rates=placer.rates, slabs=slabs, dtype=x.dtype,
-        meta=meta, name="gpured-to-device-" + uuid.uuid4().hex)
+        policy=placer.policy, rates=placer.rates, dtype=x.dtype, meta=meta)
 
 
 def to_host(a):

@@ -470,48 +470,6 @@ def test_device_resident_chunks_stay_on_device(monkeypatch):
 
 
 @needs_dask
-def test_to_device_chunks_adjacent_and_reduced_in_runs(monkeypatch):
-    """to_device puts a device's chunks end to end in one buffer (a _Slabs
-    generation), and whole-chunk reductions take the run in one core call
-    (_device_partials): results as NumPy's, a graph computed again goes to
-    a fresh buffer (the live chunks keep their values), and a pickled copy
-    (dask.distributed's workers) puts chunk by chunk."""
-    import pickle
-    import gpured.dask as gdm
-    a = make_data(np.float32, (50, 12))
-    x = gd.to_device(da.from_array(a, chunks=(8, 12)))  # 6 + a short one
-    xp = x.persist()
-    blocks = dask.compute(*xp.to_delayed().ravel())  # the chunks as held
-    assert all(b.buffer is blocks[0].buffer for b in blocks)
-    assert [b.offset for b in blocks] == [i * 8 * 12 * 4 for i in range(7)]
-    calls = []
-    real = gpured._core.reduce
-
-    def spy(*args):
-        calls.append(np.shape(args[1]))
-        return real(*args)
-    monkeypatch.setattr(gpured._core, "reduce", spy)
-    for op in ("sum", "max", "any"):
-        calls.clear()
-        got = getattr(gd, op)(xp).compute()
-        compare(op, a, got, _np(op, a), {}, "runs %s" % op)
-        # the first chunk, then chunks 2..6 as (5, 96) rows, then the short one
-        assert calls == [(8, 12), (5, 96), (2, 12)], (op, calls)
-    calls.clear()
-    got = gd.sum(xp, axis=1).compute()  # not whole chunks: one call each
-    compare("sum", a, got, a.sum(axis=1), {"axis": 1}, "runs axis 1")
-    assert len(calls) == 7
-    monkeypatch.setattr(gpured._core, "reduce", real)
-    again = x.persist()  # the same graph: a fresh generation
-    b2 = dask.compute(*again.to_delayed().ravel())[0]
-    assert b2.buffer is not blocks[0].buffer
-    np.testing.assert_array_equal(blocks[0].get(), a[:8])
-    np.testing.assert_array_equal(b2.get(), a[:8])
-    slabs = pickle.loads(pickle.dumps(gdm._Slabs([4], [0])))
-    assert slabs.put(0, np.ones(1, np.float32), 0) is None
-
-
-@needs_dask
 def test_from_array_of_one_device_array():
     a = make_data(np.int32, (30, 8))
     d = gpured.to_device(a)
