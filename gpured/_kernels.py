@@ -1012,8 +1012,18 @@ def cx_prod(a, axis, dtype, out, keepdims, initial, where, nan, kw):
     if initial is not np._NoValue:
         res = _cx_scale(res, rt.type(initial)) if rt.kind == "c" else \
             res * rt.type(initial)
+    return _cx_deliver(res, host, out)
+
+
+def _cx_deliver(res, host, out):
+    """A complex user reduction's result where the caller wants it: on the
+    host for host input (a 0-d result as a scalar), or written to out=
+    (a host result moved to out's device first)."""
     if host and _is_array(res):
         res = res.get()
+        res = res[()] if res.ndim == 0 else res
+    elif host:
+        res = np.asarray(res)
         res = res[()] if res.ndim == 0 else res
     if out is not None:
         if not _is_array(res):
@@ -1436,16 +1446,7 @@ def cx_sum(op, a, axis, dtype, out, keepdims, initial, where, kw):
                          False)
         else:
             res = (np.asarray(res) + rt.type(initial)).astype(rt)
-    if host:
-        res = np.asarray(res.get() if _is_array(res) else res)
-        res = res[()] if res.ndim == 0 else res
-    if out is not None:
-        if not _is_array(res):
-            res = np.asarray(res)
-            if _is_array(out):
-                res = _core.to_device(res, None, out.device_index)
-        return _to_out(res, out)
-    return res
+    return _cx_deliver(res, host, out)
 
 
 def _cx_mean_warn(op, a, axis, res):
