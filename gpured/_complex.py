@@ -360,8 +360,11 @@ def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
         nb, rt = a.nbytes, _REAL.get(a.dtype)
         if nb and rt is not None and a.flags.c_contiguous and (
                 nb <= _ONE_CALL_GPU_MAX or not _has_gpu()):
-            c = _core_reduce(f.__name__, _ndarray((a.size, 2), rt, a), 0,
-                             None, None, False, _NoValue, kw).view(a.dtype)
+            r = _core_reduce(f.__name__, _ndarray((a.size, 2), rt, a), 0,
+                             None, None, False, _NoValue, kw)
+            if f.__name__ == "mean" and not (r - r == 0).all():
+                r = mean_rule(r)  # a NaN or inf part (rare): NumPy's rule
+            c = r.view(a.dtype)
             return c.reshape((1,) * a.ndim) if keepdims else c[0]
     a = arr(a)
     if dtype is not None and not dtype_is_cx(dtype):
@@ -382,11 +385,30 @@ def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
     if r is None:
         extra = {} if w is True else {"where": w}
         r = f(v, axis=ax, dtype=rd, out=ro, keepdims=keepdims, **extra, **kw)
+    if f.__name__ == "mean":
+        r = mean_rule(r, ro)
     if initial is not _NoValue:
         r = _add_initial(r, initial, ro)
     if out is not None:
         return out
     return cx(r, isinstance(a, np.ndarray))
+
+
+def mean_rule(r, ro=None):
+    """NumPy divides a complex sum (a, b) by its count n as a complex
+    division (Smith's, by n + 0j): re = (a + b * 0) / n, im = (b - a * 0)
+    / n, so a NaN or an inf in one part makes the other NaN (np.mean([1j,
+    nan]) is nan+nanj, not nan+0.5j).  The per-part means r (..., 2) =
+    (a / n, b / n) give the same as r + r[..., ::-1] * (0, -0): on the
+    host only where a part is not finite, on a device always (two small
+    elementwise kernels; ro: the out= buffer r is, written in place)."""
+    if isinstance(r, np.ndarray) and (r - r == 0).all():
+        return r
+    t = r[..., ::-1] * np.array([0.0, -0.0], dtype=r.dtype)
+    if ro is not None:
+        np.add(ro, t, out=ro)
+        return ro
+    return r + t
 
 
 def _add_initial(r, initial, ro):

@@ -920,7 +920,9 @@ def _cx_reduce(row, x, axis, dtype, keepdims, split_every, out, initial,
         r = r.sum(axis=-1)
         return da.sqrt(r) if name.endswith("std") else r
     ct = np.dtype(np.complex64 if r.dtype == np.float32 else np.complex128)
-    return r.map_blocks(lambda b: _cx.cx(np.asarray(b), False),
+    # means: NumPy's complex division spreads a NaN or inf part
+    fix = _cx.mean_rule if base.endswith("mean") else np.asarray
+    return r.map_blocks(lambda b: _cx.cx(fix(np.asarray(b)), False),
                         drop_axis=r.ndim - 1, dtype=ct)
 
 

@@ -717,3 +717,60 @@ def test_user_sums_no_fp64(monkeypatch):
     close(gpured.nanmean(d, axis=1).get(), np.nanmean(a, axis=1), np.complex64, 300)
     close(gpured.nansum(a, axis=1), np.nansum(a, axis=1), np.complex64, 300)
     assert "float2, TwoSum" in gpured.explain("nanmean", d, 1)["complex"]
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_mean_nan_inf_spread_as_numpy(dt):
+    """NumPy's complex mean divides the sum by the count as a complex
+    division: a NaN or an inf part makes the other part NaN (mean([1j,
+    nan]) is nan+nanj), and signed zeros follow that rule too; every route
+    gives NumPy's bits: the host's one call, the (rows, C) full mean, the
+    real view's column means (host and device, out= too), the user
+    kernels along rows, where=, nanmean's masked route, and gpured.dask."""
+    import warnings
+    rt = np.float32 if dt == np.complex64 else np.float64
+
+    def same(got, want):
+        g = np.asarray(got.get() if isinstance(got, gpured.Array) else got,
+                       dtype=dt).reshape(-1).view(rt)
+        w = np.asarray(want, dtype=dt).reshape(-1).view(rt)
+        # NaN and inf where NumPy has them, zeros' signs as NumPy's; the
+        # finite values to rounding (NumPy multiplies by 1 / n, gpured
+        # divides by n)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
+        np.testing.assert_array_equal(np.signbit(g[w == 0]),
+                                      np.signbit(w[w == 0]))
+        np.testing.assert_allclose(g, w, rtol=1e-6 if rt == np.float32
+                                   else 1e-14, equal_nan=True)
+    base = np.array([1 + 1j, np.nan, -0.0 - 0.0j, complex(2, np.inf),
+                     complex(-np.inf, 1), 3 - 1j], dtype=dt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for a in (base[[0, 1]], base[[0, 3]], base[[4, 5]], base[[2, 2]],
+                  base[[0, 5]], np.resize(base, 5000)):
+            want = np.mean(a)
+            same(gpured.mean(a), want)
+            same(gpured.mean(gpured.to_device(a)), want)
+            same(gpured.mean(a, where=np.ones(a.shape, bool)), want)
+            a2 = np.stack([a, a[::-1], a], axis=1)
+            for ax in (0, 1):
+                same(gpured.mean(a2, axis=ax), np.mean(a2, axis=ax))
+                same(gpured.mean(gpured.to_device(a2), axis=ax),
+                     np.mean(a2, axis=ax))
+            o = gpured.empty(3, dt)
+            gpured.mean(gpured.to_device(a2), axis=0, out=o)
+            same(o, np.mean(a2, axis=0))
+            ho = np.empty(3, dt)
+            gpured.mean(a2, axis=0, out=ho)
+            same(ho, np.mean(a2, axis=0))
+            b = np.where(np.isnan(a.real) | np.isnan(a.imag), np.nan, a)
+            same(gpured.nanmean(b, where=np.ones(b.shape, bool)),
+                 np.nanmean(b))
+        try:
+            import dask.array as da
+            import gpured.dask as gd
+        except ImportError:  # pragma: no cover - the test extras have dask
+            return
+        a = np.resize(base, 24)
+        same(gd.mean(da.from_array(a, chunks=5)).compute(), np.mean(a))
