@@ -252,7 +252,11 @@ static const reduce_row reduce_rows[] = {
      * 2026-11-28): 16-byte loads of halves (vw 8) 0.328 ms at ilp 2,
      * 0.284 at ilp 1; 8-byte loads (vw 4) 0.277 at ilp 2, 0.280 at ilp 1;
      * vw 16 0.54-0.68; float32's own sum 0.243, torch's float16 0.255.
-     * Measured for sums only (min/max/argmax keep the 16-byte row). */
+     * Those loads were vload_halfN, N 2-byte loads on NVIDIA.  With the
+     * aligned loads folded in pairs (HALF_FOLD; benchmarks/exp/
+     * f16_fold_h200.py, 2026-11-29, float16 / bfloat16): vw 4 ilp 4
+     * 0.246 / 0.253 ms, vw 2 ilp 2 0.247 / 0.254, vw 4 ilp 2 0.266 /
+     * 0.251, 32-byte loads 0.54; float32's sum 0.249. */
     [RR_GPU_2B_SUM] = {.row = "gpu 2-byte floats, 16-byte loads added "
                        "in pairs", .vec_bytes = 8, .ilp = 4},
     /* H200, 1 GiB, wall, aligned loads of halves in order (benchmarks/exp/

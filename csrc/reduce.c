@@ -23,7 +23,7 @@ typedef struct {
     int wg, vw, ilp;
     int load, combine, sg, sg_native, atomic;
     int lanes;  /* GR_K_WARP: work-items per segment (GR_SEG_LANES; 0 else) */
-    int hf;     /* halves' sums: GR_HF, loads folded in float (gr_plan.hf) */
+    int hf;     /* halves: GR_HF, aligned loads (sums folded; gr_plan.hf) */
 } pass_cfg;
 
 /* What decides a reduce program's defines (the kernel memo's key). */
