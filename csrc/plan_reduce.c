@@ -191,15 +191,27 @@ static const reduce_row reduce_rows[] = {
      * sums, wall, benchmarks/exp/rows_warp.py, 2026-11-27): rows of 16
      * 0.38 ms (a work-item per row 0.54; CuPy 0.38), 32 0.41 (1.06), 64
      * 0.38 (1.06), 128 0.36 (1.08), 256 0.35 (a work-group of 64 0.64),
-     * 511 0.36 (0.40); from 512 the groups' 0.35 */
+     * 511 0.36 (0.40); from 512 the groups' 0.35.  Rows of 4- and
+     * 8-byte elements are read as 16-byte vectors, still about 8
+     * elements a lane (H200, 1 GiB, wall, benchmarks/exp/
+     * rows_vec_h200.py, 2026-11-29): float32 rows of 16 0.276 ms (element
+     * loads 0.314, CuPy 0.272), 32 0.277, 64 0.267, 128 0.265, 511 0.257;
+     * float64 16 0.309, 64 0.262.  A vector a lane (4 lanes a row of 16)
+     * 0.48: per-row work, not loads, bounds those; more rows a lane
+     * (ilp) did not pay for sums. */
     [RR_WARP] = {.row = "nvidia short rows 16-511", .lo = 16, .hi = 512,
-                 .wg = 256, .per = 8, .lanes = 32},
+                 .wg = 256, .per = 8, .lanes = 32, .vec_bytes = 16,
+                 .ilp = 1},
     /* argmin/argmax shuffle an index beside the value: 2-4 lanes, 16
      * elements each at least (H100, float32, benchmarks/exp/rows_warp.py
      * SWEEP=1: rows of 64 in 4 lanes 0.48 ms a GiB, 8 lanes 0.60; rows
-     * of 256 in 4 lanes 0.51, 32 lanes 0.67; torch 1.85 / 0.63) */
+     * of 256 in 4 lanes 0.51, 32 lanes 0.67; torch 1.85 / 0.63).  As
+     * vectors (H200, rows_vec_h200.py SWEEP=1): 2 rows a lane at once,
+     * and one lane a row under 32 elements: rows of 16 0.35 ms (2 lanes
+     * 0.48), 32 0.32, 64 0.32, 256 0.27 */
     [RR_WARP_ARG] = {.row = "nvidia short rows 16-511, argmin/argmax",
-                     .wg = 256, .per = 16, .lanes = 4},
+                     .wg = 256, .per = 16, .lanes = 4, .vec_bytes = 16,
+                     .ilp = 2},
     /* GPUs, float32 rows summed (1 GiB, H100, wall, benchmarks/exp/
      * short_rows_plans.py, 2026-11-27): one work-item per row 0.54 ms at
      * 16 elements, 1.07-1.08 at 32-128, 1.09 at 256; a work-group of 256
@@ -394,39 +406,78 @@ static int reduce_variant(const gr_device *d, gr_op op, const gr_accum *acc,
 
 /* ------------------------------------------------- warp: short rows */
 
-/* GR_K_WARP: lanes of a warp per row (items=: elements per lane). */
-static int plan_warp(const gr_device *d, gr_op op, const gr_layout *lay,
-                     const gr_knobs *ov, const variant_def *v, gr_plan *plan)
+/* GR_K_WARP: lanes of a warp per row (items=: elements per lane).  Rows
+ * of 4- and 8-byte elements along the row (no where=, no variance, no
+ * user operator) are read as g->vec_bytes vectors, g->ilp rows a lane at
+ * once (vw=, ilp=: those two); others one element at a time. */
+static int plan_warp(const gr_device *d, gr_op op, const gr_accum *acc,
+                     const gr_layout *lay, const gr_knobs *ov,
+                     const variant_def *v, gr_plan *plan)
 {
     const int arg = op == GR_ARGMIN || op == GR_ARGMAX;
     const reduce_row *g = &reduce_rows[arg ? RR_WARP_ARG : RR_WARP];
-    if ((ov->vw && ov->vw != 1) || (ov->ilp && ov->ilp != 1)) {
-        return gr_pol_one_at_a_time(plan, v->name, "");
+    const size_t esz = (size_t)gr_dtypes[acc->t].size;
+    const size_t vw_row = g->vec_bytes ? (size_t)g->vec_bytes / esz : 1;
+    /* (rows whose stride is not a whole number of vectors: every other
+     * row starts off a vector, one element at a time as before) */
+    const int vec = lay->elem_stride == 1 && (esz == 4 || esz == 8) &&
+                    !GR_IS_HALF(acc->t) && !acc->var && !acc->where &&
+                    !acc->user && g->vec_bytes &&
+                    (lay->M == 1 || (size_t)lay->seg_stride % vw_row == 0);
+    const size_t vw_auto = vec ? vw_row : 1;
+    if (!vec && ((ov->vw && ov->vw != 1) || (ov->ilp && ov->ilp != 1))) {
+        return gr_pol_one_at_a_time(
+            plan, v->name,
+            " here (rows read as vectors need 4- or 8-byte elements along "
+            "the row, no where= and no variance)");
+    }
+    if (ov->vw && (size_t)ov->vw * esz > 16) {
+        snprintf(plan->why, sizeof plan->why,
+                 "%s: vw * the element's bytes must be at most 16", v->name);
+        return -1;
+    }
+    if (ov->ilp > 8) {
+        snprintf(plan->why, sizeof plan->why,
+                 "%s: ilp (rows a lane reads at once) must be at most 8",
+                 v->name);
+        return -1;
     }
     plan->row = g->row;
-    /* lanes: a power of two up to 32, about g->per elements each; items:
-     * the power of two at or above length / items */
-    plan->lanes = (int)(ov->items ? min_sz(32, (size_t)pow2_at_most(
-                                                   2 * ceil_div(lay->L, (size_t)ov->items) - 1))
-                                  : warp_lanes(lay->L, (size_t)g->per,
-                                               (size_t)g->lanes));
+    plan->vw = ov->vw ? ov->vw : (int)vw_auto;
+    plan->ilp = ov->ilp ? ov->ilp : plan->vw > 1 ? g->ilp : 1;
+    /* lanes: a power of two up to 32, about g->per elements each (rows
+     * read as vectors: from 1 lane); items: the power of two at or above
+     * length / items */
+    size_t lanes = ov->items ? min_sz(32, (size_t)pow2_at_most(
+                                              2 * ceil_div(lay->L, (size_t)ov->items) - 1))
+                             : warp_lanes(lay->L, (size_t)g->per, (size_t)g->lanes);
+    if (!ov->items && plan->vw > 1 && lay->L < 2 * (size_t)g->per) {
+        lanes = 1;
+    }
+    plan->lanes = (int)lanes;
     plan->wg = (int)min_sz(ov->wg_size ? (size_t)ov->wg_size : (size_t)g->wg,
                            d->max_wg);
     if (plan->wg < 32) {
         return gr_pol_whole_warps(plan, v->name);
     }
     plan->sg = 1; /* GR_SG_PTX: the shuffles */
-    plan->vw = 1;
-    plan->ilp = 1;
     const size_t parts = ov->groups ? min_sz((size_t)ov->groups, lay->L) : 1;
     plan->chunk = ceil_div(lay->L, parts);
+    if (plan->vw > 1) {
+        /* parts start on a vector */
+        plan->chunk = ceil_div(plan->chunk, (size_t)plan->vw) * (size_t)plan->vw;
+    }
     plan->parts = ceil_div(lay->L, plan->chunk);
     gr_pol_second_pass(d, lay->M, plan);
+    char how[64] = "";
+    if (plan->vw > 1) {
+        snprintf(how, sizeof how, ", vectors of %d, %d rows a lane at once",
+                 plan->vw, plan->ilp);
+    }
     snprintf(plan->why, sizeof plan->why,
-             "short rows: %d lanes of a warp per segment (%zu work-items), "
+             "short rows: %d lanes of a warp per segment%s, "
              "shuffle combine; each segment in %zu part(s) of %zu "
-             "elements", plan->lanes, lay->M * (size_t)plan->lanes,
-             plan->parts, plan->chunk);
+             "elements", plan->lanes, how, plan->parts, plan->chunk);
     return 0;
 }
 
@@ -701,7 +752,7 @@ int gr_plan_reduce(const gr_device *d, gr_op op, const gr_accum *acc,
         return rc;
     }
     if (plan->kind == GR_K_WARP) {
-        return plan_warp(d, op, lay, &ov, v, plan);
+        return plan_warp(d, op, acc, lay, &ov, v, plan);
     }
     if (plan->kind == GR_K_ITEMS) {
         return plan_items(d, acc, lay, &ov, plan);

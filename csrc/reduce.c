@@ -163,7 +163,8 @@ static cl_kernel get_kernel(gr_device *d, gr_op op, const gr_accum *acc,
  * launched in batches so that no launch has more than 2^24 work-groups
  * (and at least one segment). */
 static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
-                        gr_kernel_kind kind, int wg, int vw, int lanes, cl_mem in,
+                        gr_kernel_kind kind, int wg, int vw, int lanes,
+                        int ilp, cl_mem in,
                         cl_mem inx, cl_mem cnt, cl_ulong base,
                         cl_ulong L, cl_ulong seg_stride, cl_ulong elem_stride,
                         cl_ulong chunk, cl_ulong parts, cl_ulong M,
@@ -217,8 +218,12 @@ static int enqueue_pass(gr_device *d, const gr_accum *acc, cl_kernel k,
         lw /= 2;
     }
     const size_t local[2] = {lw, 1};
-    /* GR_K_WARP: `lanes` work-items per segment, else one per vw */
-    const cl_ulong items = kind == GR_K_WARP ? M * (cl_ulong)lanes
+    /* GR_K_WARP: `lanes` work-items per segment, whole warps of them
+     * (read as vectors: each lane ilp rows), else one per vw */
+    const cl_ulong rpw = kind == GR_K_WARP ? (cl_ulong)(32 / lanes) *
+                                                 (vw > 1 ? (cl_ulong)ilp : 1)
+                                           : 1;
+    const cl_ulong items = kind == GR_K_WARP ? (M + rpw - 1) / rpw * 32
                                              : (M + (cl_ulong)vw - 1) / (cl_ulong)vw;
     const size_t global[2] = {(size_t)((items + lw - 1) / lw * lw),
                               (size_t)parts};
@@ -255,7 +260,7 @@ static int enqueue_pieces(gr_device *d, const gr_accum *acc, cl_kernel k,
                              ? (piece.len + plan->chunk - 1) / plan->chunk
                              : plan->parts;
         int rc = enqueue_pass(d, acc, k, plan->kind, plan->wg, plan->vw,
-                              plan->lanes, piece.mem,
+                              plan->lanes, plan->ilp, piece.mem,
                               NULL, cnt, piece.base, piece.len, lay->seg_stride,
                               lay->elem_stride, plan->chunk, parts_i, lay->M,
                               idx0, out0, outv, outx, piece.wmem,
@@ -356,7 +361,7 @@ static int enqueue_pass2(gr_device *d, const gr_accum *acc, cl_kernel k2,
                          cl_ulong res0, gr_span *sp, gr_status *st)
 {
     return enqueue_pass(d, acc, k2, plan->wg2 ? GR_K_GROUP : GR_K_ITEMS,
-                        plan->wg2 ? plan->wg2 : (d->is_gpu ? 256 : 64), 1, 0,
+                        plan->wg2 ? plan->wg2 : (d->is_gpu ? 256 : 64), 1, 0, 1,
                         mem_of(pv), mem_of(px), mem_of(pc), 0, plan->parts,
                         plan->parts, 1, plan->parts, 1, M, 0, res0, resv,
                         NULL, NULL, 0, NULL, sp, st);
@@ -471,7 +476,7 @@ int gr_reduce_run(gr_device *d, gr_op op, const gr_accum *acc,
         }
     } else if (plan.passes == 1) {
         if (enqueue_pass(d, acc, k1, plan.kind, plan.wg, plan.vw, plan.lanes,
-                         pieces[0].mem,
+                         plan.ilp, pieces[0].mem,
                          NULL, NULL, pieces[0].base, lay->L, lay->seg_stride,
                          lay->elem_stride, plan.chunk, 1, M, 0, res0, resv,
                          NULL, pieces[0].wmem, (cl_long)pieces[0].wdelta,

@@ -224,6 +224,33 @@
 #define GR_LANE_X(xl, l) (xl)
 #endif
 
+/* A vector accumulator (av, ax: GR_VW lanes) merged into the state s,
+ * lane 0 first (argmin/argmax: lanes hold increasing indices, so ties keep
+ * the first; GR_LANE_X reads start and step where it is used). */
+#if GR_VW == 1
+#define GR_LANES_TO_STATE(s, av_, ax_)                                       \
+    do {                                                                     \
+        gr_state o_;                                                         \
+        o_.v = (av_);                                                        \
+        o_.x = GR_LANE_X((ax_), 0);                                          \
+        gr_merge(&(s), o_);                                                  \
+    } while (0)
+#else
+#define GR_LANES_TO_STATE(s, av_, ax_)                                       \
+    do {                                                                     \
+        GR_A lv_[GR_VW];                                                     \
+        GR_AUX lx_[GR_VW];                                                   \
+        GR_CAT(vstore, GR_VW)((av_), 0, lv_);                                \
+        GR_CAT(vstore, GR_VW)((ax_), 0, lx_);                                \
+        for (int l_ = 0; l_ < GR_VW; ++l_) {                                 \
+            gr_state o_;                                                     \
+            o_.v = lv_[l_];                                                  \
+            o_.x = GR_LANE_X(lx_[l_], l_);                                   \
+            gr_merge(&(s), o_);                                              \
+        }                                                                    \
+    } while (0)
+#endif
+
 #if GR_VAR && !GR_IN_PARTIAL
 /* The shift K of a segment: its first element (nanvar: the first of its
  * first 8 that is not NaN, else 0). */
@@ -444,22 +471,7 @@ void gr_reduce_group(__global const GR_IN *restrict in,
         /* Accumulators and lanes -> one state. */
 #pragma unroll
         for (int u = 0; u < GR_ILP; ++u) {
-            GR_A lanes_v[GR_VW];
-            GR_AUX lanes_x[GR_VW];
-#if GR_VW == 1
-            lanes_v[0] = av[u];
-            lanes_x[0] = ax[u];
-#else
-            GR_CAT(vstore, GR_VW)(av[u], 0, lanes_v);
-            GR_CAT(vstore, GR_VW)(ax[u], 0, lanes_x);
-#endif
-#pragma unroll
-            for (int l = 0; l < GR_VW; ++l) {
-                gr_state o;
-                o.v = lanes_v[l];
-                o.x = GR_LANE_X(lanes_x[l], l);
-                gr_merge(&s, o);
-            }
+            GR_LANES_TO_STATE(s, av[u], ax[u]);
         }
 #if GR_VARN && GR_VW == 1
         gr_cs += gr_cv;
@@ -537,7 +549,7 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     const uint parts = get_global_size(1);
     const ulong lo = part * chunk;
     const ulong hi = min(lo + chunk, L);
-#if GR_VW > 1 && !GR_IN_PARTIAL
+#if GR_VW > 1 && !GR_IN_PARTIAL && !defined(GR_SEG_LANES)
     /* Adjacent segments (seg_stride 1: the columns of a C-ordered matrix),
      * GR_VW of them per work-item: one vector load reads row i of all of
      * them, and each lane of the accumulator is its own segment.  This is
@@ -636,6 +648,73 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
 #else
 #define GRI_LANES 1
 #endif
+#if defined(GR_SEG_LANES) && GR_VW > 1 && !GR_VAR && !GR_WHERE
+    /* Short rows read as vectors (plan_warp: 4- and 8-byte elements, no
+     * where=, no variance): lane l reads the GR_VW-wide vectors l, l +
+     * GRI_LANES, ... of its row, so a warp's lanes read 32 / GRI_LANES
+     * whole rows with one load each, every byte of the span once (the
+     * element loop above reads a 16-byte piece of each 64-byte row per
+     * load).  A warp takes GR_ILP such row blocks, their loads all
+     * issued before the shuffles.  A view whose rows do not start on a
+     * vector (its base, a part's start or the row stride not a multiple
+     * of GR_VW) takes the elements one at a time, in the same places. */
+    const ulong warp = get_global_id(0) / 32;
+    const uint wl = get_local_id(0) % 32;
+    const uint lane = wl % GRI_LANES;
+    const ulong start = lo + lane * GR_VW; /* GR_LANE_X: within the row */
+    const ulong step = (ulong)GRI_LANES * GR_VW;
+    const ulong tail = lo + (hi - lo) / GR_VW * GR_VW;
+    const int vec_ok = elem_stride == 1 && (base + lo) % GR_VW == 0 &&
+                       (M == 1 || seg_stride % GR_VW == 0);
+    gr_state sr[GR_ILP];
+#pragma unroll
+    for (int r = 0; r < GR_ILP; ++r) {
+        const ulong j = (warp * GR_ILP + r) * (32 / GRI_LANES) + wl / GRI_LANES;
+        const ulong seg_base = base + min(j, M - 1) * seg_stride;
+        gr_state s = gr_identity();
+        ulong gr_cs = 0;
+        if (vec_ok) {
+            __global const GR_T *p = in + seg_base;
+            GR_VA av = (GR_VA)GR_IDENT_V;
+            GR_VAUX ax = GR_VAUX_IDENT;
+            ulong k = 0;
+            for (ulong at = start; at + GR_VW <= hi; at += step, ++k) {
+                /* vec_ok: p + at is on a whole vector, and a vector
+                 * pointer says so (a vloadN compiles to N loads) */
+                GR_FOLD_MAIN(av, ax,
+                             GR_CVTN_V(*(__global const GR_VEC(GR_T) *)(p + at)),
+                             at, k);
+            }
+            GR_LANES_TO_STATE(s, av, ax);
+            for (ulong i = tail + lane; i < hi; i += GRI_LANES) {
+                GR_FOLD_ELEM(s, in, inx, var_cnt, wm, seg_base + i, i);
+            }
+        } else {
+            for (ulong i = lo + lane; i < hi; i += GRI_LANES) {
+                GR_FOLD_ELEM(s, in, inx, var_cnt, wm,
+                             seg_base + i * elem_stride, i);
+            }
+        }
+        (void)gr_cs;
+        sr[r] = s;
+    }
+#pragma unroll
+    for (int r = 0; r < GR_ILP; ++r) {
+#pragma unroll
+        for (uint d = GRI_LANES / 2; d > 0; d >>= 1) {
+            gr_merge(&sr[r], gr_shfl_down_state(sr[r], d));
+        }
+    }
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < GR_ILP; ++r) {
+            const ulong j = (warp * GR_ILP + r) * (32 / GRI_LANES) + wl / GRI_LANES;
+            if (j < M) {
+                GR_STORE(sr[r], out0 + j * parts + part, var_n);
+            }
+        }
+    }
+#else
     const ulong j = get_global_id(0) / GRI_LANES;
     const uint lane = get_local_id(0) % GRI_LANES;
     /* Clamp instead of returning early: the loop bounds stay uniform in
@@ -667,6 +746,7 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
     if (lane == 0 && j < M) {
         GR_STORE(s, out0 + seg * parts + part, GR_VARN ? gr_cs : var_n);
     }
+#endif
 #endif
 }
 

@@ -223,6 +223,56 @@ def test_segment_per_warp_rows(op):
                 compare(op, a, got, expected, {"axis": -1}, what)
 
 
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max", "argmin",
+                                "argmax", "mean", "nansum", "ptp"])
+def test_segment_per_warp_vector_rows(op):
+    """Short rows of 4- and 8-byte elements read as 16-byte vectors (the
+    plan's vw, ilp rows a lane at once): rows that fill their vectors
+    and rows with a tail, one lane a row (argmin/argmax under 32
+    elements), the ilp knob, 3-d rows, and views whose rows start off a
+    vector (base 1: the kernel takes their elements one at a time) or on
+    one (base 4), with argmin/argmax ties across vectors and lanes."""
+    _need_warp_rows()
+    for dtype in (np.float32, np.float64, np.int32, np.int64, np.uint32):
+        for shape, sl, kw in (((40, 16), None, {}), ((40, 24), None, {}),
+                              ((40, 64), None, {"ilp": 3}),
+                              ((40, 64), None, {"ilp": 2, "items": 4}),
+                              ((41, 104), (slice(None), slice(1, 101)), {}),
+                              ((41, 104), (slice(None), slice(4, 100)), {}),
+                              ((6, 40, 48), (slice(None), slice(1, None)), {})):
+            a = make_data(dtype, shape, kind_for(op), seed=shape[-1])
+            if op in ("sum", "mean") and np.dtype(dtype).kind == "f":
+                a = make_data(dtype, shape, "general", seed=3)
+            if op == "nansum" and np.dtype(dtype).kind == "f":
+                a = a.copy()
+                a.reshape(-1)[::7] = np.nan
+            if op in ("argmin", "argmax"):
+                a = a.copy()
+                a[..., -1] = a[..., 0]  # ties: the first index wins
+            d = gpured.to_device(a)
+            if sl is not None:
+                a, d = a[sl], d[sl]
+            kn = dict(kw, variant="segment_per_warp") if kw else {}
+            plan = gpured.explain(op, d, axis=-1, **kn)
+            assert plan["variant"] == "segment_per_warp", plan
+            assert plan["vw"] == 16 // np.dtype(dtype).itemsize, plan
+            what = ("gpured.%s(%s %s[%s], axis=-1, %s) %s"
+                    % (op, np.dtype(dtype).name, shape, sl, kn, plan["why"]))
+            expected = np_call(op, a, axis=-1)
+            got = np.asarray(gp_call(op, d, axis=-1, **kn))
+            if op == "nansum" and np.dtype(dtype).kind == "f":
+                exact = np.nansum(a.astype(np.float64), axis=-1)
+                bound = 4 * float(np.finfo(dtype).eps) * np.nansum(
+                    np.abs(a.astype(np.float64)), axis=-1)
+                assert got.dtype == expected.dtype, what
+                assert np.all(np.abs(got - exact) <= bound), what
+            elif op == "ptp":
+                np.testing.assert_array_equal(got, expected, err_msg=what,
+                                              strict=True)
+            else:
+                compare(op, a, got, expected, {"axis": -1}, what)
+
+
 def test_segment_per_warp_rows_where_and_ties():
     """where= through the warp rows (a mask per element), and argmax's
     first index when a row's equal values fall in different lanes."""
