@@ -349,10 +349,20 @@ def test_auto_differs_where_devices_differ():
                      (256, 32), (511, 32)):
         r = plan(H100, 1 << 20, L)
         assert (r["variant"], r["lanes"], r["groups"]) == ("segment_per_warp", lanes, 1)
-    # argmin/argmax: 2-4 lanes (an index shuffled beside each value)
+    # argmin/argmax: 1-4 lanes (an index shuffled beside each value; rows
+    # read as vectors under 32 elements one lane, 2 rows a lane at once)
     i64 = np.dtype(np.int64)
     assert [plan(H100, 1 << 20, L, op="argmax", rd=i64)["lanes"]
-            for L in (16, 32, 64, 256, 511)] == [2, 2, 4, 4, 4]
+            for L in (16, 32, 64, 256, 511)] == [1, 2, 4, 4, 4]
+    assert [plan(H100, 1 << 20, L, op="argmax", rd=i64)["ilp"]
+            for L in (16, 511)] == [2, 1]  # 511: rows off their vectors
+    # 4- and 8-byte elements as 16-byte vectors (vw), where each row
+    # starts on one; elements one at a time otherwise
+    assert [plan(H100, 1 << 20, L)["vw"] for L in (16, 17, 64, 511)] == [4, 1, 4, 1]
+    assert plan(H100, 1 << 20, 16, dt=np.dtype(np.float64),
+                rd=np.dtype(np.float64))["vw"] == 2
+    assert plan(H100, 1 << 20, 16, dt=np.dtype(np.int16),
+                rd=np.dtype(np.int64))["vw"] == 1
     assert plan(H100, 1 << 22, 15)["variant"] == "segment_per_item"
     assert plan(H100, 1 << 22, 64, ss=1, es=1 << 22)["variant"] == "segment_per_item"
     assert plan(H100, 1, 64)["variant"] != "segment_per_warp"
@@ -404,8 +414,12 @@ def test_availability_follows_capabilities():
     assert (w(groups=3)["groups"], w(groups=3)["passes"]) == (3, 2)
     with pytest.raises(ValueError, match="whole warps"):
         w(wg_size=16)
+    assert (w(vw=2, ilp=3)["vw"], w(vw=2, ilp=3)["ilp"]) == (2, 3)
+    with pytest.raises(ValueError, match="at most 16"):
+        w(vw=8)
     with pytest.raises(ValueError, match="one element at a time"):
-        w(vw=4)
+        plan(H100, 100, 64, variant="segment_per_warp", dt=np.dtype(np.int16),
+             rd=np.dtype(np.int64), vw=4)
 
 
 # ------------------------------------------------------------------- tune
