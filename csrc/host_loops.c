@@ -211,6 +211,35 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
  * TwoSum, then merged lane by lane into the segment's state.  The fold
  * reads TIN elements, each loaded as X (LOADV: a vector of W, LOADS:
  * one); SC its storage class (the plain folds are the scans' too). */
+/* The vector part of a compensated sum of p[i .. n): 4 vectors a step,
+ * each into its own compensated state (PF: a statement before each
+ * step's loads, a prefetch or (void)0), then the remaining whole
+ * vectors, the states merged into (v0, x0); i left where the tail of
+ * fewer than W elements begins.  v0 and x0 start as the caller set them
+ * (zeros). */
+#define FCOMP_VECTORS(X, LOADV, p, n, i, W, m1, v0, x0, PF)                  \
+    do {                                                                     \
+        v_##X v1_ = v0, v2_ = v0, v3_ = v0;                                  \
+        v_##X x1_ = x0, x2_ = x0, x3_ = x0;                                  \
+        for (; (i) + 4 * (W) <= (n); (i) += 4 * (W)) {                       \
+            PF;                                                              \
+            v_##X y0_ = LOADV((p) + (i)), y1_ = LOADV((p) + (i) + (W));      \
+            v_##X y2_ = LOADV((p) + (i) + 2 * (W));                          \
+            v_##X y3_ = LOADV((p) + (i) + 3 * (W));                          \
+            TWOSUM_F(v_##X, v0, x0, y0_, m1);                                \
+            TWOSUM_F(v_##X, v1_, x1_, y1_, m1);                              \
+            TWOSUM_F(v_##X, v2_, x2_, y2_, m1);                              \
+            TWOSUM_F(v_##X, v3_, x3_, y3_, m1);                              \
+        }                                                                    \
+        for (; (i) + (W) <= (n); (i) += (W)) {                               \
+            v_##X y0_ = LOADV((p) + (i));                                    \
+            TWOSUM_F(v_##X, v0, x0, y0_, m1);                                \
+        }                                                                    \
+        TWOMERGE(v_##X, v0, x0, v1_, x1_);                                   \
+        TWOMERGE(v_##X, v2_, x2_, v3_, x3_);                                 \
+        TWOMERGE(v_##X, v0, x0, v2_, x2_);                                   \
+    } while (0)
+
 #define DEF_FCOMP_FOLD(SC, NAME, TIN, X, LOADV, LOADS)                       \
     SC GR_CLONES_FMA void NAME(const void *vp, size_t n, size_t base,        \
                                gr_hstate *s)                                 \
@@ -218,33 +247,15 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         const TIN *p = (const TIN *)vp;                                      \
         const size_t W = LANES(X);                                           \
         const v_##X m1 = (v_##X){0} + (s_##X)NEG_ONE;                        \
-        v_##X v0 = {0}, v1 = v0, v2 = v0, v3 = v0;                           \
-        v_##X x0 = v0, x1 = v0, x2 = v0, x3 = v0;                            \
+        v_##X v0 = {0}, x0 = v0;                                             \
         s_##X sv = s->v.X, sx = s->x.X;                                      \
         size_t i = 0;                                                        \
         int l;                                                               \
         (void)base;                                                          \
-        /* 4 vectors a step, each into its own compensated state */        \
-        for (; i + 4 * W <= n; i += 4 * W) {                                 \
-            v_##X y0 = LOADV(p + i), y1 = LOADV(p + i + W);                  \
-            v_##X y2 = LOADV(p + i + 2 * W);                                 \
-            v_##X y3 = LOADV(p + i + 3 * W);                                 \
-            TWOSUM_F(v_##X, v0, x0, y0, m1);                                 \
-            TWOSUM_F(v_##X, v1, x1, y1, m1);                                 \
-            TWOSUM_F(v_##X, v2, x2, y2, m1);                                 \
-            TWOSUM_F(v_##X, v3, x3, y3, m1);                                 \
-        }                                                                    \
-        /* the remaining whole vectors */                                   \
-        for (; i + W <= n; i += W) {                                         \
-            v_##X y0 = LOADV(p + i);                                         \
-            TWOSUM_F(v_##X, v0, x0, y0, m1);                                 \
-        }                                                                    \
-        /* states and lanes merged into the segment's state */              \
-        TWOMERGE(v_##X, v0, x0, v1, x1);                                     \
-        TWOMERGE(v_##X, v2, x2, v3, x3);                                     \
-        TWOMERGE(v_##X, v0, x0, v2, x2);                                     \
+        FCOMP_VECTORS(X, LOADV, p, n, i, W, m1, v0, x0, (void)0);            \
+        /* lanes merged into the segment's state */                         \
         for (l = 0; l < (int)W; ++l) {                                       \
-            TWOMERGE(s_##X, sv, sx, v0[l], x0[l]);                           \
+            TWOMERGE(s_##X, sv, sx, v0[l], x0[l]);        \
         }                                                                    \
         /* the tail */                                                       \
         for (; i < n; ++i) {                                                 \
@@ -760,28 +771,13 @@ DEF_FCOMP_FOLD(static, fcomp_f32d, float, f64, CV_F64, LDS_F64)
         const TIN *p = (const TIN *)vp;                                      \
         const size_t W = LANES(X);                                           \
         const v_##X m1 = (v_##X){0} + (s_##X)NEG_ONE;                        \
-        v_##X v0 = {0}, v1 = v0, v2 = v0, v3 = v0;                           \
-        v_##X x0 = v0, x1 = v0, x2 = v0, x3 = v0;                            \
+        v_##X v0 = {0}, x0 = v0;                                             \
         size_t i = 0;                                                        \
         const int pf = n * sizeof *p > LANES_PF_MIN;                         \
         int l;                                                               \
-        for (; i + 4 * W <= n; i += 4 * W) {                                 \
-            LANES_PF(p + i, pf, (int)(4 * W * sizeof *p + 63) / 64);         \
-            v_##X y0 = LOADV(p + i), y1 = LOADV(p + i + W);                  \
-            v_##X y2 = LOADV(p + i + 2 * W);                                 \
-            v_##X y3 = LOADV(p + i + 3 * W);                                 \
-            TWOSUM_F(v_##X, v0, x0, y0, m1);                                 \
-            TWOSUM_F(v_##X, v1, x1, y1, m1);                                 \
-            TWOSUM_F(v_##X, v2, x2, y2, m1);                                 \
-            TWOSUM_F(v_##X, v3, x3, y3, m1);                                 \
-        }                                                                    \
-        for (; i + W <= n; i += W) {                                         \
-            v_##X y0 = LOADV(p + i);                                         \
-            TWOSUM_F(v_##X, v0, x0, y0, m1);                                 \
-        }                                                                    \
-        TWOMERGE(v_##X, v0, x0, v1, x1);                                     \
-        TWOMERGE(v_##X, v2, x2, v3, x3);                                     \
-        TWOMERGE(v_##X, v0, x0, v2, x2);                                     \
+        FCOMP_VECTORS(X, LOADV, p, n, i, W, m1, v0, x0,                      \
+                      LANES_PF(p + i, pf,                                    \
+                               (int)(4 * W * sizeof *p + 63) / 64));         \
         for (l = 0; l < (int)W; ++l) {                                       \
             TWOMERGE(s_##X, s[l % B].v.X, s[l % B].x.X, v0[l], x0[l]);       \
         }                                                                    \
