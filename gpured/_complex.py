@@ -54,6 +54,7 @@ This module only marshals (views, axes, masks); it imports no other face
 module: the callers pass in the functions it calls.
 """
 import warnings
+from math import isfinite as _isfinite
 
 import numpy as np
 
@@ -362,7 +363,8 @@ def reduce(f, a, axis, dtype, out, keepdims, initial, where, kw, fsum=None):
                 nb <= _ONE_CALL_GPU_MAX or not _has_gpu()):
             r = _core_reduce(f.__name__, _ndarray((a.size, 2), rt, a), 0,
                              None, None, False, _NoValue, kw)
-            if f.__name__ == "mean" and not (r - r == 0).all():
+            if f.__name__ == "mean" and not (_isfinite(r[0]) and
+                                             _isfinite(r[1])):
                 r = mean_rule(r)  # a NaN or inf part (rare): NumPy's rule
             c = r.view(a.dtype)
             return c.reshape((1,) * a.ndim) if keepdims else c[0]
