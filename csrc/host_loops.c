@@ -107,9 +107,7 @@ static volatile const double NEG_ONE = -1.0;
                 }                                                            \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.u64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];       \
-        }                                                                    \
+        COL_STATES_STORE(a, r, s, v.u64, B, 4, nv);                          \
     }
 
 #define DEF_INT_KERNELS(X, CV, CS)                                           \
@@ -201,9 +199,7 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
             }
         }
     }
-    for (j = 0; j < B; ++j) {
-        s[j].v.f64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];
-    }
+    COL_STATES_STORE(a, r, s, v.f64, B, 4, nv);
 }
 
 /* ----------------------------------------- compensated sums (TwoSum)
@@ -337,10 +333,8 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
                 }                                                            \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.X = j < W * nv ? v[j / W][j % W] : rv[j - W * nv];        \
-            s[j].x.X = j < W * nv ? x[j / W][j % W] : rx[j - W * nv];        \
-        }                                                                    \
+        COL_STATES_STORE(v, rv, s, v.X, B, W, nv);                           \
+        COL_STATES_STORE(x, rx, s, x.X, B, W, nv);                           \
     }
 DEF_FCOMP(f32)
 DEF_FCOMP(f64)
@@ -942,9 +936,7 @@ static GR_CLONES void fsumwl_f32(const void *vp, size_t n, size_t B,
                 }                                                            \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.X = j < W * nv ? a[j / W][j % W] : r[j - W * nv];         \
-        }                                                                    \
+        COL_STATES_STORE(a, r, s, v.X, B, W, nv);                            \
     }
 DEF_FMUL(f32)
 DEF_FMUL(f64)

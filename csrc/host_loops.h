@@ -178,6 +178,28 @@ typedef struct {
         (v) = t_;                                                            \
     } while (0)
 /* Merge compensated state (v2, x2) into (v, x), as common.cl's gr_merge. */
+/* The column kernels' states (B segments side by side): field F of
+ * segment j's state lives in lane j % W of vector a[j / W] for the nv =
+ * B / W whole vectors, after them in r[j - W * nv]; LOAD before the rows,
+ * STORE after them. */
+#define COL_STATES_LOAD(a, r, s, F, B, W, nv)                                \
+    do {                                                                     \
+        for (size_t j_ = 0; j_ < (B); ++j_) {                                \
+            if (j_ < (W) * (nv)) {                                           \
+                (a)[j_ / (W)][j_ % (W)] = (s)[j_].F;                         \
+            } else {                                                         \
+                (r)[j_ - (W) * (nv)] = (s)[j_].F;                            \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+#define COL_STATES_STORE(a, r, s, F, B, W, nv)                               \
+    do {                                                                     \
+        for (size_t j_ = 0; j_ < (B); ++j_) {                                \
+            (s)[j_].F = j_ < (W) * (nv) ? (a)[j_ / (W)][j_ % (W)]            \
+                                        : (r)[j_ - (W) * (nv)];              \
+        }                                                                    \
+    } while (0)
+
 #define TWOMERGE(T, v, x, v2, x2)                                            \
     do {                                                                     \
         T t_ = (v) + (v2);                                                   \

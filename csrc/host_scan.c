@@ -49,13 +49,7 @@ typedef void (*scanc_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
         uint64_t r[4];                                                       \
         const size_t nv = B / 4;                                             \
         size_t i, k, j;                                                      \
-        for (j = 0; j < B; ++j) {                                            \
-            if (j < 4 * nv) {                                                \
-                a[j / 4][j % 4] = s[j].v.u64;                                \
-            } else {                                                         \
-                r[j - 4 * nv] = s[j].v.u64;                                  \
-            }                                                                \
-        }                                                                    \
+        COL_STATES_LOAD(a, r, s, v.u64, B, 4, nv);                           \
         /* each step: one element of every row, prefixes stored */         \
         for (i = 0; i < L; ++i) {                                            \
             const s_##X *row = p + (ptrdiff_t)i * es;                        \
@@ -69,9 +63,7 @@ typedef void (*scanc_fn)(const void *p, size_t B, size_t L, ptrdiff_t es,
                 orow[j] = r[j - 4 * nv];                                     \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.u64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];       \
-        }                                                                    \
+        COL_STATES_STORE(a, r, s, v.u64, B, 4, nv);                          \
     }
 #define DEF_INT_SCANS(X, CV, CS)                                             \
     DEF_ISCAN(iscan_add_##X, X, CS, OP_ADD)                                  \
@@ -117,13 +109,7 @@ DEF_WSCAN(wscan_mul, *=)
         double r[4];                                                         \
         const size_t nv = B / 4;                                             \
         size_t i, k, j;                                                      \
-        for (j = 0; j < B; ++j) {                                            \
-            if (j < 4 * nv) {                                                \
-                a[j / 4][j % 4] = s[j].v.f64;                                \
-            } else {                                                         \
-                r[j - 4 * nv] = s[j].v.f64;                                  \
-            }                                                                \
-        }                                                                    \
+        COL_STATES_LOAD(a, r, s, v.f64, B, 4, nv);                           \
         /* each step: one element of every row, prefixes rounded, stored */ \
         for (i = 0; i < L; ++i) {                                            \
             const float *row = p + (ptrdiff_t)i * es;                        \
@@ -139,9 +125,7 @@ DEF_WSCAN(wscan_mul, *=)
                 orow[j] = (float)r[j - 4 * nv];                              \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.f64 = j < 4 * nv ? a[j / 4][j % 4] : r[j - 4 * nv];       \
-        }                                                                    \
+        COL_STATES_STORE(a, r, s, v.f64, B, 4, nv);                          \
     }
 DEF_WSCANC(wscanc_add, +=)
 DEF_WSCANC(wscanc_mul, *=)
@@ -229,10 +213,8 @@ static inline double comp_out_f64(double v, double x)
                 orow[j] = comp_out_##X(rv[j - W * nv], rx[j - W * nv]);      \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.X = j < W * nv ? v[j / W][j % W] : rv[j - W * nv];        \
-            s[j].x.X = j < W * nv ? x[j / W][j % W] : rx[j - W * nv];        \
-        }                                                                    \
+        COL_STATES_STORE(v, rv, s, v.X, B, W, nv);                           \
+        COL_STATES_STORE(x, rx, s, x.X, B, W, nv);                           \
     }
 DEF_CSCAN(f32)
 DEF_CSCAN(f64)
@@ -390,13 +372,7 @@ static GR_CLONES void cscan4_f64(const void *vp, size_t n, gr_hstate *s,
         s_##X r[W];                                                          \
         const size_t nv = B / W;                                             \
         size_t i, k, j;                                                      \
-        for (j = 0; j < B; ++j) {                                            \
-            if (j < W * nv) {                                                \
-                a[j / W][j % W] = s[j].v.X;                                  \
-            } else {                                                         \
-                r[j - W * nv] = s[j].v.X;                                    \
-            }                                                                \
-        }                                                                    \
+        COL_STATES_LOAD(a, r, s, v.X, B, W, nv);                             \
         /* each step: one element of every row, products stored */         \
         for (i = 0; i < L; ++i) {                                            \
             const s_##X *row = p + (ptrdiff_t)i * es;                        \
@@ -410,9 +386,7 @@ static GR_CLONES void cscan4_f64(const void *vp, size_t n, gr_hstate *s,
                 orow[j] = r[j - W * nv];                                     \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.X = j < W * nv ? a[j / W][j % W] : r[j - W * nv];         \
-        }                                                                    \
+        COL_STATES_STORE(a, r, s, v.X, B, W, nv);                            \
     }
 DEF_PSCAN(f32)
 DEF_PSCAN(f64)
@@ -446,13 +420,7 @@ DEF_PSCAN(f64)
         s_##X r[W];                                                          \
         const size_t nv = B / W;                                             \
         size_t i, k, j;                                                      \
-        for (j = 0; j < B; ++j) {                                            \
-            if (j < W * nv) {                                                \
-                a[j / W][j % W] = s[j].v.X;                                  \
-            } else {                                                         \
-                r[j - W * nv] = s[j].v.X;                                    \
-            }                                                                \
-        }                                                                    \
+        COL_STATES_LOAD(a, r, s, v.X, B, W, nv);                             \
         /* each step: one element of every row, extremes stored */         \
         for (i = 0; i < L; ++i) {                                            \
             const s_##X *row = p + (ptrdiff_t)i * es;                        \
@@ -470,9 +438,7 @@ DEF_PSCAN(f64)
                 orow[j] = *acc;                                              \
             }                                                                \
         }                                                                    \
-        for (j = 0; j < B; ++j) {                                            \
-            s[j].v.X = j < W * nv ? a[j / W][j % W] : r[j - W * nv];         \
-        }                                                                    \
+        COL_STATES_STORE(a, r, s, v.X, B, W, nv);                            \
     }
 #define DEF_MINMAX_SCANS(X)                                                  \
     DEF_MSCAN(mscan_min_##X, X, <)                                           \
