@@ -146,11 +146,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     """Minimum over the given axes, as :func:`numpy.min` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
     if _cx.is_cx(a):
-        r = _cx.lexi(_lexi_fns(), "min", a, axis, out, keepdims, kw) if \
-            initial is _NoValue and where is True else None
-        return r if r is not None else _cx.numpy_call("min", a, dict(
-            axis=axis, out=out, keepdims=keepdims, initial=initial,
-            where=where), kw, _beside)
+        return _cx_extreme("min", a, axis, out, keepdims, initial, where, kw)
     return _extreme("min", "minimum", a, axis, out, keepdims, initial, where,
                     kw)
 
@@ -160,13 +156,20 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue,
     """Maximum over the given axes, as :func:`numpy.max` (NaN propagates).
     A ``where`` mask needs an ``initial`` (NumPy's rule)."""
     if _cx.is_cx(a):
-        r = _cx.lexi(_lexi_fns(), "max", a, axis, out, keepdims, kw) if \
-            initial is _NoValue and where is True else None
-        return r if r is not None else _cx.numpy_call("max", a, dict(
-            axis=axis, out=out, keepdims=keepdims, initial=initial,
-            where=where), kw, _beside)
+        return _cx_extreme("max", a, axis, out, keepdims, initial, where, kw)
     return _extreme("max", "maximum", a, axis, out, keepdims, initial, where,
                     kw)
+
+
+def _cx_extreme(name, a, axis, out, keepdims, initial, where, kw):
+    """min / max of complex a in NumPy's order (real parts, then
+    imaginary): _cx.lexi, or NumPy's own call beside where it does not
+    take the arguments (initial=, where=)."""
+    r = _cx.lexi(_lexi_fns(), name, a, axis, out, keepdims, kw) if \
+        initial is _NoValue and where is True else None
+    return r if r is not None else _cx.numpy_call(name, a, dict(
+        axis=axis, out=out, keepdims=keepdims, initial=initial,
+        where=where), kw, _beside)
 
 
 def _lexi_fns():
