@@ -251,7 +251,7 @@ static GR_CLONES void fsumwc_f32(const void *vp, size_t B, size_t L,
         FCOMP_VECTORS(X, LOADV, p, n, i, W, m1, v0, x0, (void)0);            \
         /* lanes merged into the segment's state */                         \
         for (l = 0; l < (int)W; ++l) {                                       \
-            TWOMERGE(s_##X, sv, sx, v0[l], x0[l]);        \
+            TWOMERGE(s_##X, sv, sx, v0[l], x0[l]);                           \
         }                                                                    \
         /* the tail */                                                       \
         for (; i < n; ++i) {                                                 \

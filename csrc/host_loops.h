@@ -177,7 +177,6 @@ typedef struct {
         (x) += ((v) - (t_ - b_)) + ((y) - b_);                               \
         (v) = t_;                                                            \
     } while (0)
-/* Merge compensated state (v2, x2) into (v, x), as common.cl's gr_merge. */
 /* The column kernels' states (B segments side by side): field F of
  * segment j's state lives in lane j % W of vector a[j / W] for the nv =
  * B / W whole vectors, after them in r[j - W * nv]; LOAD before the rows,
@@ -200,6 +199,7 @@ typedef struct {
         }                                                                    \
     } while (0)
 
+/* Merge compensated state (v2, x2) into (v, x), as common.cl's gr_merge. */
 #define TWOMERGE(T, v, x, v2, x2)                                            \
     do {                                                                     \
         T t_ = (v) + (v2);                                                   \
