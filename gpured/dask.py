@@ -30,7 +30,10 @@ How the work is split
   (the devices in turn, so all start at once; persisted blocks are values,
   which Dask never changes in place), and one task per output block reads
   the partials back (one wait and one read per device) and combines them.
-  The one-call rows (sum, prod, min, max, all, any, nansum, nanprod)
+  A device's chunks that lie one after the other in one buffer
+  (:func:`to_device`'s slabs) are read as one view where axis 0 is the
+  only reduced axis of several blocks: one call for the run, not one per
+  chunk.  The one-call rows (sum, prod, min, max, all, any, nansum, nanprod)
   enqueue each chunk as one ``_core.reduce`` call writing its partial
   into a row of one buffer per device (``out=``): no Python face, no
   placement, no per-chunk bookkeeping (issue 43).  The task holds the
@@ -636,7 +639,8 @@ def _var_final(root, nan):
         r = np.sqrt(r) if root else r
         if not keepdims:
             r = np.squeeze(r, axis=axis)
-        return r.astype(res, copy=False)
+        r = r.astype(res, copy=False)
+        return r[()] if r.ndim == 0 else r  # (NumPy's scalar, as np.var)
     return final
 
 
@@ -1031,9 +1035,67 @@ def _turns(items):
     return order, by_dev
 
 
-def _resident_enqueue(items, *, row, res, kw, axis):
+def _c_strides(shape, itemsize):
+    out, acc = [], itemsize
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
+
+
+def _fuse(items, ax, rshape):
+    """One output block's chunks [(ridx, block)] with each device's run of
+    chunks that lie one after the other along axis 0 in one buffer
+    (to_device's slabs) joined into one view: ([(ridx, block or view)],
+    the reduced blocks' new shape), or None where nothing joins.  Only
+    where axis 0 is reduced and is the only reduced axis of several
+    blocks (one output block's chunks then differ along it alone).  A
+    view's partial is the partial of its chunks merged: every row's
+    fields (sums, counts, extremes, moments) are partition-invariant."""
+    if 0 not in ax or len(items) < 2 or builtins.any(
+            n != 1 for a, n in zip(ax, rshape) if a != 0):
+        return None
+    groups, cstr, out, joined = {}, {}, [], False
+    for _, b in items:
+        k = (b.shape, b.dtype.itemsize)
+        c = cstr.get(k)
+        if c is None:
+            c = cstr[k] = _c_strides(*k)
+        if b.strides == c:  # (C order, no gaps: a slab's views)
+            groups.setdefault((b.device_index, id(b.buffer)), []).append(b)
+        else:
+            out.append(b)
+    for bs in groups.values():
+        bs.sort(key=lambda b: b.offset)
+        run = [bs[0]]
+        for b in bs[1:] + [None]:
+            last = run[-1]
+            if b is not None and b.shape[1:] == last.shape[1:] and \
+                    b.offset == last.offset + last.nbytes:
+                run.append(b)
+                continue
+            if len(run) == 1:
+                out.append(last)
+            else:
+                joined = True
+                out.append(Array(run[0].buffer,
+                                 (builtins.sum(r.shape[0] for r in run),)
+                                 + last.shape[1:], last.dtype, None,
+                                 run[0].offset))
+            run = [b]
+    if not joined:
+        return None
+    return ([(tuple(i if a == 0 else 0 for a in ax), v)
+             for i, v in enumerate(out)],
+            tuple(len(out) if a == 0 else 1 for a in ax))
+
+
+def _resident_enqueue(items, *, row, res, kw, axis, counts):
     """Every block's partial enqueued on its own device, the devices taken
-    in turn (each starts at once); no wait."""
+    in turn (each starts at once); no wait.  counts: {device: (bytes,
+    chunks)} for stats() (the chunks before _fuse joined them)."""
+    for d, (nb, n) in counts.items():
+        _count(d, nb, n)
     order, by_dev = _turns(items)
     direct = getattr(row.fields, "direct", None)
     dt = items[0][1].dtype
@@ -1042,9 +1104,13 @@ def _resident_enqueue(items, *, row, res, kw, axis):
         return _enqueue_direct(order, by_dev, direct, res, axis)
     at = {}
     for _, ridx, b in order:
-        at[ridx] = _on_device(b, None, lambda call, pos, b=b: row.fields(
-            call, b, axis, res, pos, kw))
+        at[ridx] = row.fields(_call_own, b, axis, res, b.device_index, kw)
     return _Partials(at)
+
+
+def _call_own(fname, a, **kw):
+    """gpured.<fname> on an Array's own device."""
+    return getattr(gpured, fname)(a, **kw)
 
 
 # Several devices, each with at least _THREAD_MIN chunks of one output
@@ -1115,8 +1181,6 @@ def _enqueue_direct(order, by_dev, direct, res, axis):
         done += [f.result() for f in futs]
     else:
         done = _in_turns(order, by_dev, fname, dts, axis)
-    for d, q in by_dev.items():
-        _count(d, builtins.sum(b.nbytes for _, b in q), len(q))
     return _Partials({r0: {"v": p} for r0, p, _, _ in done},
                      [(buf, rows) for _, _, buf, rows in done
                       if buf is not None])
@@ -1176,28 +1240,31 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
     host time, a GiB chunk 0.36 ms of an H100), and Dask's own host time
     for the compute (~2 ms on the H100 host) overlaps the kernels."""
     kept = [i for i in range(x.ndim) if i not in ax]
-    rshape = tuple(x.numblocks[i] for i in ax)
+    nblocks = x.numblocks
+    rshape = tuple(nblocks[i] for i in ax)
+    groups = {}  # output block -> [[(ridx, block)], {device: (bytes, n)}]
+    for idx, b in blocks.items():
+        g = groups.get(oidx := tuple(idx[i] for i in kept))
+        if g is None:
+            g = groups[oidx] = [[], {}]
+        g[0].append((tuple(idx[i] for i in ax), b))
+        nb, n = g[1].get(b.device_index, (0, 0))
+        g[1][b.device_index] = (nb + b.nbytes, n + 1)
     tasks = []
-    for oidx in product(*(range(x.numblocks[i]) for i in kept)):
-        items = []
-        for ridx in product(*(range(n) for n in rshape)):
-            full = [0] * x.ndim
-            for i, v in zip(kept, oidx):
-                full[i] = v
-            for i, v in zip(ax, ridx):
-                full[i] = v
-            items.append((ridx, blocks[tuple(full)]))
-        tasks.append((oidx, _resident_enqueue(items, row=row, res=res,
-                                              kw=kw, axis=ax)))
+    for oidx, (items, counts) in groups.items():
+        fused = _fuse(items, ax, rshape)
+        items, shape = fused if fused is not None else (items, rshape)
+        tasks.append((oidx, shape, _resident_enqueue(
+            items, row=row, res=res, kw=kw, axis=ax, counts=counts)))
     # (named once the devices work; a name of its own per build: its
     # partials are this build's, never shared with another graph, so
     # Dask's tokenize of the arguments, ~40 us, buys nothing)
     name = "gpured-%s-%s" % (row.name, uuid.uuid4().hex)
     dsk = {}
-    for oidx, held in tasks:
+    for oidx, shape, held in tasks:
         okey = (name,) + (tuple(0 if i in ax else oidx[kept.index(i)]
                                 for i in range(x.ndim)) if keepdims else oidx)
-        dsk[okey] = (partial(_resident_agg, held, shape=rshape, axis=ax,
+        dsk[okey] = (partial(_resident_agg, held, shape=shape, axis=ax,
                              keepdims=keepdims, row=row, res=res, kw=kw,
                              ndim=x.ndim),)
     chunks = tuple((1,) if i in ax else x.chunks[i] for i in range(x.ndim)) \
@@ -1808,15 +1875,118 @@ def reduceat(a, indices, axis=0, dtype=None, op="add", *, devices=None,
 
 # ------------------------------------------------- device-resident arrays
 
-def _put(block, block_id=None, *, grid, devices, policy, rates):
-    k = int(np.ravel_multi_index(block_id, grid)) if grid else 0
+def _put_device(k, devices, policy, rates):
+    """The device of to_device's chunk k (C order of the block grid)."""
     pos = _resolve(devices)
     if policy == "round_robin" or len(pos) == 1:
-        p = pos[k % len(pos)]
-    else:
-        p = pos[_pattern(pos, tuple(_rates_for(pos, rates, "device")))[
-            k % 64]]
+        return pos[k % len(pos)]
+    return pos[_pattern(pos, tuple(_rates_for(pos, rates, "device")))[k % 64]]
+
+
+def _put(block, block_id=None, *, grid, devices, policy, rates, slabs=None):
+    k = int(np.ravel_multi_index(block_id, grid)) if grid else 0
+    p = _put_device(k, devices, policy, rates)
+    if slabs is not None and type(block) is np.ndarray:
+        a = slabs.put(block, k, p, (devices, policy, rates))
+        if a is not None:
+            return a
     return gpured.to_device(block, device=p)
+
+
+# to_device packs the chunks each device receives into slabs: one device
+# buffer of up to _SLAB bytes holds several chunks, one after the other in
+# the order of the block grid, each chunk an Array view of its place.  A
+# reduction of the persisted array then reads a device's run of chunks
+# along axis 0 as one view, with one core call (_fuse): a 256 MiB chunk's
+# own call costs ~13 us of H200 time beyond its bytes (two kernels, their
+# launches and tails), 0.8 ms over 16 GiB.  GPURED_DASK_SLAB=0: every
+# chunk a buffer of its own.
+_SLAB = int(os.environ.get("GPURED_DASK_SLAB", str(4 << 30)))
+# (NumPy's own dtypes: others, ml_dtypes' bfloat16, go alone)
+_SLAB_KINDS = "biufc"
+
+
+class _Slabs:
+    """to_device's slabs in this process: where chunk k goes (slab, byte
+    offset; planned at the first chunk, from the chunk sizes and the
+    devices the placement gives), and each slab's current buffer.  A
+    chunk written a second time (the lazy array computed again) starts a
+    new buffer for its slab: an earlier result keeps its own.  A slab's
+    buffer is dropped here once all its chunks are written (their views
+    hold it).  Pickled (dask.distributed: each worker writes the chunks
+    it is given), the copy places every chunk alone."""
+
+    def __init__(self, chunks, dtype, limit=None):
+        self.chunks, self.itemsize = chunks, int(dtype.itemsize)
+        self.limit = _SLAB if limit is None else int(limit)
+        self.local = True
+        self._plan = None  # [(slab or None, byte offset)] per chunk
+        self._slab = None  # slab -> [device, bytes, chunks]
+        self._live = {}    # slab -> [buffer, chunks written]
+
+    def __getstate__(self):
+        return {"chunks": self.chunks, "itemsize": self.itemsize,
+                "limit": self.limit}
+
+    def __setstate__(self, st):
+        self.__init__(st["chunks"], np.dtype("V%d" % st["itemsize"]),
+                      st["limit"])
+        self.local = False
+
+    def __dask_tokenize__(self):
+        return ("gpured.dask.slabs", self.chunks, self.itemsize, self.limit)
+
+    def _make_plan(self, place):
+        """([(slab or None, byte offset)] per chunk, [[device, bytes,
+        chunks]] per slab)."""
+        grid = tuple(len(c) for c in self.chunks)
+        open_ = {}  # device -> (slab, bytes used)
+        plan, slabs = [], []
+        for k, idx in enumerate(product(*(range(n) for n in grid))):
+            nb = self.itemsize * int(np.prod(
+                [self.chunks[i][j] for i, j in enumerate(idx)], dtype=np.int64))
+            p = _put_device(k, *place)
+            if nb == 0 or nb > self.limit:
+                plan.append((None, 0))
+                continue
+            sid, used = open_.get(p, (None, 0))
+            if sid is None or used + nb > self.limit:
+                sid, used = len(slabs), 0
+                slabs.append([p, 0, 0])
+            plan.append((sid, used))
+            slabs[sid][1] += nb
+            slabs[sid][2] += 1
+            open_[p] = (sid, used + nb)
+        return plan, slabs
+
+    def put(self, block, k, p, place):
+        """block written into its slab on device p: an Array view, or None
+        (the chunk goes alone)."""
+        if not self.local or self.limit <= 0 or block.dtype.kind not in \
+                _SLAB_KINDS or block.dtype.itemsize != self.itemsize:
+            return None
+        # (planned without the lock: the placement may calibrate)
+        plan = self._make_plan(place) if self._plan is None else None
+        with _lock:
+            if self._plan is None:
+                self._plan, self._slab = plan
+            sid, off = self._plan[k]
+            if sid is None or self._slab[sid][0] != p:
+                return None
+            dev, nbytes, nchunks = self._slab[sid]
+            live = self._live.get(sid)
+            if live is None or k in live[1]:
+                try:
+                    live = [_core.buffer_alloc(nbytes, dev), set()]
+                except MemoryError:
+                    return None
+                self._live[sid] = live
+            buf = live[0]
+            live[1].add(k)
+            if len(live[1]) == nchunks:
+                del self._live[sid]
+        _core.buffer_write(buf, off, np.ascontiguousarray(block))
+        return Array(buf, block.shape, block.dtype, None, off)
 
 
 _PATTERNS = {}
@@ -1847,7 +2017,14 @@ def to_device(a, devices=None, policy="rate", rates=None):
     device-resident rate (:func:`calibrate` with ``resident="device"``;
     equal for identical devices).  The upload runs when the result is
     computed or persisted: ``x = gpured.dask.to_device(x).persist()`` keeps
-    the chunks on their devices for later calls."""
+    the chunks on their devices for later calls.
+
+    The chunks a device receives are packed into slabs: device buffers of
+    up to 4 GiB (``GPURED_DASK_SLAB`` bytes; 0: a buffer per chunk), each
+    chunk a view of its place, one after the other in block order.  A
+    reduction over axis 0 of the persisted array (chunked along axis 0
+    alone) then reads each device's run of chunks with one call.  As for
+    any views, ``release()`` of one chunk frees its slab."""
     x = _as_dask(a)
     if x.dtype not in (np.complex64, np.complex128):  # complex: storage
         _check_dtype(x.dtype, "input")
@@ -1855,7 +2032,8 @@ def to_device(a, devices=None, policy="rate", rates=None):
     meta = gpured.empty((0,) * x.ndim, x.dtype)
     return x.map_blocks(
         _put, grid=x.numblocks, devices=placer.devices,
-        policy=placer.policy, rates=placer.rates, dtype=x.dtype, meta=meta)
+        policy=placer.policy, rates=placer.rates,
+        slabs=_Slabs(x.chunks, x.dtype), dtype=x.dtype, meta=meta)
 
 
 def to_host(a):

@@ -565,6 +565,105 @@ def test_nanarg_against_numpy(fname, dtype):
             g(da.from_array(np.full(40, nan, dtype), chunks=9)).compute()
 
 
+# ------------------------------------------- to_device's slabs (issue 43)
+
+SLAB_OPS = ["sum", "prod", "min", "max", "all", "any", "nansum", "nanprod",
+            "mean", "nanmean", "var", "std", "ptp", "count_nonzero"]
+
+
+def _core_calls(monkeypatch):
+    """The shapes of the arrays _core.reduce is called on, as a list."""
+    seen = []
+    real = gd._core.reduce
+
+    def spy(fname, a, *rest):
+        seen.append(tuple(a.shape))
+        return real(fname, a, *rest)
+    monkeypatch.setattr(gd._core, "reduce", spy)
+    return seen
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_slabs_join_chunks_along_axis_0(monkeypatch, dtype):
+    """to_device packs a device's chunks into one buffer, one after the
+    other; a reduction over axis 0 of the persisted array reads each run
+    of them as one view: one core call instead of one per chunk, NumPy's
+    results for every row, stats() still counting the chunks."""
+    seen = _core_calls(monkeypatch)
+    for shape, chunks in (((1000,), 100), ((41, 7), (6, 7))):
+        a = _data("sum", dtype, shape, seed=3)
+        if dtype == np.float32:
+            a.ravel()[::13] = np.nan  # (the nan forms' and propagation)
+        x = gd.to_device(da.from_array(a, chunks=chunks)).persist()
+        bl = _blocks(x)
+        assert len({id(b.buffer) for b in bl}) == 1 < len(bl)
+        gd.reset_stats()
+        del seen[:]
+        got = gd.sum(x, axis=0).compute()
+        assert seen == [shape], seen  # one call, the whole run
+        assert gd.stats()[0]["chunks"] == len(bl)
+        for op in SLAB_OPS:
+            if op == "ptp" and dtype == np.bool_:  # (NumPy refuses it too)
+                with pytest.raises(TypeError, match="boolean subtract"):
+                    gd.ptp(x)
+                continue
+            for axis in _axes(a.ndim) + [0]:
+                for keepdims in (False, True):
+                    if a.ndim == 1 and axis == (0, 1):
+                        continue
+                    kw = {"axis": axis, "keepdims": keepdims}
+                    got = _quiet(getattr(gd, op)(x, **kw).compute)
+                    exp = _quiet(getattr(np, op), a, **kw)
+                    sc = 4 * np.abs(np.asarray(exp, np.float64)) if op in \
+                        ("var", "std") else _scale(op, a, axis, keepdims)
+                    _check(got, exp, "slabs %s %s %s" % (op, shape, kw), sc)
+
+
+def test_slabs_limits_layouts_and_recomputes(monkeypatch):
+    """Slabs of at most _SLAB bytes (a call per slab); chunks that do not
+    lie along axis 0 alone, a zero-size chunk, _SLAB = 0: each chunk its
+    own call or buffer, the same results; a lazy array computed twice
+    gives two sets of buffers; a pickled _Slabs (dask.distributed's
+    workers) places every chunk alone."""
+    import pickle
+    seen = _core_calls(monkeypatch)
+    a = _data("sum", np.float64 if HAS_FP64 else np.float32, (60, 5))
+    monkeypatch.setattr(gd, "_SLAB", 3 * 8 * 5 * a.itemsize)  # 3 chunks
+    x = gd.to_device(da.from_array(a, chunks=(8, 5))).persist()  # 8 chunks
+    assert len({id(b.buffer) for b in _blocks(x)}) == 3
+    del seen[:]
+    _check(gd.sum(x, axis=0).compute(), np.sum(a, axis=0), "3 slabs",
+           _scale("sum", a, 0, False))
+    assert sorted(seen) == [(12, 5), (24, 5), (24, 5)], seen
+    monkeypatch.setattr(gd, "_SLAB", 4 << 30)
+    for chunks in ((8, 2), ((30, 0, 30), 5)):  # chunked along axis 1; empty
+        y = gd.to_device(da.from_array(a, chunks=chunks)).persist()
+        for axis in (None, 0, 1):
+            del seen[:]
+            _check(gd.sum(y, axis=axis).compute(), np.sum(a, axis=axis),
+                   "chunks %s axis %s" % (chunks, axis),
+                   _scale("sum", a, axis, False))
+            _check(gd.max(y, axis=axis).compute(), np.max(a, axis=axis),
+                   "chunks %s axis %s" % (chunks, axis))
+            assert all(s[0] <= 30 for s in seen), seen  # nothing joined
+    lazy = gd.to_device(da.from_array(a, chunks=(8, 5)))
+    p1, p2 = lazy.persist(), lazy.persist()
+    b1 = {id(b.buffer) for b in _blocks(p1)}
+    assert len(b1) == 1 and b1.isdisjoint(id(b.buffer) for b in _blocks(p2))
+    np.testing.assert_array_equal(p1.compute(), a)
+    np.testing.assert_array_equal(p2.compute(), a)
+    assert np.array_equal(np.asarray(lazy.blocks[2, 0].compute()), a[16:24])
+    monkeypatch.setattr(gd, "_SLAB", 0)
+    z = gd.to_device(da.from_array(a, chunks=(8, 5))).persist()
+    assert len({id(b.buffer) for b in _blocks(z)}) == 8
+    sl = gd._Slabs(((8,) * 4,), np.dtype(np.float32), 1 << 20)
+    block = np.ones(8, np.float32)
+    assert sl.put(block, 0, 0, (None, "rate", None)) is not None
+    sl2 = pickle.loads(pickle.dumps(sl))
+    assert not sl2.local and sl2.put(block, 1, 0, (None, "rate", None)) \
+        is None
+
+
 # --------------------------------------------------------- two devices
 
 @two_devices
@@ -606,7 +705,10 @@ def test_two_devices_resident(monkeypatch):
     """A device-resident array over two devices (round robin): one task,
     both devices' partials enqueued in turn, read back in one get_many
     (sum/max: each device's partials in one buffer there; means' counts,
-    var's three fields: each device's gathered on it), NumPy's results."""
+    var's three fields: each device's gathered on it), NumPy's results.
+    Every chunk in a buffer of its own (no slabs: test_two_devices_slabs
+    joins them)."""
+    monkeypatch.setattr(gd, "_SLAB", 0)
     a = make_data(np.float32, (96, 20), "general")
     x = gd.to_device(da.from_array(a, chunks=(8, 20)), devices=[0, 1],
                      policy="round_robin").persist()
@@ -632,6 +734,33 @@ def test_two_devices_resident(monkeypatch):
                     else [0, 0]
                 assert n == [2, 2] if op in ("sum", "max") else \
                     min(n) >= 6, (op, axis, batches)
+
+
+@two_devices
+def test_two_devices_slabs(monkeypatch):
+    """Round robin over two devices: each device's chunks in one slab
+    there, one core call per device for a sum over axis 0, NumPy's
+    results, stats() counting every chunk."""
+    seen = _core_calls(monkeypatch)
+    a = make_data(np.float32, (96, 20), "general")
+    x = gd.to_device(da.from_array(a, chunks=(8, 20)), devices=[0, 1],
+                     policy="round_robin").persist()
+    bl = _blocks(x)
+    assert [b.device_index for b in bl] == [0, 1] * 6
+    assert len({id(b.buffer) for b in bl}) == 2
+    for op in ("sum", "max", "mean", "var"):
+        for axis in (None, 0):
+            del seen[:]
+            gd.reset_stats()
+            got = _quiet(getattr(gd, op)(x, axis=axis).compute)
+            exp = _quiet(getattr(np, op), a, axis=axis)
+            _check(got, exp, "two devices, slabs: %s %s" % (op, axis),
+                   4 * np.abs(exp.astype(np.float64)) if op == "var"
+                   else _scale(op, a, axis, False))
+            if op in ("sum", "max"):
+                assert sorted(seen) == [(48, 20), (48, 20)], (op, seen)
+            st = gd.stats()
+            assert st[0]["chunks"] == st[1]["chunks"] == 6, st
 
 
 def test_two_devices_in_child():
