@@ -408,6 +408,10 @@ typedef struct {
     int lanes;            /* GR_K_WARP: work-items per segment (else 0)    */
     int hf;               /* halves' plain sums: loads of vw * hf elements,
                            * folded in float to vw (reduce.cl GR_HF); 0 none */
+    int viters;           /* GR_K_WARP with vectors: a lane's vector loads
+                           * per row at most, compiled in (GR_SEG_VITERS:
+                           * the loads unrolled, all issued at once); 0: a
+                           * loop to the row's end                          */
     const char *row;      /* the policy table's row that set the geometry  */
     char why[256];
 } gr_plan;

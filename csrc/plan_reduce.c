@@ -7,6 +7,7 @@
 #include "policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- variants */
@@ -468,6 +469,13 @@ static int plan_warp(const gr_device *d, gr_op op, const gr_accum *acc,
         plan->chunk = ceil_div(plan->chunk, (size_t)plan->vw) * (size_t)plan->vw;
     }
     plan->parts = ceil_div(lay->L, plan->chunk);
+    /* a lane's vector loads of a row, compiled in where few: the loads
+     * unrolled and issued together (a loop to a run-time bound issues one
+     * at a time).  GPURED_WARP_VITERS=0: the loop (benchmarks/exp). */
+    const size_t vsteps = ceil_div(plan->chunk, lanes * (size_t)plan->vw);
+    const char *ve = getenv("GPURED_WARP_VITERS");
+    plan->viters = plan->vw > 1 && vsteps <= 8 && !(ve && ve[0] == '0')
+                       ? (int)vsteps : 0;
     gr_pol_second_pass(d, lay->M, plan);
     char how[64] = "";
     if (plan->vw > 1) {

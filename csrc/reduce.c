@@ -24,6 +24,7 @@ typedef struct {
     int load, combine, sg, sg_native, atomic;
     int lanes;  /* GR_K_WARP: work-items per segment (GR_SEG_LANES; 0 else) */
     int hf;     /* halves: GR_HF, aligned loads (sums folded; gr_plan.hf) */
+    int viters; /* GR_K_WARP: GR_SEG_VITERS (gr_plan.viters; 0 none) */
 } pass_cfg;
 
 /* What decides a reduce program's defines (the kernel memo's key). */
@@ -103,6 +104,11 @@ static void defines(const void *ctx, char *buf, size_t n)
          * (their disk cache with them) */
         const size_t used = strlen(buf);
         snprintf(buf + used, n - used, "#define GR_SEG_LANES %d\n", c->lanes);
+    }
+    if (c->viters) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "#define GR_SEG_VITERS %d\n",
+                 c->viters);
     }
     if (k->where) {
         /* a second operand (where=, weights): only its programs say so */
@@ -349,7 +355,8 @@ static pass_cfg pass1_cfg(const gr_plan *p)
     const pass_cfg c = {0,        p->passes == 1, p->wg,
                         p->vw,    p->ilp,         p->load,
                         p->combine, p->sg,        p->sg_native,
-                        p->atomic, p->lanes,   p->hf};
+                        p->atomic, p->lanes,   p->hf,
+                        p->viters};
     return c;
 }
 
