@@ -79,11 +79,12 @@ PyObject *reduce_plan_dict(const gr_device *d, const gr_result *r)
         return exact_plan_dict(d, r);
     }
     return add_placement(Py_BuildValue(
-        "{s:s, s:s, s:i, s:i, s:i, s:i, s:O, s:n, s:n, s:i, s:i, s:s, s:s, "
-        "s:s, s:O, s:n, s:n, s:n, s:n, s:O, s:O, s:s}",
+        "{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:O, s:n, s:n, s:i, s:i, s:s, "
+        "s:s, s:s, s:O, s:n, s:n, s:n, s:n, s:O, s:O, s:s}",
         "variant", p->variant, "kernel",
         p->kind == GR_K_GROUP ? "gr_reduce_group" : "gr_reduce_items",
         "wg_size", p->wg, "vw", p->vw, "ilp", p->ilp, "lanes", p->lanes,
+        "viters", p->viters,
         "contiguous_per_work_item", p->load == 1 ? Py_True : Py_False,
         "groups", (Py_ssize_t)p->parts, "chunk", (Py_ssize_t)p->chunk,
         "passes", p->passes, "wg_size_pass2", p->wg2, "accumulator",

@@ -237,6 +237,7 @@ def test_segment_per_warp_vector_rows(op):
         for shape, sl, kw in (((40, 16), None, {}), ((40, 24), None, {}),
                               ((40, 64), None, {"ilp": 3}),
                               ((40, 64), None, {"ilp": 2, "items": 4}),
+                              ((40, 100), None, {"items": 64}),  # a loop
                               ((41, 104), (slice(None), slice(1, 101)), {}),
                               ((41, 104), (slice(None), slice(4, 100)), {}),
                               ((6, 40, 48), (slice(None), slice(1, None)), {})):
@@ -363,6 +364,15 @@ def test_auto_differs_where_devices_differ():
                 rd=np.dtype(np.float64))["vw"] == 2
     assert plan(H100, 1 << 20, 16, dt=np.dtype(np.int16),
                 rd=np.dtype(np.int64))["vw"] == 1
+    # a lane's vector loads of a row compiled in (viters, unrolled) where
+    # at most 8; 0: a loop (element loads, or longer runs of vectors)
+    assert [plan(H100, 1 << 20, L)["viters"]
+            for L in (16, 17, 64, 256, 511)] == [2, 0, 2, 2, 0]
+    assert plan(H100, 1 << 20, 16, op="argmax", rd=i64)["viters"] == 4
+    assert plan(H100, 1 << 20, 16, dt=np.dtype(np.float64),
+                rd=np.dtype(np.float64))["viters"] == 4
+    assert plan(H100, 1 << 20, 100, variant="segment_per_warp",
+                items=64)["viters"] == 0
     assert plan(H100, 1 << 22, 15)["variant"] == "segment_per_item"
     assert plan(H100, 1 << 22, 64, ss=1, es=1 << 22)["variant"] == "segment_per_item"
     assert plan(H100, 1, 64)["variant"] != "segment_per_warp"
