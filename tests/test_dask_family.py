@@ -601,7 +601,7 @@ def test_slabs_join_chunks_along_axis_0(monkeypatch, dtype):
         del seen[:]
         got = gd.sum(x, axis=0).compute()
         assert seen == [shape], seen  # one call, the whole run
-        assert gd.stats()[0]["chunks"] == len(bl)
+        assert gd.stats()[bl[0].device_index]["chunks"] == len(bl)
         for op in SLAB_OPS:
             if op == "ptp" and dtype == np.bool_:  # (NumPy refuses it too)
                 with pytest.raises(TypeError, match="boolean subtract"):
@@ -658,10 +658,12 @@ def test_slabs_limits_layouts_and_recomputes(monkeypatch):
     assert len({id(b.buffer) for b in _blocks(z)}) == 8
     sl = gd._Slabs(((8,) * 4,), np.dtype(np.float32), 1 << 20)
     block = np.ones(8, np.float32)
-    assert sl.put(block, 0, 0, (None, "rate", None)) is not None
+    place = (None, "rate", None)
+    p0 = gd._put_device(0, *place)  # (GPURED_DEVICE, where set)
+    assert sl.put(block, 0, p0, place) is not None
     sl2 = pickle.loads(pickle.dumps(sl))
-    assert not sl2.local and sl2.put(block, 1, 0, (None, "rate", None)) \
-        is None
+    assert not sl2.local and sl2.put(block, 1, gd._put_device(1, *place),
+                                     place) is None
 
 
 # --------------------------------------------------------- two devices
