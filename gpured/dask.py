@@ -1965,6 +1965,8 @@ class _Slabs:
         if not self.local or self.limit <= 0 or block.dtype.kind not in \
                 _SLAB_KINDS or block.dtype.itemsize != self.itemsize:
             return None
+        if not block.dtype.isnative:  # (as gpured.to_device: native order)
+            block = block.astype(block.dtype.newbyteorder("="))
         # (planned without the lock: the placement may calibrate)
         plan = self._make_plan(place) if self._plan is None else None
         with _lock:

@@ -653,6 +653,11 @@ def test_slabs_limits_layouts_and_recomputes(monkeypatch):
     np.testing.assert_array_equal(p1.compute(), a)
     np.testing.assert_array_equal(p2.compute(), a)
     assert np.array_equal(np.asarray(lazy.blocks[2, 0].compute()), a[16:24])
+    swapped = gd.to_device(da.from_array(a.astype(a.dtype.newbyteorder()),
+                                         chunks=(8, 5))).persist()
+    assert all(b.dtype == a.dtype for b in _blocks(swapped))  # native
+    _check(gd.sum(swapped, axis=0).compute(), np.sum(a, axis=0), "swapped",
+           _scale("sum", a, 0, False))
     monkeypatch.setattr(gd, "_SLAB", 0)
     z = gd.to_device(da.from_array(a, chunks=(8, 5))).persist()
     assert len({id(b.buffer) for b in _blocks(z)}) == 8
