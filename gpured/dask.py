@@ -1232,16 +1232,27 @@ def _resident_agg(held, *, shape, axis, keepdims, row, res, kw, ndim):
                     ndim=ndim, fetch=False)  # (all read above)
 
 
-def _run_resident(row, x, ax, res, keepdims, kw, blocks):
-    """A persisted device-resident x: its blocks' partials are enqueued
-    where they live now (persisted blocks are values: Dask's arrays are
-    not changed in place), and one task per output block reads them back
-    and combines them.  No Dask task per chunk (a task costs ~0.3 ms of
-    host time, a GiB chunk 0.36 ms of an H100), and Dask's own host time
-    for the compute (~2 ms on the H100 host) overlaps the kernels."""
+def _resident_groups(x, ax):
+    """A reduction over ax of a persisted device-resident x, per output
+    block: [(oidx, [(ridx, block or joined view)], the reduced blocks'
+    shape, {device: (bytes, chunks)})]; None where x is not one.  Kept on
+    the graph layer that holds x's blocks, per ax (the layer lives as
+    long as the blocks, and a persisted graph is not changed): a second
+    reduction of x over the same axes goes straight to its enqueues
+    (~0.15 ms sooner for 64 chunks on the 2-core machine)."""
+    layer = None
+    try:
+        layer = x.__dask_graph__().layers.get(x.name)
+        hit = layer._gpured_groups.get(ax)
+    except Exception:  # noqa: BLE001 - no such layer, or nothing kept yet
+        hit = None
+    if hit is not None:
+        return hit
+    blocks = _resident_blocks(x)
+    if blocks is None:
+        return None
     kept = [i for i in range(x.ndim) if i not in ax]
-    nblocks = x.numblocks
-    rshape = tuple(nblocks[i] for i in ax)
+    rshape = tuple(x.numblocks[i] for i in ax)
     groups = {}  # output block -> [[(ridx, block)], {device: (bytes, n)}]
     for idx, b in blocks.items():
         g = groups.get(oidx := tuple(idx[i] for i in kept))
@@ -1250,12 +1261,30 @@ def _run_resident(row, x, ax, res, keepdims, kw, blocks):
         g[0].append((tuple(idx[i] for i in ax), b))
         nb, n = g[1].get(b.device_index, (0, 0))
         g[1][b.device_index] = (nb + b.nbytes, n + 1)
-    tasks = []
+    out = []
     for oidx, (items, counts) in groups.items():
         fused = _fuse(items, ax, rshape)
         items, shape = fused if fused is not None else (items, rshape)
-        tasks.append((oidx, shape, _resident_enqueue(
-            items, row=row, res=res, kw=kw, axis=ax, counts=counts)))
+        out.append((oidx, items, shape, counts))
+    try:
+        layer.__dict__.setdefault("_gpured_groups", {})[ax] = out
+    except Exception:  # noqa: BLE001 - a graph without such a layer
+        pass
+    return out
+
+
+def _run_resident(row, x, ax, res, keepdims, kw, groups):
+    """A persisted device-resident x: its blocks' partials are enqueued
+    where they live now (persisted blocks are values: Dask's arrays are
+    not changed in place), and one task per output block reads them back
+    and combines them.  No Dask task per chunk (a task costs ~0.3 ms of
+    host time, a GiB chunk 0.36 ms of an H100), and Dask's own host time
+    for the compute (~2 ms on the H100 host) overlaps the kernels.
+    groups: _resident_groups(x, ax)."""
+    kept = [i for i in range(x.ndim) if i not in ax]
+    tasks = [(oidx, shape, _resident_enqueue(
+        items, row=row, res=res, kw=kw, axis=ax, counts=counts))
+        for oidx, items, shape, counts in groups]
     # (named once the devices work; a name of its own per build: its
     # partials are this build's, never shared with another graph, so
     # Dask's tokenize of the arguments, ~40 us, buys nothing)
@@ -1279,10 +1308,10 @@ def _run(row, x, ax, res, keepdims, split_every, out, kw, placer, other=None):
     and chunks, each block passed beside its chunk)."""
     ndim_out = x.ndim if keepdims else x.ndim - len(ax)
     if other is None and ax and split_every is None:
-        blocks = _resident_blocks(x)
-        if blocks is not None:
+        groups = _resident_groups(x, ax)
+        if groups is not None:
             return handle_out(out, _run_resident(row, x, ax, res, keepdims,
-                                                  kw, blocks))
+                                                  kw, groups))
     split_every = _split_every(x, ax, split_every)
     return da.reduction(
         x,

@@ -743,6 +743,31 @@ def test_two_devices_resident(monkeypatch):
                     min(n) >= 6, (op, axis, batches)
 
 
+def test_resident_groups_kept_per_axes(monkeypatch):
+    """A persisted array's blocks, grouped and joined for a reduction over
+    some axes, are kept on its graph: a second reduction over the same
+    axes does not walk the graph again; other axes, and another persist
+    of the same lazy array, are grouped afresh; results stay NumPy's."""
+    walks = []
+    real = gd._resident_blocks
+
+    def spy(x):
+        walks.append(x.name)
+        return real(x)
+    monkeypatch.setattr(gd, "_resident_blocks", spy)
+    a = _data("sum", np.int32, (30, 6), seed=4)
+    lazy = gd.to_device(da.from_array(a, chunks=(7, 3)))
+    x, y = lazy.persist(), lazy.persist()
+    for axis, n in ((0, 1), (0, 1), (None, 2), (1, 3), (None, 3), (0, 3)):
+        for op in ("sum", "max", "mean"):
+            _check(getattr(gd, op)(x, axis=axis).compute(),
+                   getattr(np, op)(a, axis=axis), "%s %s" % (op, axis),
+                   _scale(op, a, axis, False))
+        assert len(walks) == n, (axis, walks)
+    _check(gd.sum(y, axis=0).compute(), np.sum(a, axis=0), "second persist")
+    assert len(walks) == 4
+
+
 @two_devices
 def test_two_devices_slabs(monkeypatch):
     """Round robin over two devices: each device's chunks in one slab
