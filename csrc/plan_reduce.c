@@ -163,6 +163,8 @@ typedef struct {
     int vw;            /* a fixed vector width                             */
     int ilp;           /* accumulators a work-item                         */
     int per, lanes;    /* warp rows: elements a lane, lanes at most        */
+    int viters_max;    /* warp rows as vectors: a lane's vector loads of a
+                        * row compiled in (unrolled) up to this many      */
     int wg_min, loads; /* GPU rows: groups wg_min..wg wide, loads a
                         * work-item at least                               */
     size_t fill;       /* GPU: work-items a compute unit; CPU: groups a
@@ -199,20 +201,25 @@ static const reduce_row reduce_rows[] = {
      * loads 0.314, CuPy 0.272), 32 0.277, 64 0.267, 128 0.265, 511 0.257;
      * float64 16 0.309, 64 0.262.  A vector a lane (4 lanes a row of 16)
      * 0.48: per-row work, not loads, bounds those; more rows a lane
-     * (ilp) did not pay for sums. */
+     * (ilp) did not pay for sums.  A lane's vector loads of a row
+     * unrolled to a compiled-in count where at most 8 (H200, same
+     * script, 2026-11-29, commit e3c0423): float32 rows of 16 0.276 ->
+     * 0.266-0.269 ms, 32 0.262, 64 0.257, 256 0.247; max rows of 16
+     * 0.309 -> 0.267; float64 rows of 256 0.298 -> 0.256. */
     [RR_WARP] = {.row = "nvidia short rows 16-511", .lo = 16, .hi = 512,
                  .wg = 256, .per = 8, .lanes = 32, .vec_bytes = 16,
-                 .ilp = 1},
+                 .ilp = 1, .viters_max = 8},
     /* argmin/argmax shuffle an index beside the value: 2-4 lanes, 16
      * elements each at least (H100, float32, benchmarks/exp/rows_warp.py
      * SWEEP=1: rows of 64 in 4 lanes 0.48 ms a GiB, 8 lanes 0.60; rows
      * of 256 in 4 lanes 0.51, 32 lanes 0.67; torch 1.85 / 0.63).  As
      * vectors (H200, rows_vec_h200.py SWEEP=1): 2 rows a lane at once,
      * and one lane a row under 32 elements: rows of 16 0.35 ms (2 lanes
-     * 0.48), 32 0.32, 64 0.32, 256 0.27 */
+     * 0.48), 32 0.32, 64 0.32, 256 0.27; loads unrolled as RR_WARP's:
+     * rows of 16 0.348 -> 0.306 */
     [RR_WARP_ARG] = {.row = "nvidia short rows 16-511, argmin/argmax",
                      .wg = 256, .per = 16, .lanes = 4, .vec_bytes = 16,
-                     .ilp = 2},
+                     .ilp = 2, .viters_max = 8},
     /* GPUs, float32 rows summed (1 GiB, H100, wall, benchmarks/exp/
      * short_rows_plans.py, 2026-11-27): one work-item per row 0.54 ms at
      * 16 elements, 1.07-1.08 at 32-128, 1.09 at 256; a work-group of 256
@@ -411,6 +418,18 @@ static int reduce_variant(const gr_device *d, gr_op op, const gr_accum *acc,
  * of 4- and 8-byte elements along the row (no where=, no variance, no
  * user operator) are read as g->vec_bytes vectors, g->ilp rows a lane at
  * once (vw=, ilp=: those two); others one element at a time. */
+/* GPURED_WARP_VITERS=0 (benchmarks/exp A/B runs): the loop instead of
+ * the unrolled loads.  Read once per process. */
+static int warp_viters_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *ve = getenv("GPURED_WARP_VITERS");
+        on = !(ve && ve[0] == '0');
+    }
+    return on;
+}
+
 static int plan_warp(const gr_device *d, gr_op op, const gr_accum *acc,
                      const gr_layout *lay, const gr_knobs *ov,
                      const variant_def *v, gr_plan *plan)
@@ -471,10 +490,10 @@ static int plan_warp(const gr_device *d, gr_op op, const gr_accum *acc,
     plan->parts = ceil_div(lay->L, plan->chunk);
     /* a lane's vector loads of a row, compiled in where few: the loads
      * unrolled and issued together (a loop to a run-time bound issues one
-     * at a time).  GPURED_WARP_VITERS=0: the loop (benchmarks/exp). */
+     * at a time) */
     const size_t vsteps = ceil_div(plan->chunk, lanes * (size_t)plan->vw);
-    const char *ve = getenv("GPURED_WARP_VITERS");
-    plan->viters = plan->vw > 1 && vsteps <= 8 && !(ve && ve[0] == '0')
+    plan->viters = plan->vw > 1 && vsteps <= (size_t)g->viters_max &&
+                           warp_viters_on()
                        ? (int)vsteps : 0;
     gr_pol_second_pass(d, lay->M, plan);
     char how[64] = "";

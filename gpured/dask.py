@@ -395,8 +395,7 @@ def _on_device(x, placer, body):
     the placer picks).  Counts the chunk in stats()."""
     if isinstance(x, Array):
         _count(x.device_index, x.nbytes)
-        return body(lambda f, a, **kw: getattr(gpured, f)(a, **kw),
-                    x.device_index)
+        return body(_call_own, x.device_index)
     x = np.asarray(x)
     nb = x.nbytes
     p = placer.pick(nb)
@@ -1055,7 +1054,7 @@ def _fuse(items, ax, rshape):
     if 0 not in ax or len(items) < 2 or builtins.any(
             n != 1 for a, n in zip(ax, rshape) if a != 0):
         return None
-    groups, cstr, out, joined = {}, {}, [], False
+    groups, cstr, out = {}, {}, []
     for _, b in items:
         k = (b.shape, b.dtype.itemsize)
         c = cstr.get(k)
@@ -1077,13 +1076,12 @@ def _fuse(items, ax, rshape):
             if len(run) == 1:
                 out.append(last)
             else:
-                joined = True
                 out.append(Array(run[0].buffer,
                                  (builtins.sum(r.shape[0] for r in run),)
                                  + last.shape[1:], last.dtype, None,
                                  run[0].offset))
             run = [b]
-    if not joined:
+    if len(out) == len(items):  # nothing joined
         return None
     return ([(tuple(i if a == 0 else 0 for a in ax), v)
              for i, v in enumerate(out)],

@@ -677,6 +677,11 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
             __global const GR_T *p = in + seg_base;
             GR_VA av = (GR_VA)GR_IDENT_V;
             GR_VAUX ax = GR_VAUX_IDENT;
+            /* vec_ok: p + at is on a whole vector, and a vector pointer
+             * says so (a vloadN compiles to N loads) */
+#define GRI_VFOLD(at, k)                                                     \
+    GR_FOLD_MAIN(av, ax, GR_CVTN_V(*(__global const GR_VEC(GR_T) *)(p + at)), \
+                 at, k)
 #ifdef GR_SEG_VITERS
             /* at most GR_SEG_VITERS loads a lane (plan_warp): unrolled,
              * so they are all issued before the first fold */
@@ -684,21 +689,16 @@ __kernel void gr_reduce_items(__global const GR_IN *restrict in,
             for (uint k = 0; k < GR_SEG_VITERS; ++k) {
                 const ulong at = start + k * step;
                 if (at + GR_VW <= hi) {
-                    GR_FOLD_MAIN(av, ax,
-                                 GR_CVTN_V(*(__global const GR_VEC(GR_T) *)(p + at)),
-                                 at, k);
+                    GRI_VFOLD(at, k);
                 }
             }
 #else
             ulong k = 0;
             for (ulong at = start; at + GR_VW <= hi; at += step, ++k) {
-                /* vec_ok: p + at is on a whole vector, and a vector
-                 * pointer says so (a vloadN compiles to N loads) */
-                GR_FOLD_MAIN(av, ax,
-                             GR_CVTN_V(*(__global const GR_VEC(GR_T) *)(p + at)),
-                             at, k);
+                GRI_VFOLD(at, k);
             }
 #endif
+#undef GRI_VFOLD
             GR_LANES_TO_STATE(s, av, ax);
             for (ulong i = tail + lane; i < hi; i += GRI_LANES) {
                 GR_FOLD_ELEM(s, in, inx, var_cnt, wm, seg_base + i, i);
