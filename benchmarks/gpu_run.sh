@@ -8,6 +8,10 @@
 #     bench  peers, then the per-family scripts (device arrays, scans, by-key)
 #     quick  peers.py --quick
 #     exp S  run python3 S after the set-up (experiments)
+#     two    the two-device tests (tests/test_dask*.py -k two_devices) on
+#            the host's GPUs alone (kind nvidia-h200-x2): the ICD loader
+#            is given NVIDIA's driver only, so devices 0 and 1 are the
+#            two GPUs, and GPURED_DEVICE is left unset
 #     notebooks  run notebooks/*.ipynb at full size, outputs into $OUT/nb
 #            (benchmarks/run_notebooks.py: plain Python, no Jupyter there)
 # PyOpenCL comes from wheels carried in .whl/ (benchmarks/README: how to
@@ -104,6 +108,17 @@ if [ "$what" = notebooks ]; then
   mkdir -p "$OUT/nb"
   timeout ${NB_TIMEOUT:-500} python3 benchmarks/run_notebooks.py "$OUT/nb" notebooks/*.ipynb 2>&1 | tail -20
   grep -ho "NOTEBOOK OK[^\"]*" "$OUT"/nb/*.ipynb
+fi
+if [ "$what" = two ]; then
+  mkdir -p /tmp/icd_gpu
+  echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 >/tmp/icd_gpu/nvidia.icd
+  gpus_only="env -u OCL_ICD_FILENAMES -u GPURED_DEVICE OCL_ICD_VENDORS=/tmp/icd_gpu"
+  $gpus_only python3 -c "import gpured; print([(d['index'], d['name']) for d in gpured.devices()])"
+  $gpus_only timeout ${TWO_TIMEOUT:-240} python3 -m pytest -v -rs -p no:cacheprovider \
+    tests/test_dask.py tests/test_dask_family.py -k "two_devices and not in_child" \
+    > "$OUT/pytest_two.txt" 2>&1
+  grep -E "PASSED|FAILED|ERROR|SKIPPED" "$OUT/pytest_two.txt" | cut -c1-160 | tail -20
+  tail -3 "$OUT/pytest_two.txt"
 fi
 if [ "$what" = exp ]; then
   shift
