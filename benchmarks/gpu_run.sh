@@ -110,9 +110,11 @@ if [ "$what" = notebooks ]; then
   grep -ho "NOTEBOOK OK[^\"]*" "$OUT"/nb/*.ipynb
 fi
 if [ "$what" = two ]; then
-  mkdir -p /tmp/icd_gpu
-  echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 >/tmp/icd_gpu/nvidia.icd
-  gpus_only="env -u OCL_ICD_FILENAMES -u GPURED_DEVICE OCL_ICD_VENDORS=/tmp/icd_gpu"
+  # (the machine's loader takes its drivers from OCL_ICD_FILENAMES: an
+  # empty vendors folder and NVIDIA's library alone there)
+  echo "OCL_ICD_FILENAMES was ${OCL_ICD_FILENAMES:-unset}"
+  mkdir -p /tmp/icd_none
+  gpus_only="env -u GPURED_DEVICE OCL_ICD_VENDORS=/tmp/icd_none OCL_ICD_FILENAMES=/usr/local/nvidia/lib64/libnvidia-opencl.so.1"
   $gpus_only python3 -c "import gpured; print([(d['index'], d['name']) for d in gpured.devices()])"
   $gpus_only timeout ${TWO_TIMEOUT:-240} python3 -m pytest -v -rs -p no:cacheprovider \
     tests/test_dask.py tests/test_dask_family.py -k "two_devices and not in_child" \
