@@ -9,7 +9,8 @@
 #     quick  peers.py --quick
 #     exp S  run python3 S after the set-up (experiments)
 #     two    the two-device tests (tests/test_dask*.py -k two_devices) on
-#            the host's GPUs alone (kind nvidia-h200-x2): the ICD loader
+#            the host's GPUs alone (kind nvidia-h200-x2; tests runs them
+#            too where the host has two GPUs or more): the ICD loader
 #            is given NVIDIA's driver only, so devices 0 and 1 are the
 #            two GPUs, and GPURED_DEVICE is left unset
 #     notebooks  run notebooks/*.ipynb at full size, outputs into $OUT/nb
@@ -108,6 +109,10 @@ if [ "$what" = notebooks ]; then
   mkdir -p "$OUT/nb"
   timeout ${NB_TIMEOUT:-500} python3 benchmarks/run_notebooks.py "$OUT/nb" notebooks/*.ipynb 2>&1 | tail -20
   grep -ho "NOTEBOOK OK[^\"]*" "$OUT"/nb/*.ipynb
+fi
+# (tests on a host with two GPUs or more: the two-device tests there too)
+if [ "$what" = tests ] && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+  what=two
 fi
 if [ "$what" = two ]; then
   # (the machine's loader takes its drivers from OCL_ICD_FILENAMES: an

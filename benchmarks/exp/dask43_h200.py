@@ -23,7 +23,8 @@ Every result is checked (the arrays are ones: the sum is exact).
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask43_h200.py
     env: D43_GIB=1,4,16 (device-resident sizes)  D43_CHUNKS=256,1024 (MiB)
-         D43_HOST_GIB=4  D43_REPS=15
+         D43_HOST_GIB=4  D43_REPS=15  D43_CUPY=0 (no CuPy rows)
+         DASK_SCHEDULER=sync (Dask's own variable: its sync scheduler)
 On kinds nvidia-h200 (one GPU: the multi-GPU rows are left out) and
 nvidia-h200-x2.  About 60-90 s (the uploads dominate).  benchmarks/
 multi_gpu.py is the long form (16-32 GiB, --chunks-mib, every row); its
@@ -35,6 +36,7 @@ import sys
 import time
 
 import numpy as np
+import dask
 import dask.array as da
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -44,7 +46,7 @@ import gpured.dask as gd  # noqa: E402
 from _loop import loop_ms, optional_cupy  # noqa: E402
 from multi_gpu import cupy_sum  # noqa: E402
 
-cp = optional_cupy()
+cp = optional_cupy() if os.environ.get("D43_CUPY", "1") != "0" else None
 T0 = time.perf_counter()
 GIBS = [float(v) for v in os.environ.get("D43_GIB", "1,4,16").split(",")]
 CHUNKS = [float(v) for v in os.environ.get("D43_CHUNKS", "256,1024").split(",")]
@@ -55,7 +57,8 @@ if not gpus:  # a machine without GPUs: every device, small (a dry run;
     # POCL_DEVICES="pthread pthread" gives two)
     gpus = list(range(len(gpured.devices())))
     GIBS, CHUNKS, HOST_GIB = [1 / 64], [1, 4], 1 / 64
-print("devices:", [(p, gpured.devices()[p]["name"]) for p in gpus], flush=True)
+print("devices:", [(p, gpured.devices()[p]["name"]) for p in gpus],
+      "scheduler:", dask.config.get("scheduler", None) or "threads", flush=True)
 rows = []
 
 
