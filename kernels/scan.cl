@@ -557,7 +557,7 @@ inline uint grs_tile_load(__global const GRS_TG *row, ulong pos, ulong end,
 #pragma unroll
         for (uint k = 0; k < GR_ITEMS / GR_MV; ++k) {
             const uint e = wbase + (k * GRS_LANES + lane) * GR_MV;
-            xch[GRS_PAD(e) / GR_MV] = GRS_VLOAD_IN(0, row + pos + e);
+            xch[GRS_PAD(e) / GR_MV] = GRS_VLOAD_IN(e / GR_MV, row + pos);
         }
     } else {
         __local GR_T *xs = (__local GR_T *)xch;
@@ -649,7 +649,7 @@ inline void grs_tile_store(__global GRS_RG *orow, ulong pos, ulong end,
 #pragma unroll
         for (uint k = 0; k < GR_ITEMS / GR_MVR; ++k) {
             const uint e = wbase + (k * GRS_LANES + lane) * GR_MVR;
-            GRS_VSTORE_OUT(xr[GRS_PADR(e) / GR_MVR], 0, orow + pos + e);
+            GRS_VSTORE_OUT(xr[GRS_PADR(e) / GR_MVR], e / GR_MVR, orow + pos);
         }
     } else {
         __local GR_R *ys = (__local GR_R *)xch;
