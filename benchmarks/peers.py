@@ -372,6 +372,8 @@ def main(argv=None):
     ap.add_argument("--mib", type=float, default=256.0, help="CPU data size (MiB)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--baseline", help="a JSON file of known ratios (benchmarks/"
+                    "peers_h200.json): rows under 0.88 of theirs are printed")
     ap.add_argument("--family", choices=("with", "only", "without"), default="with",
                     help="the NumPy family rows (nan*, count_nonzero, ptp)")
     args = ap.parse_args(argv)
@@ -402,6 +404,29 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=dev["name"], rows=rows), f, indent=1)
+    if args.baseline:
+        slower(rows, args.baseline, dev["name"])
+
+
+def slower(rows, path, device):
+    """Rows whose ratio to the best peer fell under 0.88 of the baseline's
+    (a regression: the peers, timed in the same process, stand for the
+    machine).  Only printed: benchmarks are not tests."""
+    with open(path) as f:
+        base = json.load(f)
+    if base.get("device") and base["device"] not in device:
+        print("baseline %s is for %s, not %s: not compared" % (path, base["device"], device))
+        return
+    seen = 0
+    for r in rows:
+        b = base["ratios"].get(r["name"])
+        if b is None or r["ratio"] is None:
+            continue
+        seen += 1
+        if r["ratio"] < 0.88 * b:
+            print("SLOWER THAN BASELINE: %s: ratio %.3f against %.3f (%s)" % (
+                r["name"], r["ratio"], b, path))
+    print("baseline %s: %d rows compared" % (path, seen))
 
 
 if __name__ == "__main__":
