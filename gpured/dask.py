@@ -168,6 +168,7 @@ try:
     from dask.array.core import Array as _DaskArray
     from dask.array.core import _concatenate2, handle_out
     from dask.array.reductions import arg_reduction, cumreduction
+    from dask.delayed import single_key
     from dask.highlevelgraph import HighLevelGraph
     from dask.utils import deepmap
 except ImportError as _e:  # pragma: no cover - exercised in a child process
@@ -1271,6 +1272,26 @@ def _resident_groups(x, ax):
     return out
 
 
+class _OneBlock(_DaskArray):
+    """The result of a reduction of a persisted device-resident array
+    whose output is one block of at most one dimension (``gd.sum(x)``,
+    ``gd.max(x, axis=0)`` of rows chunked along axis 0, ...).  Its
+    ``compute()`` returns that block as the task made it, without the
+    finalize task Dask puts after an array's blocks (Dask leaves it out
+    for a collection whose postcompute is Delayed's ``single_key``): one
+    task and, under the threaded scheduler, one hand-off to a pool thread
+    and back fewer per compute (the H200 host: 0.5 ms after the GPU with
+    it, 0.22-0.26 with the sync scheduler).  The block is the task's own
+    new array each time, so finalize's copy had nothing to guard.  What
+    is derived from it (``r + 1``, ``r.persist()``) is a plain dask
+    Array; with other collections in one ``dask.compute`` it is finalized
+    with them."""
+    __slots__ = ()
+
+    def __dask_postcompute__(self):
+        return single_key, ()
+
+
 def _run_resident(row, x, ax, res, keepdims, kw, groups):
     """A persisted device-resident x: its blocks' partials are enqueued
     where they live now (persisted blocks are values: Dask's arrays are
@@ -1297,8 +1318,9 @@ def _run_resident(row, x, ax, res, keepdims, kw, groups):
     chunks = tuple((1,) if i in ax else x.chunks[i] for i in range(x.ndim)) \
         if keepdims else tuple(x.chunks[i] for i in kept)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[])
-    return da.Array(graph, name, chunks,
-                    meta=np.empty((0,) * len(chunks), res))
+    # (one block: [key] for 0 or 1 dimensions, single_key's shape)
+    cls = _OneBlock if len(dsk) == 1 and len(chunks) <= 1 else da.Array
+    return cls(graph, name, chunks, meta=np.empty((0,) * len(chunks), res))
 
 
 def _run(row, x, ax, res, keepdims, split_every, out, kw, placer, other=None):

@@ -743,6 +743,50 @@ def test_two_devices_resident(monkeypatch):
                     min(n) >= 6, (op, axis, batches)
 
 
+def test_one_block_result_without_finalize():
+    """A persisted device-resident array's reduction to one block of at
+    most one dimension is a gd._OneBlock: compute() returns the task's
+    block with no finalize task after it (its postcompute is Delayed's),
+    with NumPy's values, dtypes and shapes; beside other collections in
+    one dask.compute the results keep their order; what is derived from
+    it is a plain dask Array; several blocks, or keepdims of a 2-d
+    array, stay plain Arrays."""
+    a = _data("sum", np.float32, (40, 6), seed=9)
+    x = gd.to_device(da.from_array(a, chunks=(7, 6))).persist()
+    r = gd.sum(x)
+    assert type(r) is gd._OneBlock
+    from dask.callbacks import Callback
+    ran = []
+    with Callback(pretask=lambda key, dsk, state: ran.append(key)):
+        r.compute(scheduler="sync")
+        da.Array(r.dask, r.name, r.chunks, meta=r._meta).compute(
+            scheduler="sync")
+    assert len(ran) == 3, ran  # the result's task alone; a plain Array's
+    # compute of the same graph: its task and Dask's finalize
+    for op, axis in (("sum", None), ("max", None), ("mean", None),
+                     ("min", 0), ("sum", 0), ("var", None)):
+        r = getattr(gd, op)(x, axis=axis)
+        assert type(r) is gd._OneBlock, (op, axis)
+        for sched in ("threads", "sync"):
+            got = r.compute(scheduler=sched)
+            exp = getattr(np, op)(a, axis=axis)
+            assert np.shape(got) == np.shape(exp), (op, axis, got)
+            assert np.asarray(got).dtype == exp.dtype, (op, axis, got)
+            _check(got, exp, "%s %s %s" % (op, axis, sched),
+                   _scale(op, a, axis, False) if op != "var"
+                   else 4 * np.abs(exp.astype(np.float64)))
+    s, m, b, s1 = dask.compute(gd.sum(x), gd.max(x, axis=0),
+                               da.from_array(a, chunks=(7, 6)).sum(), gd.sum(x) + 1)
+    _check(s, a.sum(), "mixed: sum", _scale("sum", a, None, False))
+    _check(m, a.max(axis=0), "mixed: max")
+    _check(b, a.sum(), "mixed: dask's", _scale("sum", a, None, False))
+    _check(s1, a.sum() + 1, "mixed: sum + 1", _scale("sum", a, None, False))
+    assert type(gd.sum(x) + 1) is da.Array
+    assert type(gd.sum(x).persist()) is da.Array
+    assert type(gd.sum(x, axis=0, keepdims=True)) is da.Array
+    assert type(gd.sum(x, axis=1)) is da.Array  # 6 output blocks
+
+
 def test_resident_groups_kept_per_axes(monkeypatch):
     """A persisted array's blocks, grouped and joined for a reduction over
     some axes, are kept on its graph: a second reduction over the same
