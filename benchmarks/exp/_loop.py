@@ -72,3 +72,24 @@ class PeerRows(list):
                           for k, v in peers.items()),
                 "%.2f" % r if r else "-"))
 
+
+
+def spy_resident(gd, S):
+    """Timestamps into S of a persisted device-resident gpured.dask
+    reduction's result task: "task" (it starts), "gm0" / "gm1" (its
+    get_many's start and end: the devices done), "agg" (it returns)."""
+    real_agg, real_gm = gd._resident_agg, gd._core.get_many
+
+    def agg(*a, **k):
+        S["task"] = time.perf_counter()
+        r = real_agg(*a, **k)
+        S["agg"] = time.perf_counter()
+        return r
+
+    def gm(arrays):
+        S["gm0"] = time.perf_counter()
+        r = real_gm(arrays)
+        S["gm1"] = time.perf_counter()
+        return r
+
+    gd._resident_agg, gd._core.get_many = agg, gm

@@ -9,7 +9,9 @@ return), medians of 200-300.
 
     PYTHONPATH=. python3 benchmarks/exp/dask_host.py     (any device)
 """
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -18,6 +20,9 @@ from dask.highlevelgraph import HighLevelGraph
 
 import gpured
 import gpured.dask as gd
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _loop import spy_resident  # noqa: E402
 
 
 def med(f, n=200):
@@ -49,24 +54,7 @@ print("build %.0f us; build + compute threads %.0f us, sync %.0f us" % (
 r = gd.sum(x)
 print("a built graph computed again (threads) %.0f us" % med(lambda: r.compute()))
 S = {}
-real_agg, real_gm = gd._resident_agg, gd._core.get_many
-
-
-def agg(*args, **kw):
-    S["task"] = time.perf_counter()
-    out = real_agg(*args, **kw)
-    S["agg"] = time.perf_counter()
-    return out
-
-
-def gm(arrays):
-    S["gm0"] = time.perf_counter()
-    out = real_gm(arrays)
-    S["gm1"] = time.perf_counter()
-    return out
-
-
-gd._resident_agg, gd._core.get_many = agg, gm
+spy_resident(gd, S)
 dev = x.blocks[0].compute().device_index
 for sched in ("threads", "sync"):
     rows = {}

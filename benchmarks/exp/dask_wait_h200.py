@@ -6,6 +6,7 @@ compute alone once the GPU is idle (build, synchronize, then compute).
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask_wait_h200.py [GiB ...]
 """
+import os
 import statistics
 import sys
 import time
@@ -16,27 +17,13 @@ import dask.array as da
 import gpured
 import gpured.dask as gd
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _loop import spy_resident  # noqa: E402
+
 sizes = [float(s) for s in sys.argv[1:]] or [4, 16]
 CH = 256 << 20
 S = {}
-real_agg, real_gm = gd._resident_agg, gd._core.get_many
-
-
-def agg(*a, **k):
-    S["task"] = time.perf_counter()
-    r = real_agg(*a, **k)
-    S["agg"] = time.perf_counter()
-    return r
-
-
-def gm(arrays):
-    S["gm0"] = time.perf_counter()
-    r = real_gm(arrays)
-    S["gm1"] = time.perf_counter()
-    return r
-
-
-gd._resident_agg, gd._core.get_many = agg, gm
+spy_resident(gd, S)
 gpu = [i for i, d in enumerate(gpured.devices()) if d["type"] == "GPU"] + [0]; gpu = gpu[0]
 med = lambda v: statistics.median(v)
 for gib in sizes:
