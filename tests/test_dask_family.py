@@ -787,6 +787,48 @@ def test_one_block_result_without_finalize():
     assert type(gd.sum(x, axis=1)) is da.Array  # 6 output blocks
 
 
+def test_one_block_compute_inline(monkeypatch):
+    """A gd._OneBlock's plain compute() runs its one task in the calling
+    thread (also with scheduler=None), with NumPy's values; a scheduler
+    passed or set in Dask's
+    config, an active Dask Callback, or any other argument takes Dask's
+    own compute (here made to fail, to see which path ran)."""
+    import threading
+    from dask.callbacks import Callback
+    a = _data("sum", np.float32, (40, 6), seed=11)
+    x = gd.to_device(da.from_array(a, chunks=(7, 6))).persist()
+
+    def dask_path(self, **kw):
+        raise RuntimeError("dask's compute")
+    monkeypatch.setattr(da.Array, "compute", dask_path)
+    where = []
+    real = gd._resident_agg
+
+    def spy(*args, **kw):
+        where.append(threading.get_ident())
+        return real(*args, **kw)
+    monkeypatch.setattr(gd, "_resident_agg", spy)
+    for op, axis in (("sum", None), ("max", 0), ("mean", None)):
+        r = getattr(gd, op)(x, axis=axis)
+        got = r.compute(scheduler=None) if op == "max" else r.compute()
+        _check(got, getattr(np, op)(a, axis=axis), "%s %s" % (op, axis),
+               _scale(op, a, axis, False))
+        assert np.asarray(got).dtype == getattr(np, op)(a, axis=axis).dtype
+    assert where == [threading.get_ident()] * 3, where
+    r = gd.sum(x)
+    for call in (lambda: r.compute(scheduler="threads"),
+                 lambda: r.compute(optimize_graph=False)):
+        with pytest.raises(RuntimeError, match="dask's compute"):
+            call()
+    with dask.config.set(scheduler="sync"):
+        with pytest.raises(RuntimeError, match="dask's compute"):
+            r.compute()
+    with Callback(pretask=lambda key, dsk, state: None):
+        with pytest.raises(RuntimeError, match="dask's compute"):
+            r.compute()
+    _check(r.compute(), a.sum(), "after", _scale("sum", a, None, False))
+
+
 def test_resident_groups_kept_per_axes(monkeypatch):
     """A persisted array's blocks, grouped and joined for a reduction over
     some axes, are kept on its graph: a second reduction over the same

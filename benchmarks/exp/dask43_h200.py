@@ -24,7 +24,9 @@ Every result is checked (the arrays are ones: the sum is exact).
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask43_h200.py
     env: D43_GIB=1,4,16 (device-resident sizes)  D43_CHUNKS=256,1024 (MiB)
          D43_HOST_GIB=4  D43_REPS=15  D43_CUPY=0 (no CuPy rows)
-         DASK_SCHEDULER=sync (Dask's own variable: its sync scheduler)
+         DASK_SCHEDULER=sync or threads (Dask's own variable: that
+         scheduler for every compute; unset, a resident gd.sum's
+         compute() runs its one task inline: gd._OneBlock)
 On kinds nvidia-h200 (one GPU: the multi-GPU rows are left out) and
 nvidia-h200-x2.  About 60-90 s (the uploads dominate).  benchmarks/
 multi_gpu.py is the long form (16-32 GiB, --chunks-mib, every row); its
@@ -58,7 +60,8 @@ if not gpus:  # a machine without GPUs: every device, small (a dry run;
     gpus = list(range(len(gpured.devices())))
     GIBS, CHUNKS, HOST_GIB = [1 / 64], [1, 4], 1 / 64
 print("devices:", [(p, gpured.devices()[p]["name"]) for p in gpus],
-      "scheduler:", dask.config.get("scheduler", None) or "threads", flush=True)
+      "scheduler:", dask.config.get("scheduler", None)
+      or "default (gd._OneBlock's compute() inline, others threads)", flush=True)
 rows = []
 
 

@@ -2,8 +2,9 @@
 nil (issue 43: after the GPU, Dask's threaded compute() returned 0.5 ms
 later than its sync scheduler on the H200 host): a persisted
 device-resident array of 64 chunks of 64 KiB, gd.sum(x).compute() under
-the threaded and the sync scheduler, a graph built once and computed
-again, and a one-task dask Array of Dask's own beside; then the phases
+compute() with no scheduler (gd._OneBlock: its one task in the calling
+thread), the threaded and the sync scheduler, a graph built once and
+computed again, and a one-task dask Array of Dask's own beside; then the phases
 of one compute after a synchronise (task start, get_many, aggregation,
 return), medians of 200-300.
 
@@ -48,15 +49,17 @@ print("Dask's one-task array: compute threads %.0f us, sync %.0f us" % (
 a = np.ones(64 * 16384, np.float32)
 x = gd.to_device(da.from_array(a, chunks=16384)).persist()
 print("gd.sum(x) result type:", type(gd.sum(x)).__name__)
-print("build %.0f us; build + compute threads %.0f us, sync %.0f us" % (
+print("build %.0f us; build + compute() %.0f us, threads %.0f us, sync %.0f us" % (
     med(lambda: gd.sum(x)), med(lambda: gd.sum(x).compute()),
+    med(lambda: gd.sum(x).compute(scheduler="threads")),
     med(lambda: gd.sum(x).compute(scheduler="sync"))))
 r = gd.sum(x)
-print("a built graph computed again (threads) %.0f us" % med(lambda: r.compute()))
+print("a built graph computed again: compute() %.0f us, threads %.0f us" % (
+    med(lambda: r.compute()), med(lambda: r.compute(scheduler="threads"))))
 S = {}
 spy_resident(gd, S)
 dev = x.blocks[0].compute().device_index
-for sched in ("threads", "sync"):
+for sched in (None, "threads", "sync"):
     rows = {}
     for rep in range(300):
         S.clear()
@@ -70,7 +73,7 @@ for sched in ("threads", "sync"):
         for k, v in (("built", tb), ("synced", ts), ("task", S["task"]),
                      ("get_many", S["gm1"]), ("agg", S["agg"]), ("end", t1)):
             rows.setdefault(k, []).append((v - t0) * 1e6)
-    print("%-7s " % sched + "  ".join("%s %.0f" % (k, statistics.median(v))
+    print("%-7s " % (sched or "inline") + "  ".join("%s %.0f" % (k, statistics.median(v))
                                       for k, v in rows.items()),
           "  (us from the call; after the aggregation %.0f)" % (
               statistics.median(rows["end"]) - statistics.median(rows["agg"])))

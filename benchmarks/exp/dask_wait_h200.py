@@ -1,8 +1,10 @@
 """Where one GPU's gd.sum(x).compute() of a device-resident array in 256
 MiB chunks loses to a plain call (issue 43: 0.67 of plain at 16 GiB):
 phases of the wall clock (build, the task's start, get_many's wait, the
-aggregation, the end) with the threaded and the sync scheduler, and the
-compute alone once the GPU is idle (build, synchronize, then compute).
+aggregation, the end) with r.compute() (inline: gd._OneBlock runs its one
+task in this thread), dask.compute with the threaded and the sync
+scheduler, and the compute alone once the GPU is idle (build,
+synchronize, then compute).
 
     bash benchmarks/gpu_run.sh exp benchmarks/exp/dask_wait_h200.py [GiB ...]
 """
@@ -40,15 +42,17 @@ for gib in sizes:
         ts.append((time.perf_counter() - t0) / 2)
     plain = med(ts[2:]) * 1e3
     print("%g GiB, %d chunks: plain call %.3f ms" % (gib, len(x.chunks[0]), plain), flush=True)
-    for sched, opt in (("threads", True), ("sync", True), ("threads", False)):
+    for sched, opt in (("inline", True), ("threads", True), ("sync", True),
+                       ("threads", False)):
         rows = {}
-        with dask.config.set(scheduler=sched):
+        with dask.config.set(scheduler=None if sched == "inline" else sched):
             for rep in range(12):
                 S.clear()
                 t0 = time.perf_counter()
                 r = gd.sum(x)
                 tb = time.perf_counter()
-                v = float(dask.compute(r, optimize_graph=opt)[0])
+                v = float(r.compute() if sched == "inline" else
+                          dask.compute(r, optimize_graph=opt)[0])
                 t1 = time.perf_counter()
                 assert v == n
                 if rep < 2:
