@@ -251,6 +251,11 @@ int gr_forked(void);                       /* 1 in a child of fork()       */
  * on and, where pending is given, its event is handed out there (dst must
  * outlive it).  0, or -1 with st set. */
 #define GR_SMALL_READ 65536
+/* The device's pinned memory for reads of up to GR_SMALL_READ bytes
+ * (NULL: none free; the device's lock held to take it), and its return
+ * (ev: a read into it still possibly running). */
+void *gr_small_take(gr_device *d);
+void gr_small_give(gr_device *d, cl_event ev);
 int gr_read_wait(gr_device *d, cl_mem m, size_t off, size_t n, void *dst,
                  int (*intr)(void *), void *ictx, cl_event *pending,
                  gr_status *st);

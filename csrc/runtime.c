@@ -216,7 +216,7 @@ int gr_event_wait_intr(const gr_device *d, cl_event ev,
  * free again once an interrupted read into it has completed; NULL where
  * there is none (a failed map, another thread using it).  CPU devices
  * take it too (a copy of 64 KiB at most more: CI runs this path). */
-static void *small_take(gr_device *d)
+void *gr_small_take(gr_device *d)
 {
     if (d->small_failed) {
         return NULL;
@@ -264,6 +264,19 @@ static void *small_take(gr_device *d)
     return d->small_ptr;
 }
 
+/* The pinned memory given back: free at once, or (ev: a read into it that
+ * may still run, interrupted) once ev completes (gr_small_take checks). */
+void gr_small_give(gr_device *d, cl_event ev)
+{
+    if (ev == NULL) {
+        __atomic_store_n(&d->small_busy, 0, __ATOMIC_RELEASE);
+        return;
+    }
+    clRetainEvent(ev);
+    d->small_ev = ev;
+    __atomic_store_n(&d->small_busy, 2, __ATOMIC_RELEASE);
+}
+
 /* Small reads go through pinned host memory: NVIDIA's read into
  * pageable memory cost 20-70 us more a call on the H100 (a 1 GiB sum read
  * back 0.430 ms against 0.377 ms for the sum and a wait, 2026-11-27). */
@@ -272,7 +285,7 @@ int gr_read_wait(gr_device *d, cl_mem m, size_t off, size_t n, void *dst,
                  gr_status *st)
 {
     cl_event ev = NULL;
-    void *pin = n <= GR_SMALL_READ ? small_take(d) : NULL;
+    void *pin = n <= GR_SMALL_READ ? gr_small_take(d) : NULL;
     cl_int e = clEnqueueReadBuffer(d->queue, m, CL_FALSE, off, n,
                                    pin != NULL ? pin : dst, 0, NULL, &ev);
     if (e != CL_SUCCESS) {
@@ -290,13 +303,8 @@ int gr_read_wait(gr_device *d, cl_mem m, size_t off, size_t n, void *dst,
     if (pin != NULL) {
         if (rc == 0) {
             memcpy(dst, pin, n);
-            __atomic_store_n(&d->small_busy, 0, __ATOMIC_RELEASE);
-        } else {
-            /* the read goes on into the pinned memory: free once done */
-            clRetainEvent(ev);
-            d->small_ev = ev;
-            __atomic_store_n(&d->small_busy, 2, __ATOMIC_RELEASE);
         }
+        gr_small_give(d, rc == 0 ? NULL : ev);
     }
     if (rc != 0 && pending != NULL && pin == NULL &&
         st->kind == GR_E_INTERRUPT) {

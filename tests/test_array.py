@@ -152,6 +152,30 @@ def test_get_many_equals_get():
         _core.get_many([d, base])
 
 
+def test_get_many_pinned_and_not_from_threads():
+    """A device's gathered small reads land in its pinned small-read
+    memory where they fit (<= 64 KiB together) and in host memory of
+    their own where not (two 40 KiB reads); from 8 threads at once (one
+    takes the pinned memory, the others go without), each result NumPy's,
+    and a get() after them still right (the memory given back)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from gpured import _core
+    small = [_data(np.float32, (n,), seed=n) for n in (1, 7, 300)]
+    wide = [_data(np.float32, (10000,), seed=s) for s in (5, 6)]
+    ds, dw = [gpured.to_device(a) for a in small], [gpured.to_device(a) for a in wide]
+
+    def check(_):
+        for arrays, expect in ((ds, small), (dw, wide), (ds + dw, small + wide)):
+            for _ in range(5):
+                for g, e in zip(_core.get_many(arrays), expect):
+                    np.testing.assert_array_equal(g, e)
+        return True
+    with ThreadPoolExecutor(8) as ex:
+        assert all(ex.map(check, range(16)))
+    np.testing.assert_array_equal(ds[2].get(), small[2])
+    np.testing.assert_array_equal(_core.get_many(ds)[1], small[1])
+
+
 def test_views_share_the_buffer():
     d = gpured.to_device(np.arange(20, dtype=np.int32))
     assert d[5:].buffer is d.buffer
