@@ -15,8 +15,9 @@
 #            two GPUs, and GPURED_DEVICE is left unset
 #     notebooks  run notebooks/*.ipynb at full size, outputs into $OUT/nb
 #            (benchmarks/run_notebooks.py: plain Python, no Jupyter there)
-# PyOpenCL comes from wheels carried in .whl/ (benchmarks/README: how to
-# fetch them); without them the PyOpenCL columns are empty.
+# PyOpenCL, Dask and the suite's optional imports come from wheels carried
+# in .whl/ (bash benchmarks/fetch_wheels.sh fetches them here); without
+# them the PyOpenCL columns are empty and some tests are not collected.
 # Full logs land in $OUT (pytest.txt, peers.txt, bench_*.txt).
 set -u
 what=${1:-all}
