@@ -30,6 +30,7 @@ on the memory it was given: the block returns to the pool only once that
 work is enqueued, and the device's queue runs it first.
 """
 import operator
+import uuid
 
 import numpy as np
 
@@ -269,6 +270,27 @@ class Array(_core.ArrayBase):
         """A C-contiguous copy on the same device."""
         return self.astype(self.dtype)
 
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        """Pickled as its values, a host copy (as CuPy's arrays are), and
+        unpickled onto the current device of the process that loads it
+        (a dask.distributed worker's own: GPURED_DEVICE); a view pickles
+        its elements alone, C-ordered.  copy.copy and copy.deepcopy stay
+        on this device."""
+        return _unpickle, (self.get(),)
+
+    def __dask_tokenize__(self):
+        # Dask tokenizes an object it knows nothing of by pickling it:
+        # here a read of every byte to the host.  A token of its own per
+        # call instead, as before Arrays pickled (they are mutable: a
+        # token from the buffer's identity could name new values).
+        return "gpured.Array", uuid.uuid4().hex
+
     def astype(self, dtype, copy=True):
         """Converted copy on the device (NumPy's unsafe casting)."""
         dt = np.dtype(dtype)
@@ -404,6 +426,11 @@ def to_device(a, dtype=None, device=None):
             return a if dtype is None else a.astype(dtype)
         a = a.get()
     return _core.to_device(a, dtype, device)
+
+
+def _unpickle(values):
+    """An Array of a pickled one's values on the current device."""
+    return to_device(values)
 
 
 def _device_index(device):

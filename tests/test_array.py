@@ -176,6 +176,45 @@ def test_get_many_pinned_and_not_from_threads():
     np.testing.assert_array_equal(_core.get_many(ds)[1], small[1])
 
 
+def test_pickle_and_copy(monkeypatch):
+    """An Array pickles as its values (as CuPy's do) and loads onto the
+    current device, for every dtype, 0-d and empty arrays and views (their
+    elements alone, C-ordered); copy.copy / copy.deepcopy give a copy on
+    the same device; a released array refuses to pickle."""
+    import copy
+    import pickle
+    for dt in DTYPES:
+        a = _data(dt, (5, 3), seed=7)
+        d = gpured.to_device(a)
+        for arr, exp in ((d, a), (d[::2, ::-1], a[::2, ::-1]), (d[1, 2], a[1, 2]),
+                         (d[:0], a[:0])):
+            e = pickle.loads(pickle.dumps(arr))
+            assert isinstance(e, gpured.Array) and e.dtype == exp.dtype
+            assert e.shape == exp.shape and e.is_c_contiguous
+            assert e.device_index == gpured.to_device(a[:1]).device_index
+            np.testing.assert_array_equal(e.get(), exp)
+            for c in (copy.copy(arr), copy.deepcopy(arr)):
+                assert c.buffer is not arr.buffer
+                assert c.device_index == arr.device_index
+                np.testing.assert_array_equal(c.get(), exp)
+    d = gpured.to_device(np.arange(4.0))
+    try:
+        from dask.base import tokenize
+    except ImportError:  # the test extras install dask
+        tokenize = None
+    if tokenize is not None:  # never by pickling (a read of every byte)
+        reads = []
+        real = gpured.Array.get
+        monkeypatch.setattr(gpured.Array, "get",
+                            lambda self, out=None: reads.append(1) or real(self, out))
+        assert tokenize(d) != tokenize(d) and not reads
+        pickle.dumps(d)
+        assert reads == [1]
+    d.release()
+    with pytest.raises(ValueError, match="released"):
+        pickle.dumps(d)
+
+
 def test_views_share_the_buffer():
     d = gpured.to_device(np.arange(20, dtype=np.int32))
     assert d[5:].buffer is d.buffer

@@ -12,6 +12,7 @@ and scalars, NaN data, all-masked slices, and NumPy's errors.
 ``test_two_devices_in_child`` runs them in a child with
 ``POCL_DEVICES="pthread pthread"`` (as tests/test_dask.py does).
 """
+import importlib.util
 import warnings
 
 import numpy as np
@@ -827,6 +828,24 @@ def test_one_block_compute_inline(monkeypatch):
         with pytest.raises(RuntimeError, match="dask's compute"):
             r.compute()
     _check(r.compute(), a.sum(), "after", _scale("sum", a, None, False))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason="distributed is not installed (pip install distributed)")
+def test_resident_under_a_client():
+    """Chunks persisted device-resident in this process, reduced while a
+    dask.distributed client is active (one worker process): the result
+    task's partials are pickled as values (gpured.Array.__reduce__) and
+    combined on the worker: NumPy's results, one block and several."""
+    from distributed import Client
+    a = _data("sum", np.float32, (120, 10), seed=13)
+    x = gd.to_device(da.from_array(a, chunks=(20, 10))).persist()
+    with gd.local_cluster(devices=[0], silence_logs=40) as cluster, \
+            Client(cluster):
+        for op, axis in (("sum", None), ("max", 0), ("mean", None), ("sum", 1)):
+            got = getattr(gd, op)(x, axis=axis).compute()
+            _check(got, getattr(np, op)(a, axis=axis), "client %s %s" % (op, axis),
+                   _scale(op, a, axis, False))
 
 
 def test_resident_groups_kept_per_axes(monkeypatch):
