@@ -373,7 +373,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--baseline", help="a JSON file of known ratios (benchmarks/"
-                    "peers_h200.json): rows under 0.88 of theirs are printed")
+                    "peers_h200.json): rows under %g of theirs are printed" % SLOWER)
     ap.add_argument("--family", choices=("with", "only", "without"), default="with",
                     help="the NumPy family rows (nan*, count_nonzero, ptp)")
     args = ap.parse_args(argv)
@@ -408,8 +408,13 @@ def main(argv=None):
         slower(rows, args.baseline, dev["name"])
 
 
+# a row slower than this share of its baseline ratio is printed (run to
+# run the ratios move +-3%; the float32 scan regression was 0.84)
+SLOWER = 0.88
+
+
 def slower(rows, path, device):
-    """Rows whose ratio to the best peer fell under 0.88 of the baseline's
+    """Rows whose ratio to the best peer fell under SLOWER of the baseline's
     (a regression: the peers, timed in the same process, stand for the
     machine).  Only printed: benchmarks are not tests."""
     with open(path) as f:
@@ -423,7 +428,7 @@ def slower(rows, path, device):
         if b is None or r["ratio"] is None:
             continue
         seen += 1
-        if r["ratio"] < 0.88 * b:
+        if r["ratio"] < SLOWER * b:
             print("SLOWER THAN BASELINE: %s: ratio %.3f against %.3f (%s)" % (
                 r["name"], r["ratio"], b, path))
     print("baseline %s: %d rows compared" % (path, seen))
