@@ -22,8 +22,8 @@ On a machine without GPUs, --devices all takes every OpenCL device
 (two PoCL devices: POCL_DEVICES="pthread pthread").
 """
 import argparse
-import statistics
-import time
+import os
+import sys
 
 import numpy as np
 import dask.array as da
@@ -31,20 +31,13 @@ import dask.array as da
 import gpured
 import gpured.dask as gd
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "exp"))
+from _loop import call_ms as med  # noqa: E402  (one call, then the median)
+
 try:
     import cupy as cp
 except ImportError:  # the GPU host has it
     cp = None
-
-
-def med(f, reps):
-    f()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
 
 
 def pick(spec):

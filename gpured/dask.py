@@ -1289,10 +1289,9 @@ class _OneBlock(_DaskArray):
     Array; with other collections in one ``dask.compute`` it is finalized
     with them.
 
-    ``r.compute()`` with no arguments (``scheduler=None`` counts as none),
-    no scheduler set in Dask's config,
-    no Dask callbacks active and no dask.distributed client runs that one
-    task in the calling thread: a graph of one task with no dependencies
+    ``r.compute()`` with no arguments (``scheduler=None`` counts as
+    none), no scheduler set in Dask's config, no Dask callback active and
+    no dask.distributed client runs that one task in the calling thread: a graph of one task with no dependencies
     leaves a scheduler nothing to order, and the threaded scheduler's
     set-up and hand-offs cost ~1 ms of host time, ~0.3 ms of it after the
     GPU is done (the H200 host).  ``dask.compute(r)``, a scheduler named

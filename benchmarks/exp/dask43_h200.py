@@ -33,7 +33,6 @@ multi_gpu.py is the long form (16-32 GiB, --chunks-mib, every row); its
 helpers are reused here.
 """
 import os
-import statistics
 import sys
 import time
 
@@ -45,7 +44,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.dirname(here)]
 import gpured  # noqa: E402
 import gpured.dask as gd  # noqa: E402
-from _loop import loop_ms, optional_cupy  # noqa: E402
+from _loop import call_ms, loop_ms, optional_cupy  # noqa: E402
 from multi_gpu import cupy_sum  # noqa: E402
 
 cp = optional_cupy() if os.environ.get("D43_CUPY", "1") != "0" else None
@@ -66,13 +65,7 @@ rows = []
 
 
 def med(f, reps=REPS):
-    f()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
+    return call_ms(f, reps)
 
 
 def row(what, ms, nbytes, ref=None, ref_name=""):

@@ -15,9 +15,7 @@ Rows, each the median of 5 after a warm-up, the same chunks (gpured.Array):
   gd.sum split 4 ...  threads, split_every=4: Dask's reduction tree, a task per chunk
 """
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 import dask
@@ -26,7 +24,7 @@ import gpured
 import gpured.dask as gd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _loop import sum_in_turns  # noqa: E402
+from _loop import call_ms, sum_in_turns  # noqa: E402
 
 args = [float(x) for x in sys.argv[1:]]
 gib = args[0] if args else 8
@@ -38,13 +36,7 @@ host = np.ones(n, np.float32)
 
 
 def med(f, reps=5):
-    f()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
+    return call_ms(f, reps)
 
 
 rows = []

@@ -23,17 +23,11 @@ import gpured
 import gpured.dask as gd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _loop import spy_resident  # noqa: E402
+from _loop import call_ms, spy_resident  # noqa: E402
 
 
 def med(f, n=200):
-    f()
-    ts = []
-    for _ in range(n):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e6
+    return call_ms(f, n) * 1e3  # us
 
 
 def one_task():
