@@ -66,13 +66,15 @@ def cupy_sum(blocks, ngpu):
     for i, b in enumerate(blocks):
         with cp.cuda.Device(i % ngpu):
             held.append(cp.asarray(b))
+    for g in range(ngpu):  # the uploads ran on the legacy stream, which a
+        cp.cuda.Device(g).synchronize()  # non-blocking stream does not wait for
 
     def run():
         parts = []
         for i, b in enumerate(held):
             g = i % ngpu
             with cp.cuda.Device(g), streams[g]:
-                parts.append(b.sum(dtype=np.float64))
+                parts.append(b.sum(dtype=np.float64))  # gd's partials' dtype
         for g in range(ngpu):
             streams[g].synchronize()
         return float(sum(float(p) for p in parts))
