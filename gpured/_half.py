@@ -203,10 +203,12 @@ def wrap(name, f):
 
     @functools.wraps(f)
     def g(*args, **kw):
-        if not kw and len(args) == 1 and type(args[0]) is np.ndarray:
-            d = args[0].dtype  # f(a) of a NumPy array: its dtype alone
-            if d.itemsize != 2 or d.kind not in "fV":
-                return f(args[0])
+        if not kw and len(args) == 1:
+            a = args[0]  # f(a) of a NumPy or device array: its dtype alone
+            if type(a) is np.ndarray or isinstance(a, _core.ArrayBase):
+                d = a.dtype
+                if d.itemsize != 2 or d.kind not in "fV":
+                    return f(a)
         if not _any_half(args, kw):
             return f(*args, **kw)  # the common case: one cheap scan
         try:
