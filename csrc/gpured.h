@@ -456,6 +456,9 @@ typedef struct {
     const char *user;     /* a user operator's GR_USER_* defines (op
                            * GR_OP_USER, gpured.ScanKernel), else NULL    */
     const char *user_opts; /* its build options (options=), or NULL       */
+    int md;               /* mean into a new device result: the final pass
+                           * divides by var_n (the count) and writes this
+                           * dtype + 1 (reduce.cl GR_MDIV); 0 none        */
 } gr_accum;
 /* A user-defined operator's gr_op value (kernels/common.cl GR_OP_USER). */
 #define GR_OP_USER_ID ((gr_op)8)

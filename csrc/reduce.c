@@ -31,6 +31,8 @@ typedef struct {
 typedef struct {
     int op, t, r, a_size, cvt, comp, x_size, a_float, fp64, neg0, nan, var,
         ptp, where, wt, waxis;
+    int md, mf64; /* a mean's fused division (final passes): its dtype + 1,
+                   * and whether it divides in double */
     char a_cl[8];
     pass_cfg c;
 } kkey;
@@ -48,7 +50,8 @@ static const char *result_cl(int op, gr_dtype r)
 size_t gr_result_size(gr_op op, const gr_accum *acc)
 {
     return (op == GR_ARGMIN || op == GR_ARGMAX) ? 8
-                                                : (size_t)gr_dtypes[acc->r].size;
+           : acc->md                         ? (size_t)gr_dtypes[acc->md - 1].size
+                                              : (size_t)gr_dtypes[acc->r].size;
 }
 
 /* The #define block that specialises kernels/reduce.cl. */
@@ -110,6 +113,13 @@ static void defines(const void *ctx, char *buf, size_t n)
         snprintf(buf + used, n - used, "#define GR_SEG_VITERS %d\n",
                  c->viters);
     }
+    if (k->md) {
+        /* a mean's final pass divides (only those programs say so) */
+        const size_t used = strlen(buf);
+        snprintf(buf + used, n - used,
+                 "#define GR_MDIV 1\n#define GR_MD %s\n#define GR_MF %s\n",
+                 gr_dtypes[k->md - 1].cl, k->mf64 ? "double" : "float");
+    }
     if (k->where) {
         /* a second operand (where=, weights): only its programs say so */
         const size_t used = strlen(buf);
@@ -143,6 +153,11 @@ static cl_kernel kernel_in(gr_device *d, const char *family, gr_op op,
                 strcmp(acc->a_cl, "double") == 0;
     k.fp64 = (acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0) ||
              acc->t == GR_FLOAT64 || acc->r == GR_FLOAT64;
+    if (c->final && !c->atomic && acc->md) {
+        k.md = acc->md;
+        k.mf64 = d->fp64;
+        k.fp64 = k.fp64 || k.mf64 || acc->md - 1 == GR_FLOAT64;
+    }
     snprintf(k.a_cl, sizeof k.a_cl, "%s", acc->a_cl);
     k.c = *c;
     /* Work-group collectives and khr sub-groups need OpenCL C 2.0/3.0. */

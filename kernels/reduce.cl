@@ -146,8 +146,13 @@
 #else
 #define GR_IN GR_T
 #endif
+#ifndef GR_MDIV
+#define GR_MDIV 0
+#endif
 #if GR_ATOMIC
 #define GR_OUT GR_A /* accumulators, finished by gr_reduce_finish */
+#elif GR_FINAL && GR_MDIV
+#define GR_OUT GR_MD /* a mean's quotient (gr_store) */
 #elif GR_FINAL
 #define GR_OUT GR_R
 #else
@@ -335,6 +340,11 @@ inline void gr_store(gr_state s, __global GR_OUT *outv, __global GR_X *outx,
 {
 #if GR_FINAL && GR_VAR
     outv[at] = gr_finish_var(s, n, ddof);
+#elif GR_FINAL && GR_MDIV
+    /* mean into a new device result: the sum in its dtype (GR_R), divided
+     * by the count n in GR_MF, rounded once into the result's dtype --
+     * copy.cl's GR_EPI 1 in the same pass, one launch fewer */
+    outv[at] = (GR_MD)((GR_MF)gr_finish(s) / (GR_MF)n);
 #elif GR_FINAL
     outv[at] = gr_finish(s);
 #else

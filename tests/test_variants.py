@@ -474,3 +474,32 @@ def test_tune_stores_winners_and_auto_uses_them(tmp_path):
                           "print(gpured.sum(np.ones(100, np.float32)))"],
                          env=env, check=True, capture_output=True, text=True).stdout
     assert out.strip() == "100.0"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_],
+                         ids=dtype_id)
+def test_device_mean_divides_in_its_final_pass(dtype):
+    """mean of a device array into a new device result divides in the
+    reduction's last pass (reduce.cl GR_MDIV, one launch fewer than the
+    copy epilogue): every variant, one and two passes, each result
+    NumPy's dtype and its value the float64 mean rounded once (float32:
+    within an ulp of it), as the epilogue's path (into an out=) gives."""
+    for variant in pass_variants(gpured.variants("mean", dtype)):
+        for shape, axis in CASES + [((1 << 18,), None), ((3, 70000), 1)]:
+            h = make_data(dtype, shape, "general", seed=5)
+            d = gpured.to_device(h)
+            want = np.mean(h, axis=axis)
+            ref = np.mean(h.astype(np.float64), axis=axis)
+            what = "mean(%s %s, axis=%s, variant=%r)" % (
+                np.dtype(dtype).name, shape, axis, variant)
+            rtol = 2.0 ** -23 if want.dtype == np.float32 else 1e-13
+            got = gpured.mean(d, axis=axis, variant=variant)
+            assert isinstance(got, gpured.Array), what
+            g = got.get()
+            assert g.dtype == want.dtype and g.shape == np.shape(want), what
+            np.testing.assert_allclose(g, ref.astype(want.dtype), rtol=rtol,
+                                       err_msg=what)
+            # the epilogue's path: into an out= (atomic's order varies)
+            out = gpured.to_device(np.empty(np.shape(want), want.dtype))
+            gpured.mean(d, axis=axis, out=out, variant=variant)
+            np.testing.assert_allclose(out.get(), g, rtol=rtol, err_msg=what)
