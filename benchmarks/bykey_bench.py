@@ -9,7 +9,6 @@ device, key check included); NumPy: wall-clock median of the same reps.
 """
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -19,14 +18,8 @@ import gpured
 from gpured import _bykey as B
 
 
-def wall(f, reps):
-    f()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
+# a warm-up call, then the median of reps single calls (s)
+from gpured.bench import median_time as wall  # noqa: E402
 
 
 def keys_for(order, nk, per, kdt, rng):

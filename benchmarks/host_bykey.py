@@ -16,21 +16,14 @@ machine is shared).  Every result is checked against its reference.
 """
 import argparse
 import os
-import time
 
 import numpy as np
 
 import gpured
 
 
-def med(f, reps):
-    f()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
+# a warm-up call, then the median of reps single calls (s)
+from gpured.bench import median_time as med  # noqa: E402
 
 
 def line(name, ours, ref, refname):

@@ -762,11 +762,10 @@ static int red_fuse_mean(red_call *c)
 {
     const gr_request *req = c->req;
     const gr_dtype rt = req->rt, st = req->st;
-    if (req->div == 0.0 || c->epi.mode != GR_EPI_DIV || c->epi.via_dst ||
-        req->var || c->hptr != NULL || c->plan.atomic || c->acc.var ||
+    /* (a division is set only for a plain mean: no var, mask or out) */
+    if (req->div == 0.0 || c->hptr != NULL || c->plan.atomic ||
         (rt != GR_FLOAT32 && rt != GR_FLOAT64) ||
-        (st != GR_FLOAT32 && st != GR_FLOAT64) ||
-        (double)(unsigned long long)req->div != req->div) {
+        (st != GR_FLOAT32 && st != GR_FLOAT64)) {
         return 0;
     }
     c->acc.md = (int)rt + 1;

@@ -153,7 +153,7 @@ static cl_kernel kernel_in(gr_device *d, const char *family, gr_op op,
                 strcmp(acc->a_cl, "double") == 0;
     k.fp64 = (acc->a_size == 8 && strcmp(acc->a_cl, "double") == 0) ||
              acc->t == GR_FLOAT64 || acc->r == GR_FLOAT64;
-    if (c->final && !c->atomic && acc->md) {
+    if (c->final && acc->md) {
         k.md = acc->md;
         k.mf64 = d->fp64;
         k.fp64 = k.fp64 || k.mf64 || acc->md - 1 == GR_FLOAT64;

@@ -38,14 +38,10 @@ def loop_ms(fn, sync, calls=10, loops=5):
 
 def call_ms(fn, reps=5):
     """Median wall time of single calls that each return a host value
-    (a Dask compute: it waits by itself), one warm-up call first (ms)."""
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
+    (a Dask compute: it waits by itself), one warm-up call first (ms):
+    gpured.bench's rule, in ms."""
+    from gpured.bench import median_time
+    return median_time(fn, reps) * 1e3
 
 
 def sum_in_turns(parts, devices):
